@@ -1,0 +1,99 @@
+// Package ci computes confidence intervals for unbiased heap-profile
+// estimates. It is pure math: no I/O, no parsing. A group of sampled
+// allocations is summarised by Stats, whose fields are sums, maxima and flags
+// that merge in any order (see Stats.Add), so intervals can be computed for a
+// stack, a function, a whole fleet alike.
+package ci
+
+import "math"
+
+// Stats are the statistics of a group of sampled allocations that every
+// interval method needs. All fields combine with Add, which is commutative
+// and associative: that is what makes merging dumps sound.
+type Stats struct {
+	// N is the number of contributions (records) merged; 0 is an empty group.
+	N int64
+	// Estimate is the Horvitz–Thompson estimate of the value (bytes or
+	// objects): the sum over sampled allocations of value/π.
+	Estimate float64
+	// Var is the HT variance estimate, the sum of value²(1−π)/π² (or a
+	// documented upper bound of it where the source hides per-sample sizes).
+	Var float64
+	// Samples is the raw number of sampled allocations, or an upper bound on
+	// it when SamplesBound is set.
+	Samples float64
+	// SamplesBound marks Samples as a bound (jemalloc prof_unbias lines with
+	// mixed sizes, tcmalloc profiles without a period).
+	SamplesBound bool
+	// MaxWeight is the largest effective Poisson weight of one sample,
+	// value·(1−π)/π: the Fay–Feuer gamma interval's w_M.
+	MaxWeight float64
+
+	// Mixed is set when the contributions do not share one inclusion
+	// probability P and one Unit: the exact interval then does not apply.
+	Mixed bool
+	// P is the inclusion probability every sample shares (when !Mixed).
+	P float64
+	// Unit is the value one allocation stands for (its size in bytes for
+	// space values, 1 for object counts), when !Mixed.
+	Unit float64
+
+	// Rate is the per-byte sampling period every contribution shares, when
+	// !MixedRate.
+	Rate float64
+	// MixedRate is set when contributions come from different periods.
+	MixedRate bool
+	// Offset is the sum of (size − sampled-byte offset) over the samples of
+	// .NET AllocationSampled events: Approach 2's u.
+	Offset float64
+	// HasOffset is set when every contribution carries offsets, so the .NET
+	// Approach 2 interval applies.
+	HasOffset bool
+
+	// Complete is set when every allocation was recorded (π = 1): the
+	// estimate is exact and the interval has zero width.
+	Complete bool
+	// NoInterval is set when some contribution's sampling gives no honest
+	// interval (fixed-stride .NET ticks, unknown producers).
+	NoInterval bool
+	// Approx is set when some contribution's variance or count is an
+	// approximation rather than a bound (e.g. jemalloc mixed-size object
+	// counts, tcmalloc raw counts estimated from a guessed period).
+	Approx bool
+}
+
+// Add returns the statistics of the union of two disjoint groups of
+// independent allocations.
+func (s Stats) Add(o Stats) Stats {
+	if s.N == 0 {
+		return o
+	}
+	if o.N == 0 {
+		return s
+	}
+	r := Stats{
+		N:            s.N + o.N,
+		Estimate:     s.Estimate + o.Estimate,
+		Var:          s.Var + o.Var,
+		Samples:      s.Samples + o.Samples,
+		SamplesBound: s.SamplesBound || o.SamplesBound,
+		MaxWeight:    math.Max(s.MaxWeight, o.MaxWeight),
+		Mixed:        s.Mixed || o.Mixed || s.P != o.P || s.Unit != o.Unit,
+		P:            s.P,
+		Unit:         s.Unit,
+		Rate:         s.Rate,
+		MixedRate:    s.MixedRate || o.MixedRate || s.Rate != o.Rate,
+		Offset:       s.Offset + o.Offset,
+		HasOffset:    s.HasOffset && o.HasOffset,
+		Complete:     s.Complete && o.Complete,
+		NoInterval:   s.NoInterval || o.NoInterval,
+		Approx:       s.Approx || o.Approx,
+	}
+	if r.Mixed {
+		r.P, r.Unit = 0, 0
+	}
+	if r.MixedRate {
+		r.Rate = 0
+	}
+	return r
+}

@@ -1,0 +1,43 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+)
+
+func newRootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "heapest",
+		Short: "Heap profile estimates with confidence intervals",
+		Long: `heapest reads sampled heap profiles — jemalloc heap dumps, pprof protos (Go,
+tcmalloc, gperftools, heapprofd), .NET nettrace traces and JFR recordings —
+unbiases every sample, aggregates per function, stack or type, and prints every
+estimate with a confidence interval.
+
+Standard output carries only the report; progress, warnings and errors go to
+standard error.
+` + exitStatusHelp,
+		Version:       version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usageError{err}
+	})
+	root.AddCommand(
+		newReportCommand(),
+	)
+	for _, add := range extraCommands {
+		root.AddCommand(add())
+	}
+	return root
+}
+
+// extraCommands lets command files register themselves (cmd_ci.go, ...)
+// without editing this file.
+var extraCommands []func() *cobra.Command
+
+// usageError marks a command-line mistake.
+type usageError struct{ err error }
+
+func (u usageError) Error() string { return u.err.Error() }
+func (u usageError) Unwrap() error { return u.err }

@@ -1,0 +1,141 @@
+// Package parse turns the bytes of a heap profile into Records: one per
+// sampled line, event or sample of the source format, carrying what the
+// source knows and no more. Parsers never unbias or sum; that is unbias's and
+// aggregate's job, in that order.
+package parse
+
+// Scheme says how a record's allocations were sampled, which decides how they
+// can be unbiased and whether an interval is possible at all.
+type Scheme uint8
+
+const (
+	// Bernoulli is per-byte Bernoulli sampling with mean period Rate bytes:
+	// an allocation of Z bytes is sampled with probability 1-exp(-Z/Rate).
+	Bernoulli Scheme = iota
+	// Exact means every allocation was recorded (Rate 1): zero-width intervals.
+	Exact
+	// FixedStride is deterministic sampling every Rate bytes (.NET
+	// GCAllocationTick): estimates only, no honest interval.
+	FixedStride
+	// Weighted records carry a producer-assigned weight (JFR): estimates
+	// with model-based intervals only.
+	Weighted
+	// Unknown is a pre-scaled source whose sampling is not known:
+	// estimates only, no interval.
+	Unknown
+)
+
+// String names the scheme as it appears in output.
+func (s Scheme) String() string {
+	switch s {
+	case Bernoulli:
+		return "bernoulli"
+	case Exact:
+		return "exact"
+	case FixedStride:
+		return "fixed-stride"
+	case Weighted:
+		return "weighted"
+	}
+	return "unknown"
+}
+
+// Encoding says how the numbers of a Counts were written.
+type Encoding uint8
+
+const (
+	// Raw counts are the sampled objects and the sum of their sizes.
+	Raw Encoding = iota
+	// JemallocUnbias is jemalloc 5.3's prof_unbias encoding: the pair is
+	// chosen so that jeprof's per-line formula yields the HT sums.
+	JemallocUnbias
+	// Scaled counts are already unbiased estimates (Go runtime, tcmalloc,
+	// heapprofd bytes). Samples then holds the recovered raw count.
+	Scaled
+)
+
+// Counts is one sampled pair of a record: objects and bytes.
+type Counts struct {
+	// Objects and Bytes are the numbers as the file gives them, read
+	// according to Enc: raw sampled sums, or an encoding, or estimates.
+	Objects, Bytes float64
+	// Enc says how Objects and Bytes must be read.
+	Enc Encoding
+	// Samples is the raw number of sampled allocations when the parser can
+	// recover it (Scaled sources), else 0 and unbias works it out.
+	Samples float64
+	// SamplesBound marks Samples as an upper bound rather than exact.
+	SamplesBound bool
+	// Size is the allocation size when all sampled allocations of the
+	// record are known to share it, else 0.
+	Size float64
+}
+
+// IsZero reports whether the pair holds nothing.
+func (c Counts) IsZero() bool { return c.Objects == 0 && c.Bytes == 0 }
+
+// Frame is one stack frame. Func is empty until symbolized.
+type Frame struct {
+	Addr uint64
+	Func string
+	File string
+	Line int
+}
+
+// Record is one sampled unit of a profile: a stack line of a jemalloc dump,
+// a pprof sample, a trace event.
+type Record struct {
+	// Stack is leaf first. Frames may share backing arrays between records.
+	Stack []Frame
+	// Thread is a thread id or name where the format has one.
+	Thread string
+	// Type is the allocated type where the format has one.
+	Type string
+	// Scheme and Rate describe the sampling; Rate is the mean period in
+	// bytes (1 for exact profiles).
+	Scheme Scheme
+	Rate   float64
+	// InUse is the live pair, Alloc the accumulated (allocated) pair.
+	InUse, Alloc Counts
+	// Offset is, for .NET AllocationSampled events, size minus the sampled
+	// byte offset (the bytes after the sample point): Approach 2's u.
+	Offset float64
+	// HasOffset marks Offset as present.
+	HasOffset bool
+	// Time is the event time in nanoseconds from the trace start, when known.
+	Time int64
+}
+
+// Mapping is one executable mapping of the profiled process, for
+// symbolization.
+type Mapping struct {
+	Start, Limit, Offset uint64
+	File                 string
+	BuildID              string
+}
+
+// Source describes one parsed input for output headers and caveats.
+type Source struct {
+	Path   string
+	Format string
+	Rate   float64
+	// Samples is the total raw sample count (or its bound) over all records.
+	Samples float64
+	// Detail is format-specific information worth reporting (e.g.
+	// "prof_unbias=on (detected)").
+	Detail string
+}
+
+// Profile is a parsed input: records plus what symbolization and reports need.
+type Profile struct {
+	Source   Source
+	Records  []Record
+	Mappings []Mapping
+	// Symbols maps addresses to names when the file carries them (jeprof
+	// --raw "--- symbol" sections).
+	Symbols map[uint64]string
+	// HasInUse and HasAlloc say which pairs the format provides.
+	HasInUse, HasAlloc bool
+	// Warnings are caveats found while parsing, printed to stderr.
+	Warnings []string
+}

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs what the test suite needs on a fresh Debian machine: jemalloc with
+# profiling (and its jeprof), gperftools, binutils. Idempotent; a no-op when
+# everything is present. Needs root (or sudo) for apt-get.
+set -euo pipefail
+need=()
+[[ -e /usr/include/jemalloc/jemalloc.h ]] || need+=(libjemalloc-dev)
+command -v jeprof >/dev/null || need+=(libjemalloc-dev)
+[[ -e /usr/include/gperftools/malloc_extension.h ]] || need+=(libgoogle-perftools-dev)
+command -v google-pprof >/dev/null || need+=(google-perftools)
+command -v perl >/dev/null || need+=(perl)
+command -v addr2line >/dev/null || need+=(binutils)
+command -v g++ >/dev/null || need+=(g++)
+if ((${#need[@]})); then
+  sudo=""
+  [[ $(id -u) == 0 ]] || sudo="sudo"
+  echo "installing: ${need[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+go mod download

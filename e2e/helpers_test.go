@@ -1,0 +1,174 @@
+// Package e2e holds end-to-end tests: they build the heapest binary once per
+// test run and check its output against real data and external reference
+// tools (jeprof, go tool pprof).
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+)
+
+// buildDir holds the heapest binary for the whole test run; TestMain removes it.
+var buildDir string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "heapest-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		os.Exit(2)
+	}
+	buildDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+var (
+	buildOnce sync.Once
+	buildPath string
+	buildErr  error
+)
+
+// heapestBinary builds cmd/heapest once per test run and returns its path.
+func heapestBinary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		out := filepath.Join(buildDir, "heapest")
+		cmd := exec.Command("go", "build", "-o", out, "./cmd/heapest")
+		cmd.Dir = repoRoot(t)
+		if msg, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go build ./cmd/heapest: %v\n%s", err, msg)
+			return
+		}
+		buildPath = out
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return buildPath
+}
+
+// repoRoot is the module root: the directory above this test's package.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		t.Fatal("cannot locate the test source")
+	}
+	return filepath.Dir(filepath.Dir(file))
+}
+
+// samplesDir is ../shared/samples beside the repository.
+func samplesDir(t *testing.T) string {
+	return filepath.Join(repoRoot(t), "..", "shared", "samples")
+}
+
+// inCI reports whether missing external tools must fail the test rather than
+// skip it.
+func inCI() bool { return os.Getenv("CI") == "true" }
+
+// needTool returns the path of an external program, or skips the test (fails
+// it under CI=true) when it is missing.
+func needTool(t *testing.T, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		missing(t, "%s not found in PATH (scripts/install-deps.sh installs it)", name)
+	}
+	return p
+}
+
+// needFile skips (fails under CI=true) when a file the test reads is absent.
+func needFile(t *testing.T, path string) {
+	t.Helper()
+	if _, err := os.Stat(path); err != nil {
+		missing(t, "%v", err)
+	}
+}
+
+// missing skips with a reason, or fails under CI=true.
+func missing(t *testing.T, format string, args ...any) {
+	t.Helper()
+	if inCI() {
+		t.Fatalf("CI=true and a prerequisite is missing: "+format, args...)
+	}
+	t.Skipf("skipping: "+format, args...)
+}
+
+// run executes a program and returns its stdout; a failure reports stderr.
+func run(t *testing.T, env []string, name string, args ...string) []byte {
+	t.Helper()
+	out, errOut, err := runErr(env, name, args...)
+	if err != nil {
+		t.Fatalf("%s %v: %v\nstderr:\n%s", name, args, err, errOut)
+	}
+	return out
+}
+
+// runErr executes a program with extra environment variables and returns
+// stdout, stderr and the error, for callers that run in goroutines.
+func runErr(env []string, name string, args ...string) (stdout, stderr []byte, err error) {
+	cmd := exec.Command(name, args...)
+	cmd.Env = append(os.Environ(), env...)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err = cmd.Run()
+	return o.Bytes(), e.Bytes(), err
+}
+
+// Report is the JSON rendering of `heapest report --format json` (SPEC §6).
+type Report struct {
+	Confidence float64  `json:"confidence"`
+	Value      string   `json:"value"`
+	Unit       string   `json:"unit"`
+	By         string   `json:"by"`
+	Sources    []Source `json:"sources"`
+	Total      Row      `json:"total"`
+	Rows       []Row    `json:"rows"`
+}
+
+// Source is one input file of a report.
+type Source struct {
+	Path    string  `json:"path"`
+	Format  string  `json:"format"`
+	Rate    float64 `json:"rate"`
+	Samples float64 `json:"samples"`
+	Detail  string  `json:"detail"`
+}
+
+// Row is one group of a report, or its total.
+type Row struct {
+	Key      string   `json:"key"`
+	Stack    []string `json:"stack"`
+	Estimate float64  `json:"estimate"`
+	Lo       float64  `json:"lo"`
+	Hi       float64  `json:"hi"`
+	Samples  float64  `json:"samples"`
+	Method   string   `json:"method"`
+}
+
+// parseReport decodes heapest's JSON output.
+func parseReport(t *testing.T, out []byte) Report {
+	t.Helper()
+	var r Report
+	if err := json.Unmarshal(out, &r); err != nil {
+		t.Fatalf("heapest JSON output: %v\n%s", err, out)
+	}
+	return r
+}
+
+// rowsByKey indexes a report's rows by key.
+func rowsByKey(r Report) map[string]Row {
+	m := make(map[string]Row, len(r.Rows))
+	for _, row := range r.Rows {
+		m[row.Key] = row
+	}
+	return m
+}

@@ -1,0 +1,403 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// The call-site functions of testdata/realdata/jemalloc/prog.c.
+var callSites = []string{"alloc_small_a", "alloc_large_b", "alloc_mixed_c", "alloc_freed_d"}
+
+// progTruth is what prog.c prints: the true allocation per call site.
+type progTruth struct {
+	Rate  float64 `json:"rate"`
+	Sites []struct {
+		Func         string  `json:"func"`
+		SingleSize   bool    `json:"single_size"`
+		LiveBytes    float64 `json:"live_bytes"`
+		LiveObjects  float64 `json:"live_objects"`
+		AllocBytes   float64 `json:"alloc_bytes"`
+		AllocObjects float64 `json:"alloc_objects"`
+	} `json:"sites"`
+}
+
+// jeRun is one execution of prog.c and what heapest and jeprof made of its dump.
+type jeRun struct {
+	lg       int
+	unbias   bool
+	accum    bool
+	scenario string
+	withJep  bool // compare with jeprof (raw-mode runs, one per lg)
+
+	dump    string
+	truth   progTruth
+	space   Report // --value inuse_space
+	objects Report // --value inuse_objects
+	alloc   Report // --value alloc_space, when accum
+	jeprof  map[string]float64
+	err     error
+}
+
+func (r *jeRun) name() string {
+	return fmt.Sprintf("lg=%d unbias=%v accum=%v %s", r.lg, r.unbias, r.accum, r.scenario)
+}
+
+func (r *jeRun) malloConf() string {
+	c := fmt.Sprintf("prof:true,lg_prof_sample:%d", r.lg)
+	if !r.unbias {
+		c += ",prof_unbias:false"
+	}
+	if r.accum {
+		c += ",prof_accum:true"
+	}
+	return c
+}
+
+// needJemalloc skips (fails under CI=true) without gcc, jemalloc's header and jeprof.
+func needJemalloc(t *testing.T) (gcc, jeprof string) {
+	t.Helper()
+	gcc = needTool(t, "gcc")
+	jeprof = needTool(t, "jeprof")
+	needFile(t, "/usr/include/jemalloc/jemalloc.h")
+	return gcc, jeprof
+}
+
+// buildProg compiles prog.c into dir the way SPEC §8 describes.
+func buildProg(t *testing.T, gcc, dir string) string {
+	t.Helper()
+	src := filepath.Join(repoRoot(t), "testdata", "realdata", "jemalloc", "prog.c")
+	bin := filepath.Join(dir, "prog")
+	run(t, nil, gcc, "-O1", "-g", "-fno-omit-frame-pointer", "-fno-inline",
+		"-o", bin, src, "-ljemalloc", "-lpthread")
+	return bin
+}
+
+// TestJemallocRealDumps runs a program linked with Debian's jemalloc at
+// lg_prof_sample 12..20, prof_unbias on and off, and checks heapest against
+// the program's own truth and against jeprof.
+func TestJemallocRealDumps(t *testing.T) {
+	gcc, jeprof := needJemalloc(t)
+	heapest := heapestBinary(t)
+	dir := t.TempDir()
+	prog := buildProg(t, gcc, dir)
+
+	runs := planRuns(dir, testing.Short())
+	execRuns(runs, prog, heapest, jeprof)
+	for _, r := range runs {
+		if r.err != nil {
+			t.Fatalf("%s: %v", r.name(), r.err)
+		}
+	}
+
+	t.Run("symbolized", func(t *testing.T) { checkSymbolized(t, runs) })
+	t.Run("jeprof", func(t *testing.T) { checkJeprof(t, runs) })
+	t.Run("coverage", func(t *testing.T) { checkCoverage(t, runs) })
+}
+
+// planRuns lists the program executions: every lg_prof_sample from 12 to 20,
+// prof_unbias on and off, several replicates alternating the scenario and
+// prof_accum. One raw-mode run per lg is also compared with jeprof.
+func planRuns(dir string, short bool) []*jeRun {
+	reps := 12
+	if short {
+		reps = 6
+	}
+	var runs []*jeRun
+	for lg := 12; lg <= 20; lg++ {
+		for _, unbias := range []bool{false, true} {
+			for rep := 0; rep < reps; rep++ {
+				r := &jeRun{lg: lg, unbias: unbias, accum: rep%2 == 1, scenario: "sites"}
+				if rep%3 == 2 {
+					r.scenario = "tiny"
+				}
+				r.withJep = !unbias && rep < 2
+				r.dump = filepath.Join(dir, fmt.Sprintf("lg%d-u%v-%d.heap", lg, unbias, rep))
+				runs = append(runs, r)
+			}
+		}
+	}
+	return runs
+}
+
+// execRuns runs every planned execution on all CPUs.
+func execRuns(runs []*jeRun, prog, heapest, jeprof string) {
+	jobs := make(chan *jeRun)
+	var wg sync.WaitGroup
+	for i := 0; i < runtime.NumCPU(); i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := range jobs {
+				r.err = execRun(r, prog, heapest, jeprof)
+			}
+		}()
+	}
+	for _, r := range runs {
+		jobs <- r
+	}
+	close(jobs)
+	wg.Wait()
+}
+
+// execRun runs prog, then heapest (and jeprof) on its dump.
+func execRun(r *jeRun, prog, heapest, jeprof string) error {
+	out, errOut, err := runErr([]string{"MALLOC_CONF=" + r.malloConf()}, prog, r.scenario, r.dump)
+	if err != nil {
+		return fmt.Errorf("prog: %v\n%s", err, errOut)
+	}
+	if err := json.Unmarshal(out, &r.truth); err != nil {
+		return fmt.Errorf("prog output: %v\n%s", err, out)
+	}
+	values := map[string]*Report{"inuse_space": &r.space, "inuse_objects": &r.objects}
+	if r.accum {
+		values["alloc_space"] = &r.alloc
+	}
+	for value, dst := range values {
+		if err := heapestReport(heapest, r.dump, value, dst); err != nil {
+			return err
+		}
+	}
+	if r.withJep {
+		r.jeprof, err = jeprofFlat(jeprof, prog, r.dump)
+	}
+	return err
+}
+
+// heapestReport runs `heapest report --by func` with JSON output.
+func heapestReport(heapest, dump, value string, dst *Report) error {
+	out, errOut, err := runErr(nil, heapest, "report", "--by", "func", "--format", "json",
+		"--top", "0", "--value", value, dump)
+	if err != nil {
+		return fmt.Errorf("heapest report --value %s %s: %v\n%s", value, dump, err, errOut)
+	}
+	if err := json.Unmarshal(out, dst); err != nil {
+		return fmt.Errorf("heapest JSON output: %v\n%s", err, out)
+	}
+	return nil
+}
+
+// jeprofLine is one row of `jeprof --text`: flat, flat%, sum%, cum, cum%, name.
+var jeprofLine = regexp.MustCompile(`^\s*(\d+)\s+[-\d.]+%\s+[-\d.]+%\s+(\d+)\s+[-\d.]+%\s+(.+?)\s*$`)
+
+// jeprofFlat runs `jeprof --text --show_bytes` and returns the flat bytes
+// per function. The node limits are lifted so no function is hidden.
+func jeprofFlat(jeprof, binary, dump string) (map[string]float64, error) {
+	out, errOut, err := runErr(nil, jeprof, "--text", "--show_bytes",
+		"--nodecount=100000", "--nodefraction=0", "--edgefraction=0", binary, dump)
+	if err != nil {
+		return nil, fmt.Errorf("jeprof %s: %v\n%s", dump, err, errOut)
+	}
+	flat := map[string]float64{}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		m := jeprofLine.FindStringSubmatch(sc.Text())
+		if m == nil {
+			continue
+		}
+		v, err := strconv.ParseFloat(m[1], 64)
+		if err != nil {
+			return nil, fmt.Errorf("jeprof line %q: %v", sc.Text(), err)
+		}
+		flat[m[3]] += v
+	}
+	if len(flat) == 0 {
+		return nil, fmt.Errorf("jeprof printed no rows:\n%s\n%s", out, errOut)
+	}
+	return flat, nil
+}
+
+// checkSymbolized: every call site of a "sites" run appears by name (at
+// 24 R of allocation per site, a site with no sample has probability < e^-14).
+func checkSymbolized(t *testing.T, runs []*jeRun) {
+	for _, r := range runs {
+		if r.scenario != "sites" {
+			continue
+		}
+		rows := rowsByKey(r.space)
+		for _, fn := range callSites {
+			if _, ok := rows[fn]; !ok {
+				t.Errorf("%s: no row for %s; keys: %v", r.name(), fn, keys(rows))
+			}
+		}
+	}
+}
+
+// checkJeprof: on raw-mode dumps, heapest's flat per-function estimate equals
+// jeprof's within 0.1% (plus 1 B: jeprof prints truncated integers).
+func checkJeprof(t *testing.T, runs []*jeRun) {
+	n := 0
+	for _, r := range runs {
+		if !r.withJep {
+			continue
+		}
+		rows := rowsByKey(r.space)
+		for _, fn := range callSites {
+			want, got := r.jeprof[fn], rows[fn].Estimate
+			if math.Abs(got-want) > 0.001*want+1 {
+				t.Errorf("%s %s: heapest %.0f B, jeprof %.0f B (%+.3f%%)",
+					r.name(), fn, got, want, 100*(got-want)/want)
+			}
+			n++
+		}
+	}
+	t.Logf("compared %d (function, raw dump) pairs with jeprof --text --show_bytes", n)
+}
+
+// coverage counts how often an interval contains the truth.
+type coverage struct{ hit, n int }
+
+func (c *coverage) add(lo, truth, hi float64) {
+	c.n++
+	if lo <= truth && truth <= hi {
+		c.hit++
+	}
+}
+
+func (c coverage) rate() float64 { return float64(c.hit) / float64(c.n) }
+
+// checkCoverage: the 95% intervals contain the true live bytes at least 93%
+// of the time over all (call site, run) pairs, and the true live objects for
+// single-size sites. A site with no sample has no row and counts as a miss.
+func checkCoverage(t *testing.T, runs []*jeRun) {
+	var space, objects, alloc coverage
+	perSite := map[string]*coverage{}
+	for _, fn := range callSites {
+		perSite[fn] = &coverage{}
+	}
+	for _, r := range runs {
+		sp, ob, al := rowsByKey(r.space), rowsByKey(r.objects), rowsByKey(r.alloc)
+		for _, s := range r.truth.Sites {
+			row := sp[s.Func]
+			space.add(row.Lo, s.LiveBytes, row.Hi)
+			perSite[s.Func].add(row.Lo, s.LiveBytes, row.Hi)
+			if s.SingleSize {
+				row = ob[s.Func]
+				objects.add(row.Lo, s.LiveObjects, row.Hi)
+			}
+			if r.accum {
+				row = al[s.Func]
+				alloc.add(row.Lo, s.AllocBytes, row.Hi)
+			}
+		}
+	}
+	for _, fn := range callSites {
+		c := perSite[fn]
+		t.Logf("inuse_space coverage %-14s %d/%d = %.1f%%", fn, c.hit, c.n, 100*c.rate())
+	}
+	for _, c := range []struct {
+		name string
+		cov  coverage
+	}{
+		{"inuse_space", space},
+		{"inuse_objects (single-size sites)", objects},
+		{"alloc_space (prof_accum runs)", alloc},
+	} {
+		t.Logf("%s: 95%% interval contains the truth in %d of %d (call site, run) pairs = %.1f%%",
+			c.name, c.cov.hit, c.cov.n, 100*c.cov.rate())
+		if c.cov.n < 200 {
+			t.Errorf("%s: only %d pairs, want at least 200", c.name, c.cov.n)
+		}
+		if c.cov.rate() < 0.93 {
+			t.Errorf("%s: coverage %.1f%% < 93%%", c.name, 100*c.cov.rate())
+		}
+	}
+}
+
+func keys(m map[string]Row) []string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	return ks
+}
+
+// The public Cloudflare dump and what jeprof (jemalloc's bin/jeprof.in)
+// prints for it, per ../shared/samples/jemalloc/README.md: --inuse_space
+// --show_bytes "Total: 182546748483 B", --inuse_objects "12526533 objects".
+const (
+	cloudflareDump    = "jemalloc/google-pprof-pr690_jemalloc.heap"
+	cloudflareBytes   = 182546748483
+	cloudflareObjects = 12526533
+)
+
+// TestJemallocCloudflareDump checks heapest's totals on the one public real
+// dump against jeprof's, and that it detects the prof_unbias encoding.
+func TestJemallocCloudflareDump(t *testing.T) {
+	dump := filepath.Join(samplesDir(t), cloudflareDump)
+	needFile(t, dump)
+	heapest := heapestBinary(t)
+
+	space, stderr := cloudflareReport(t, heapest, dump, "inuse_space")
+	if len(space.Sources) != 1 {
+		t.Fatalf("want 1 source, got %+v", space.Sources)
+	}
+	detected := space.Sources[0].Detail + "\n" + string(stderr)
+	if !regexp.MustCompile(`prof_unbias[ =:]*on`).MatchString(detected) {
+		t.Errorf("prof_unbias=on not reported; sources[0].detail %q, stderr %q",
+			space.Sources[0].Detail, stderr)
+	}
+	if rel := space.Total.Estimate/cloudflareBytes - 1; math.Abs(rel) > 1e-4 {
+		t.Errorf("inuse_space total %.0f B, jeprof %d B (%+.4f%%, want within 0.01%%)",
+			space.Total.Estimate, int64(cloudflareBytes), 100*rel)
+	}
+	objects, _ := cloudflareReport(t, heapest, dump, "inuse_objects")
+	if rel := objects.Total.Estimate/cloudflareObjects - 1; math.Abs(rel) > 5e-3 {
+		t.Errorf("inuse_objects total %.0f, jeprof %d (%+.3f%%, want within 0.5%%)",
+			objects.Total.Estimate, cloudflareObjects, 100*rel)
+	}
+	t.Logf("inuse_space %.0f B (jeprof %d), inuse_objects %.0f (jeprof %d), detail %q",
+		space.Total.Estimate, int64(cloudflareBytes), objects.Total.Estimate,
+		cloudflareObjects, space.Sources[0].Detail)
+}
+
+// TestJemallocCloudflareJeprofLive re-derives the jeprof totals that
+// TestJemallocCloudflareDump uses, by running jeprof itself (with a stand-in
+// binary: the dump's own binary is not available).
+func TestJemallocCloudflareJeprofLive(t *testing.T) {
+	dump := filepath.Join(samplesDir(t), cloudflareDump)
+	needFile(t, dump)
+	jeprof := needTool(t, "jeprof")
+	stand, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		flag string
+		want int64
+	}{{"--inuse_space", cloudflareBytes}, {"--inuse_objects", cloudflareObjects}} {
+		out := run(t, nil, jeprof, "--text", "--show_bytes", c.flag, stand, dump)
+		m := regexp.MustCompile(`(?m)^Total: (\d+) `).FindSubmatch(out)
+		if m == nil {
+			t.Fatalf("jeprof %s: no Total line:\n%s", c.flag, out)
+		}
+		if got, _ := strconv.ParseInt(string(m[1]), 10, 64); got != c.want {
+			t.Errorf("jeprof %s total %d, the acceptance figure is %d", c.flag, got, c.want)
+		}
+	}
+}
+
+// cloudflareReport runs heapest on the Cloudflare dump and returns the
+// report and stderr.
+func cloudflareReport(t *testing.T, heapest, dump, value string) (Report, []byte) {
+	t.Helper()
+	out, errOut, err := runErr(nil, heapest, "report", "--by", "func", "--format", "json",
+		"--top", "0", "--value", value, dump)
+	if err != nil {
+		t.Fatalf("heapest report --value %s: %v\n%s", value, err, errOut)
+	}
+	if strings.TrimSpace(string(out)) == "" {
+		t.Fatalf("heapest printed nothing; stderr:\n%s", errOut)
+	}
+	return parseReport(t, out), errOut
+}

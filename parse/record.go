@@ -4,6 +4,8 @@
 // aggregate's job, in that order.
 package parse
 
+import "github.com/heapest/heapest/ci"
+
 // Scheme says how a record's allocations were sampled, which decides how they
 // can be unbiased and whether an interval is possible at all.
 type Scheme uint8
@@ -69,6 +71,11 @@ type Counts struct {
 	// Size is the allocation size when all sampled allocations of the
 	// record are known to share it, else 0.
 	Size float64
+	// Approx marks Samples (and so the variance built on it) as an
+	// approximation that is neither exact nor a bound: tcmalloc counts
+	// estimated from a period the file does not carry, Go samples whose
+	// size label is missing. unbias carries it to ci.Stats.Approx.
+	Approx bool
 }
 
 // IsZero reports whether the pair holds nothing.
@@ -104,6 +111,20 @@ type Record struct {
 	HasOffset bool
 	// Time is the event time in nanoseconds from the trace start, when known.
 	Time int64
+	// Pre, when non-nil, holds statistics heapest itself computed earlier
+	// (its own pprof output read back); unbias uses them unchanged.
+	Pre *Precomputed
+}
+
+// Precomputed are a record's statistics as heapest wrote them, one per
+// value, indexed like unbias.Value: inuse_space, inuse_objects, alloc_space,
+// alloc_objects. Re-reading them instead of re-deriving them from rounded
+// pprof values is what makes heapest's pprof output reproduce its intervals
+// exactly and merge again.
+type Precomputed struct {
+	Stats [4]ci.Stats
+	// Has marks which of the four values the file carried.
+	Has [4]bool
 }
 
 // Mapping is one executable mapping of the profiled process, for
@@ -128,9 +149,16 @@ type Source struct {
 
 // Profile is a parsed input: records plus what symbolization and reports need.
 type Profile struct {
-	Source   Source
-	Records  []Record
-	Mappings []Mapping
+	Source  Source
+	Records []Record
+	// ThreadRecords are per-thread breakdowns of Records where the format
+	// has them (jemalloc "tN:" lines); they are used only for --by thread
+	// and must not be summed with Records.
+	ThreadRecords []Record
+	Mappings      []Mapping
+	// MapsText is a raw /proc/<pid>/maps copy (jemalloc MAPPED_LIBRARIES)
+	// for symbolize to parse when Mappings is empty.
+	MapsText []byte
 	// Symbols maps addresses to names when the file carries them (jeprof
 	// --raw "--- symbol" sections).
 	Symbols map[uint64]string

@@ -1,0 +1,263 @@
+package parse
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/google/pprof/profile"
+)
+
+// readScaledHeap reads a profile whose values were scaled per sample by
+// scaleHeapSample (golang/go runtime/pprof/protomem.go; google/pprof's legacy
+// heap parser uses the same formula): count·s and bytes·s, truncated, with
+// s = 1/(1−exp(−b/R)), b the numeric label "bytes" and R the Period. The
+// values are already unbiased; the raw sample count is recovered from the
+// space value (reference §1.4).
+func readScaledHeap(name string, p *profile.Profile, t sampleTypes, opt Options, format string) (*Profile, error) {
+	out := newProfile(p, format)
+	rate := float64(p.Period)
+	if p.PeriodType != nil && p.PeriodType.Type != "space" {
+		return nil, &Error{File: name, Offset: -1, Msg: fmt.Sprintf(
+			"heap profile with period type %s/%s, expected space/bytes", p.PeriodType.Type, p.PeriodType.Unit)}
+	}
+	switch {
+	case rate <= 0 && opt.Rate > 0:
+		rate = opt.Rate
+		out.Warnings = append(out.Warnings, fmt.Sprintf("%s: the profile has no sampling period; using --rate %g to recover raw sample counts", name, rate))
+	case rate <= 0:
+		return nil, &Error{File: name, Offset: -1, Msg: "heap profile without a sampling period (Period is 0): pass its MemProfileRate with --rate"}
+	case opt.Rate > 0 && opt.Rate != rate:
+		out.Warnings = append(out.Warnings, fmt.Sprintf("%s: --rate %g ignored: the values were scaled with the file's Period %g, which inverting them needs", name, opt.Rate, rate))
+	}
+	scheme := Bernoulli
+	if rate <= 1 {
+		scheme, rate = Exact, 1
+	}
+	io, is, ao, as := t.inuseObjects, t.inuseSpace, t.allocObjects, t.allocSpace
+	if format != "pprof-go" {
+		io, is, ao, as = t.objects, t.space, -1, -1
+		out.Source.Detail = "legacy heap profile converted to proto, values scaled by pprof"
+	}
+	out.HasInUse, out.HasAlloc = io >= 0, ao >= 0
+	st := newStacker()
+	var approx, zero int
+	for _, s := range p.Sample {
+		b, hasB := numLabel(s, "bytes")
+		var inuse, alloc Counts
+		if io >= 0 {
+			inuse = invertScaled(s.Value[io], s.Value[is], b, hasB, rate)
+		}
+		if ao >= 0 {
+			alloc = invertScaled(s.Value[ao], s.Value[as], b, hasB, rate)
+		}
+		if inuse.IsZero() && alloc.IsZero() {
+			// Records whose allocations are all in not-yet-published GC
+			// cycles are written as zero samples: nothing to estimate.
+			zero++
+			continue
+		}
+		rec := Record{Stack: st.stack(s.Location), Scheme: scheme, Rate: rate, InUse: inuse, Alloc: alloc}
+		if rec.InUse.Approx || rec.Alloc.Approx {
+			approx++
+		}
+		out.Records = append(out.Records, rec)
+	}
+	if approx > 0 {
+		out.Warnings = append(out.Warnings, fmt.Sprintf(
+			"%s: %d of %d samples do not invert to whole raw counts (missing \"bytes\" label, or values rescaled after writing); their sample counts are approximate",
+			name, approx, len(out.Records)))
+	}
+	if zero > 0 && out.Source.Detail == "" {
+		out.Source.Detail = fmt.Sprintf("%d all-zero samples skipped", zero)
+	}
+	return finish(out, rate), nil
+}
+
+func allZero(v []int64) bool {
+	for _, x := range v {
+		if x != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// invertScaled recovers one pair of a scaled heap sample. With the "bytes"
+// label b, n = round(space·(1−exp(−b/R))/b) is exact even for merged and
+// delta profiles: space = ⌊n·b·s⌋ and b·s ≥ R, so the truncation moves
+// space/(b·s) by less than 1/R per merged record. Without the label the
+// average size space/count stands in for b; both values carry the same scale
+// factor so the ratio is right to within truncation, but the result is then
+// marked Approx: it is neither exact nor a bound in a known direction.
+func invertScaled(count, space, b int64, hasB bool, rate float64) Counts {
+	if count == 0 && space == 0 {
+		return Counts{}
+	}
+	c := Counts{Objects: float64(count), Bytes: float64(space), Enc: Scaled}
+	if rate <= 1 {
+		// scaleHeapSample leaves values alone at rate 1: they are raw.
+		c.Enc, c.Samples = Raw, float64(count)
+		if count > 0 && space%count == 0 {
+			c.Size = float64(space / count)
+		}
+		return c
+	}
+	size := float64(b)
+	if !hasB || b <= 0 {
+		c.Approx = true
+		if count <= 0 {
+			return c
+		}
+		size = float64(space) / float64(count)
+	}
+	x := float64(space) * -math.Expm1(-size/rate) / size
+	n := math.Round(x)
+	if n == 0 || math.Abs(x-n) > 0.01 {
+		n, c.Approx = x, true
+	}
+	c.Samples, c.Size = n, size
+	return c
+}
+
+// defaultTcmallocRate is tcmalloc's default profile sampling interval
+// (kDefaultProfileSamplingInterval, tcmalloc/common.h).
+const defaultTcmallocRate = 2 << 20
+
+// readTcmalloc reads a tcmalloc heap or allocation profile. Its values are
+// unbiased estimates made with random per-sample weights (reference §2); the
+// period is not in the file (Period 0 since 2022, 1 before), and the number
+// of sampled allocations behind a sample is not stored. It is estimated as
+// n̂ = space·p(k)/a with k = request+1 and a = the allocated size (label
+// "bytes"), p(k) = 1−exp(−k/T), and marked Approx.
+func readTcmalloc(name string, p *profile.Profile, t sampleTypes, opt Options) (*Profile, error) {
+	out := newProfile(p, "pprof-tcmalloc")
+	rate := opt.Rate
+	if rate <= 0 {
+		rate = defaultTcmallocRate
+		out.Warnings = append(out.Warnings, fmt.Sprintf(
+			"%s: tcmalloc profiles do not record their sampling interval; assuming tcmalloc's default of 2 MiB (2097152 bytes). Pass --rate if the process set another (MallocExtension::SetProfileSamplingInterval); raw sample counts and intervals depend on it",
+			name))
+	}
+	// tcmalloc's allocation profile (kAllocations) defaults to objects; its
+	// heap and peak-heap profiles to space.
+	alloc := p.DefaultSampleType == "objects"
+	if alloc {
+		out.HasAlloc = true
+		out.Source.Detail = "allocation profile"
+	} else {
+		out.HasInUse = true
+	}
+	st := newStacker()
+	for _, s := range p.Sample {
+		objs, space := s.Value[t.objects], s.Value[t.space]
+		if objs == 0 && space == 0 {
+			continue
+		}
+		c := Counts{Objects: float64(objs), Bytes: float64(space), Enc: Scaled, Approx: true}
+		a, hasA := numLabel(s, "bytes")
+		if !hasA || a <= 0 {
+			if objs > 0 {
+				a = space / objs
+			}
+		}
+		r, hasR := numLabel(s, "request")
+		if !hasR || r <= 0 {
+			r = a
+		}
+		if a > 0 {
+			c.Size = float64(a)
+			c.Samples = float64(space) * -math.Expm1(-float64(r+1)/rate) / float64(a)
+		}
+		rec := Record{Stack: st.stack(s.Location), Scheme: Bernoulli, Rate: rate}
+		if alloc {
+			rec.Alloc = c
+		} else {
+			rec.InUse = c
+		}
+		out.Records = append(out.Records, rec)
+	}
+	return finish(out, rate), nil
+}
+
+// readHeapprofd reads a Perfetto heapprofd profile converted by traceconv:
+// its "… size" values are unbiased bytes, its "… count" values the raw
+// numbers of sampled allocations (reference §3.2). The interval is not in
+// the file; without --rate the values are estimates with no interval.
+func readHeapprofd(name string, p *profile.Profile, t sampleTypes, opt Options) (*Profile, error) {
+	out := newProfile(p, "pprof-heapprofd")
+	scheme, rate := Bernoulli, opt.Rate
+	if rate <= 0 {
+		scheme, rate = Unknown, 0
+		out.Warnings = append(out.Warnings, fmt.Sprintf(
+			"%s: heapprofd profiles do not record their sampling interval (sampling_interval_bytes in the trace config); pass --rate to get intervals. Showing estimates only",
+			name))
+	}
+	out.Warnings = append(out.Warnings, fmt.Sprintf(
+		"%s: heapprofd records the number of sampled allocations, not an estimate of objects: *_objects values are raw sampled counts (a lower bound)", name))
+	out.HasInUse = t.inuseSpace >= 0
+	out.HasAlloc = t.allocSpace >= 0
+	st := newStacker()
+	for _, s := range p.Sample {
+		if allZero(s.Value) {
+			continue
+		}
+		rec := Record{Stack: st.stack(s.Location), Scheme: scheme, Rate: rate}
+		rec.InUse = heapprofdCounts(s, t.inuseObjects, t.inuseSpace)
+		rec.Alloc = heapprofdCounts(s, t.allocObjects, t.allocSpace)
+		out.Records = append(out.Records, rec)
+	}
+	return finish(out, rate), nil
+}
+
+func heapprofdCounts(s *profile.Sample, cnt, size int) Counts {
+	var c Counts
+	if size >= 0 {
+		c.Bytes = float64(s.Value[size])
+	}
+	if cnt >= 0 {
+		c.Samples = float64(s.Value[cnt])
+		c.Objects = c.Samples
+	}
+	if !c.IsZero() {
+		c.Enc = Scaled
+		c.Approx = true
+	}
+	return c
+}
+
+// readUnknown reads a heap-like profile from a producer heapest does not
+// know: its values are taken as estimates, with no interval (Scheme
+// Unknown), and a warning says so. A guess is never shown as an interval.
+func readUnknown(name string, p *profile.Profile, t sampleTypes, opt Options) (*Profile, error) {
+	out := newProfile(p, "pprof")
+	out.Warnings = append(out.Warnings, fmt.Sprintf(
+		"%s: unknown heap profile producer (sample types %s, period %d): values shown as estimates, without intervals",
+		name, typeList(p), p.Period))
+	out.HasInUse = t.inuseSpace >= 0
+	out.HasAlloc = t.allocSpace >= 0
+	st := newStacker()
+	for _, s := range p.Sample {
+		if allZero(s.Value) {
+			continue
+		}
+		rec := Record{Stack: st.stack(s.Location), Scheme: Unknown, Rate: float64(p.Period)}
+		rec.InUse = unknownCounts(s, t.inuseObjects, t.inuseSpace)
+		rec.Alloc = unknownCounts(s, t.allocObjects, t.allocSpace)
+		out.Records = append(out.Records, rec)
+	}
+	return finish(out, float64(p.Period)), nil
+}
+
+func unknownCounts(s *profile.Sample, cnt, size int) Counts {
+	var c Counts
+	if size >= 0 {
+		c.Bytes = float64(s.Value[size])
+	}
+	if cnt >= 0 {
+		c.Objects = float64(s.Value[cnt])
+	}
+	if !c.IsZero() {
+		c.Enc = Scaled
+	}
+	return c
+}

@@ -11,6 +11,9 @@ command -v google-pprof >/dev/null || need+=(google-perftools)
 command -v perl >/dev/null || need+=(perl)
 command -v addr2line >/dev/null || need+=(binutils)
 command -v g++ >/dev/null || need+=(g++)
+# bench/run.sh only: hyperfine times the tools, GNU time measures peak RSS.
+command -v hyperfine >/dev/null || need+=(hyperfine)
+[[ -x /usr/bin/time ]] || need+=(time)
 if ((${#need[@]})); then
   sudo=""
   [[ $(id -u) == 0 ]] || sudo="sudo"

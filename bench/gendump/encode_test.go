@@ -1,0 +1,58 @@
+package main
+
+import "testing"
+
+// The expected lines are real jemalloc 5.3.0 output quoted in
+// ../shared/reference/jemalloc.md §3.2 and ../shared/samples/jemalloc/README.md
+// (R = 2^19 unless given), not values computed by this code.
+func TestEncodeMatchesJemalloc(t *testing.T) {
+	type part struct{ n, size uint64 }
+	cases := []struct {
+		name         string
+		rate         uint64
+		parts        []part
+		wantC, wantS uint64
+	}{
+		{"20 x 48 B", 1 << 19, []part{{20, 48}}, 20, 960},
+		{"35 x 1 MiB", 1 << 19, []part{{35, 1 << 20}}, 34, 37013180},
+		{"6 x 256 KiB + 2 x 16 B", 1 << 19, []part{{6, 256 << 10}, {2, 16}}, 10, 741},
+		{"8 B + 64 MiB", 1 << 19, []part{{1, 8}, {1, 64 << 20}}, 129, 132994},
+		{"one 80 KiB", 1 << 19, []part{{1, 80 << 10}}, 1, 82338},
+		{"one 5120 B", 1 << 19, []part{{1, 5120}}, 1, 5121},
+		{"one 64 KiB at 2^20", 1 << 20, []part{{1, 64 << 10}}, 1, 65556},
+		{"20 x 64 KiB at 2^20", 1 << 20, []part{{20, 64 << 10}}, 20, 1311120},
+		{"nothing", 1 << 19, nil, 0, 0},
+	}
+	for _, c := range cases {
+		var h htSums
+		for _, p := range c.parts {
+			h.add(p.n, p.size, c.rate)
+		}
+		gotC, gotS := h.encode(c.rate)
+		if gotC != c.wantC || gotS != c.wantS {
+			t.Errorf("%s: encoded %d: %d, jemalloc wrote %d: %d", c.name, gotC, gotS, c.wantC, c.wantS)
+		}
+	}
+}
+
+func TestSizeClasses(t *testing.T) {
+	cl := sizeClasses(1 << 20)
+	// The first classes past the quantum-spaced ones, from jemalloc's table.
+	want := map[uint64]bool{8: true, 16: true, 128: true, 160: true, 192: true, 224: true,
+		256: true, 320: true, 5120: true, 81920: true, 1 << 20: true}
+	seen := map[uint64]bool{}
+	for i, s := range cl {
+		seen[s] = true
+		if i > 0 && s <= cl[i-1] {
+			t.Fatalf("not increasing at %d: %d after %d", i, s, cl[i-1])
+		}
+	}
+	for s := range want {
+		if !seen[s] {
+			t.Errorf("size class %d missing", s)
+		}
+	}
+	if seen[144] || seen[5000] {
+		t.Errorf("non-classes present: %v", cl[:20])
+	}
+}

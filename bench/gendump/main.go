@@ -1,0 +1,298 @@
+// Command gendump writes a synthetic jemalloc heap_v2 dump for benchmarks:
+// many distinct stacks whose frames are return addresses inside real
+// functions of a real ELF binary (and of libjemalloc, for the allocator
+// frames at the top), per-thread lines, and a MAPPED_LIBRARIES section that
+// maps those files, so that jeprof and heapest both symbolize every frame.
+//
+//	gendump -binary PATH [-stacks 5000] [-frames 24] [-threads 16] [-lg 19]
+//	        [-unbias] [-seed 1] -o dump.heap
+//
+// Counts are drawn per stack (one size class per stack, 1-3 threads); with
+// -unbias they are written in jemalloc 5.3's prof_unbias encoding, else raw.
+package main
+
+import (
+	"bufio"
+	"debug/elf"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"sort"
+	"strings"
+)
+
+func main() {
+	var o options
+	flag.StringVar(&o.binary, "binary", "", "ELF executable the stacks point into (required)")
+	flag.StringVar(&o.lib, "jemalloc", "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2",
+		"libjemalloc for the allocator frames (empty: none)")
+	flag.IntVar(&o.stacks, "stacks", 5000, "distinct stacks")
+	flag.IntVar(&o.frames, "frames", 24, "frames per stack")
+	flag.IntVar(&o.threads, "threads", 16, "threads")
+	flag.IntVar(&o.lg, "lg", 19, "lg_prof_sample: R = 2^lg")
+	flag.BoolVar(&o.unbias, "unbias", false, "write the prof_unbias encoding (jemalloc 5.3 default)")
+	flag.Uint64Var(&o.seed, "seed", 1, "random seed")
+	out := flag.String("o", "", "output file (required)")
+	flag.Parse()
+	if o.binary == "" || *out == "" || o.stacks < 1 || o.frames < 3 || o.threads < 1 ||
+		o.lg < 0 || o.lg > 40 {
+		flag.Usage()
+		os.Exit(2)
+	}
+	if err := generate(o, *out); err != nil {
+		fmt.Fprintln(os.Stderr, "gendump:", err)
+		os.Exit(1)
+	}
+}
+
+type options struct {
+	binary, lib                 string
+	stacks, frames, threads, lg int
+	unbias                      bool
+	seed                        uint64
+}
+
+// image is one ELF file placed in the synthetic address space.
+type image struct {
+	path  string
+	base  uint64 // load bias: 0 for ET_EXEC
+	loads []elf.ProgHeader
+	funcs []elf.Symbol // functions with a size, in executable segments
+}
+
+// loadImage reads an ELF file's loadable segments and function symbols.
+// Position-independent files are placed at base.
+func loadImage(path string, base uint64, names map[string]bool) (*image, error) {
+	f, err := elf.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	im := &image{path: path}
+	if f.Type == elf.ET_DYN {
+		im.base = base
+	}
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_LOAD {
+			im.loads = append(im.loads, p.ProgHeader)
+		}
+	}
+	syms, err := f.Symbols()
+	if err != nil || len(syms) == 0 {
+		syms, err = f.DynamicSymbols()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: no symbol table: %v", path, err)
+	}
+	for _, s := range syms {
+		if elf.ST_TYPE(s.Info) != elf.STT_FUNC || s.Size < 16 || s.Value == 0 {
+			continue
+		}
+		if names != nil && !names[s.Name] {
+			continue
+		}
+		if im.executable(s.Value) {
+			im.funcs = append(im.funcs, s)
+		}
+	}
+	if len(im.funcs) == 0 {
+		return nil, fmt.Errorf("%s: no usable function symbols", path)
+	}
+	sort.Slice(im.funcs, func(i, j int) bool { return im.funcs[i].Value < im.funcs[j].Value })
+	return im, nil
+}
+
+func (im *image) executable(addr uint64) bool {
+	for _, p := range im.loads {
+		if p.Flags&elf.PF_X != 0 && addr >= p.Vaddr && addr < p.Vaddr+p.Memsz {
+			return true
+		}
+	}
+	return false
+}
+
+// retAddr is a return address inside function i: past its first bytes, as
+// a call instruction's successor would be.
+func (im *image) retAddr(r *rand.Rand, i int) uint64 {
+	s := im.funcs[i]
+	return im.base + s.Value + 5 + r.Uint64N(s.Size-5)
+}
+
+// maps writes /proc/PID/maps lines for the image's loadable segments.
+func (im *image) maps(w *bufio.Writer, inode int) {
+	const page = 0x1000
+	for _, p := range im.loads {
+		start := im.base + p.Vaddr&^(page-1)
+		end := im.base + (p.Vaddr+p.Memsz+page-1)&^(page-1)
+		perm := []byte("---p")
+		if p.Flags&elf.PF_R != 0 {
+			perm[0] = 'r'
+		}
+		if p.Flags&elf.PF_W != 0 {
+			perm[1] = 'w'
+		}
+		if p.Flags&elf.PF_X != 0 {
+			perm[2] = 'x'
+		}
+		fmt.Fprintf(w, "%08x-%08x %s %08x fe:01 %-26d %s\n", start, end, perm,
+			p.Off&^(page-1), inode, im.path)
+	}
+}
+
+// stack is one generated call stack and its sampled allocations.
+type stack struct {
+	addrs   []uint64
+	size    uint64   // one size class per stack
+	threads []int    // thread uids
+	n       []uint64 // raw samples per thread
+}
+
+func generate(o options, out string) error {
+	r := rand.New(rand.NewPCG(o.seed, 0x9e3779b97f4a7c15))
+	prog, err := loadImage(o.binary, 0x555555554000, nil)
+	if err != nil {
+		return err
+	}
+	var lib *image
+	if o.lib != "" {
+		allocs := map[string]bool{"malloc": true, "calloc": true, "realloc": true, "posix_memalign": true}
+		if lib, err = loadImage(o.lib, 0x7f3a12400000, allocs); err != nil {
+			return err
+		}
+	}
+	stacks := makeStacks(r, o, prog, lib)
+	f, err := os.Create(out)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	writeDump(w, o, stacks)
+	images := []*image{prog}
+	if lib != nil {
+		images = append(images, lib)
+	}
+	writeMaps(w, images)
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// makeStacks builds distinct stacks shaped like a real program's: a few
+// entry paths near the root, a shared pool of middle frames, and leaf
+// functions drawn from the whole binary; allocator frames on top.
+func makeStacks(r *rand.Rand, o options, prog, lib *image) []stack {
+	nf := len(prog.funcs)
+	roots := make([][]int, 8)
+	for i := range roots {
+		for j := 0; j < 5; j++ {
+			roots[i] = append(roots[i], r.IntN(nf))
+		}
+	}
+	middle := make([]int, min(400, nf))
+	for i := range middle {
+		middle[i] = r.IntN(nf)
+	}
+	classes := sizeClasses(8 << 20)
+	seen := map[string]bool{}
+	var out []stack
+	for len(out) < o.stacks {
+		var fr []uint64
+		if lib != nil {
+			fr = append(fr, lib.retAddr(r, r.IntN(len(lib.funcs))), lib.retAddr(r, r.IntN(len(lib.funcs))))
+		}
+		fr = append(fr, prog.retAddr(r, r.IntN(nf))) // the allocating function
+		root := roots[r.IntN(len(roots))]
+		for len(fr) < o.frames-len(root) {
+			fr = append(fr, prog.retAddr(r, middle[r.IntN(len(middle))]))
+		}
+		for i := len(root) - 1; i >= 0 && len(fr) < o.frames; i-- {
+			fr = append(fr, prog.retAddr(r, root[i]))
+		}
+		key := fmt.Sprint(fr)
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		out = append(out, drawCounts(r, o, fr, classes))
+	}
+	return out
+}
+
+// drawCounts gives a stack a size class (log-uniform, so small sizes
+// dominate) and 1-3 threads with 1-100 raw samples each.
+func drawCounts(r *rand.Rand, o options, addrs []uint64, classes []uint64) stack {
+	s := stack{addrs: addrs, size: classes[r.IntN(len(classes))]}
+	k := 1 + r.IntN(min(3, o.threads))
+	for _, uid := range r.Perm(o.threads)[:k] {
+		s.threads = append(s.threads, uid)
+		s.n = append(s.n, 1+r.Uint64N(100))
+	}
+	return s
+}
+
+// line accumulates one counts line in both encodings.
+type line struct {
+	objs, bytes uint64 // raw sampled sums
+	ht          htSums
+}
+
+func (l *line) add(n, size, rate uint64) {
+	l.objs += n
+	l.bytes += n * size
+	l.ht.add(n, size, rate)
+}
+
+func (l line) format(unbias bool, rate uint64) string {
+	c, s := l.objs, l.bytes
+	if unbias {
+		c, s = l.ht.encode(rate)
+	}
+	return fmt.Sprintf("%d: %d [0: 0]", c, s)
+}
+
+// writeDump writes the header, per-thread summaries and the stacks.
+func writeDump(w *bufio.Writer, o options, stacks []stack) {
+	rate := uint64(1) << o.lg
+	var total line
+	perThread := make([]line, o.threads)
+	for _, s := range stacks {
+		for i, uid := range s.threads {
+			total.add(s.n[i], s.size, rate)
+			perThread[uid].add(s.n[i], s.size, rate)
+		}
+	}
+	fmt.Fprintf(w, "heap_v2/%d\n  t*: %s\n", rate, total.format(o.unbias, rate))
+	for uid, l := range perThread {
+		fmt.Fprintf(w, "  t%d: %s worker %d\n", uid, l.format(o.unbias, rate), uid)
+	}
+	var sb strings.Builder
+	for _, s := range stacks {
+		sb.Reset()
+		sb.WriteString("@")
+		for _, a := range s.addrs {
+			fmt.Fprintf(&sb, " %#x", a)
+		}
+		var all line
+		for i := range s.threads {
+			all.add(s.n[i], s.size, rate)
+		}
+		fmt.Fprintf(w, "%s\n  t*: %s\n", sb.String(), all.format(o.unbias, rate))
+		for i, uid := range s.threads {
+			var l line
+			l.add(s.n[i], s.size, rate)
+			fmt.Fprintf(w, "  t%d: %s\n", uid, l.format(o.unbias, rate))
+		}
+	}
+}
+
+// writeMaps writes the MAPPED_LIBRARIES section.
+func writeMaps(w *bufio.Writer, images []*image) {
+	fmt.Fprintf(w, "\nMAPPED_LIBRARIES:\n")
+	for i, im := range images {
+		im.maps(w, 1000+i)
+	}
+	fmt.Fprintf(w, "7ffd4a1c0000-7ffd4a1e1000 rw-p 00000000 00:00 0                          [stack]\n")
+}

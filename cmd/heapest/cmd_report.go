@@ -1,17 +1,151 @@
 package main
 
 import (
-	"errors"
+	"fmt"
+	"io"
+	"regexp"
 
 	"github.com/spf13/cobra"
+
+	"github.com/heapest/heapest/aggregate"
+	"github.com/heapest/heapest/ci"
+	"github.com/heapest/heapest/render"
+	"github.com/heapest/heapest/report"
+	"github.com/heapest/heapest/unbias"
 )
 
+// ReportOptions are the flags of heapest report.
+type ReportOptions struct {
+	inputOptions
+	Confidence float64
+	Method     string
+	Value      string
+	By         string
+	Top        int
+	Focus      string
+	Ignore     string
+	Format     string
+	Output     string
+}
+
 func newReportCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:   "report FILE...",
-		Short: "Estimates with confidence intervals",
+	var opts ReportOptions
+	cmd := &cobra.Command{
+		Use:   "report [flags] FILE",
+		Short: "Estimates with confidence intervals, per function, stack, thread, size or type",
+		Long: `Report unbiases every sample of a heap profile, then aggregates, and prints
+each estimate with a confidence interval, the raw samples it rests on, and the
+interval method used.
+
+Inputs are detected by content (jemalloc heap_v2 dumps, gperftools/pprof legacy
+heap text, pprof protos, nettrace traces) and may be gzip-compressed; "-" reads
+standard input. Several files are accepted only when they can be summed soundly;
+to sum dumps of a fleet use "heapest merge".
+` + exitStatusHelp,
+		Example: `  # Top functions by live bytes in a jemalloc dump
+  heapest report jeprof.1234.0.m0.heap
+
+  # Whole stacks, all of them, as JSON
+  heapest report --by stack --top 0 --format json jeprof.1234.0.m0.heap
+
+  # Live objects of one subsystem, at 90% confidence
+  heapest report --value inuse_objects --focus '^rocksdb::' --confidence 0.9 dump.heap
+
+  # A dump taken on another machine
+  heapest report --binary ./server --symbol-path ./debug dump.heap`,
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return errors.New("report: being written")
+			return runReport(cmd, opts, args)
 		},
 	}
+	opts.inputOptions.addFlags(cmd)
+	f := cmd.Flags()
+	f.Float64Var(&opts.Confidence, "confidence", 0.95, "coverage of the intervals, in (0,1)")
+	f.StringVar(&opts.Method, "method", "auto", "interval `method`: auto, exact, camp-paulson, gamma or normal")
+	f.StringVar(&opts.Value, "value", "", "`value` to estimate: inuse_space, inuse_objects, alloc_space or alloc_objects (default inuse_space where the input has it, else alloc_space)")
+	f.StringVar(&opts.By, "by", "func", "what a row is: func (flat and cum), stack, leaf, thread, size or type")
+	f.IntVar(&opts.Top, "top", 20, "show the `N` largest rows (0: all)")
+	f.StringVar(&opts.Focus, "focus", "", "keep only samples with a frame (or type) matching `REGEX`")
+	f.StringVar(&opts.Ignore, "ignore", "", "drop samples with a frame (or type) matching `REGEX`")
+	f.StringVar(&opts.Format, "format", "table", "output `format`: table, csv, json or pprof")
+	f.StringVarP(&opts.Output, "output", "o", "", "write the report to `FILE` (atomically) instead of standard output")
+	return cmd
+}
+
+func runReport(cmd *cobra.Command, opts ReportOptions, args []string) error {
+	ropt, format, err := opts.reportOptions()
+	if err != nil {
+		return usageError{err}
+	}
+	if len(args) > 1 {
+		return usageError{fmt.Errorf("report takes one profile; to sum dumps of several processes use \"heapest merge\"")}
+	}
+	profiles, err := opts.load(args, cmd.ErrOrStderr())
+	if err != nil {
+		return err
+	}
+	if opts.Value == "" {
+		ropt.Value = report.DefaultValue(profiles)
+	}
+	r, err := report.Build(profiles, ropt)
+	if err != nil {
+		return err
+	}
+	return writeOutput(opts.Output, cmd.OutOrStdout(), func(w io.Writer) error {
+		return render.Write(w, r, format)
+	})
+}
+
+// reportOptions validates the flags.
+func (o ReportOptions) reportOptions() (report.Options, render.Format, error) {
+	var r report.Options
+	var err error
+	if !(o.Confidence > 0 && o.Confidence < 1) {
+		return r, "", fmt.Errorf("--confidence %v: must be strictly between 0 and 1", o.Confidence)
+	}
+	r.Confidence = o.Confidence
+	if r.Method, err = ci.ParseMethod(o.Method); err != nil {
+		return r, "", err
+	}
+	if o.Value != "" {
+		if r.Value, err = unbias.ParseValue(o.Value); err != nil {
+			return r, "", err
+		}
+	}
+	if r.By, err = aggregate.ParseBy(o.By); err != nil {
+		return r, "", err
+	}
+	if o.Top < 0 {
+		return r, "", fmt.Errorf("--top %d: must be 0 (all rows) or more", o.Top)
+	}
+	r.Top = o.Top
+	if r.Focus, err = compile("--focus", o.Focus); err != nil {
+		return r, "", err
+	}
+	if r.Ignore, err = compile("--ignore", o.Ignore); err != nil {
+		return r, "", err
+	}
+	format, err := render.ParseFormat(o.Format)
+	if err != nil {
+		return r, "", err
+	}
+	if format == render.Pprof && (o.Output == "" || o.Output == "-") {
+		// Binary output on a terminal is never what anyone wants; stdout
+		// redirection is still possible with -o -.
+		if o.Output == "" {
+			return r, "", fmt.Errorf("--format pprof writes a binary profile: give -o FILE (or -o - for standard output)")
+		}
+	}
+	return r, format, nil
+}
+
+func compile(flag, expr string) (*regexp.Regexp, error) {
+	if expr == "" {
+		return nil, nil
+	}
+	re, err := regexp.Compile(expr)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", flag, err)
+	}
+	return re, nil
 }

@@ -1,0 +1,239 @@
+// Package aggregate groups unbiased contributions by a key (function, stack,
+// leaf, thread, size, type). A group's statistics are sums and maxima of its
+// contributions (ci.Stats.Add), so groups merge in any order.
+package aggregate
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/heapest/heapest/ci"
+	"github.com/heapest/heapest/parse"
+	"github.com/heapest/heapest/unbias"
+)
+
+// By is what a row is.
+type By uint8
+
+const (
+	// ByFunc is pprof-style: flat by leaf function, cum by every function
+	// on the stack.
+	ByFunc By = iota
+	// ByStack is one row per whole call stack.
+	ByStack
+	// ByLeaf is one row per leaf function (flat only).
+	ByLeaf
+	// ByThread is one row per thread.
+	ByThread
+	// BySize is one row per allocation size.
+	BySize
+	// ByType is one row per allocated type.
+	ByType
+)
+
+var byNames = [...]string{"func", "stack", "leaf", "thread", "size", "type"}
+
+func (b By) String() string { return byNames[b] }
+
+// ParseBy parses a --by argument.
+func ParseBy(s string) (By, error) {
+	for i, n := range byNames {
+		if n == s {
+			return By(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown --by %q (want func, stack, leaf, thread, size or type)", s)
+}
+
+// Group is one row's statistics.
+type Group struct {
+	Key string
+	// Stack is the whole stack, leaf first, for ByStack.
+	Stack []string
+	// Flat are the statistics of the group itself; Cum, for ByFunc, those
+	// of every stack the function appears in.
+	Flat, Cum ci.Stats
+}
+
+// Filter selects records by their frames (pprof's -focus and -ignore).
+type Filter struct {
+	Focus, Ignore *regexp.Regexp
+}
+
+// keep reports whether a record passes the filter.
+func (f Filter) keep(rec *parse.Record) bool {
+	if f.Focus == nil && f.Ignore == nil {
+		return true
+	}
+	focus := f.Focus == nil
+	for i := range rec.Stack {
+		name := FrameName(&rec.Stack[i])
+		if f.Ignore != nil && f.Ignore.MatchString(name) {
+			return false
+		}
+		if !focus && f.Focus.MatchString(name) {
+			focus = true
+		}
+	}
+	if rec.Type != "" {
+		if f.Ignore != nil && f.Ignore.MatchString(rec.Type) {
+			return false
+		}
+		if !focus && f.Focus.MatchString(rec.Type) {
+			focus = true
+		}
+	}
+	return focus
+}
+
+// FrameName is a frame's function name, or its address as 0x… when it is
+// unsymbolized.
+func FrameName(f *parse.Frame) string {
+	if f.Func != "" {
+		return f.Func
+	}
+	return "0x" + strconv.FormatUint(f.Addr, 16)
+}
+
+// Aggregator sums contributions into groups.
+type Aggregator struct {
+	by     By
+	value  unbias.Value
+	filter Filter
+	groups map[string]*Group
+	total  ci.Stats
+	seen   map[string]bool // scratch for ByFunc cum
+}
+
+// New returns an empty Aggregator.
+func New(by By, value unbias.Value, filter Filter) *Aggregator {
+	return &Aggregator{by: by, value: value, filter: filter, groups: map[string]*Group{}, seen: map[string]bool{}}
+}
+
+// Add unbiases one record and adds it to its group(s) and to the total.
+func (a *Aggregator) Add(rec *parse.Record) {
+	if !a.filter.keep(rec) {
+		return
+	}
+	c := unbias.Contribute(rec, a.value)
+	if c.N == 0 {
+		return
+	}
+	a.total = a.total.Add(c.Stats)
+	switch a.by {
+	case ByFunc:
+		a.group(leafName(rec), nil).Flat = a.group(leafName(rec), nil).Flat.Add(c.Stats)
+		clear(a.seen)
+		for i := range rec.Stack {
+			name := FrameName(&rec.Stack[i])
+			if a.seen[name] {
+				continue // recursion: count a stack once per function
+			}
+			a.seen[name] = true
+			g := a.group(name, nil)
+			g.Cum = g.Cum.Add(c.Stats)
+		}
+		if len(rec.Stack) == 0 {
+			g := a.group(leafName(rec), nil)
+			g.Cum = g.Cum.Add(c.Stats)
+		}
+	case ByStack:
+		names := make([]string, len(rec.Stack))
+		for i := range rec.Stack {
+			names[i] = FrameName(&rec.Stack[i])
+		}
+		g := a.group(stackKey(names), names)
+		g.Flat = g.Flat.Add(c.Stats)
+	default:
+		g := a.group(a.key(rec, c), nil)
+		g.Flat = g.Flat.Add(c.Stats)
+	}
+}
+
+func (a *Aggregator) key(rec *parse.Record, c unbias.Contribution) string {
+	switch a.by {
+	case ByThread:
+		if rec.Thread == "" {
+			return "(no thread)"
+		}
+		return rec.Thread
+	case BySize:
+		if c.Size > 0 {
+			return strconv.FormatFloat(c.Size, 'f', -1, 64)
+		}
+		return "mixed"
+	case ByType:
+		if rec.Type == "" {
+			return "(no type)"
+		}
+		return rec.Type
+	}
+	return leafName(rec)
+}
+
+func leafName(rec *parse.Record) string {
+	if len(rec.Stack) == 0 {
+		return "(no stack)"
+	}
+	return FrameName(&rec.Stack[0])
+}
+
+// stackKey is the folded form: root first, frames joined by ";".
+func stackKey(leafFirst []string) string {
+	var b strings.Builder
+	for i := len(leafFirst) - 1; i >= 0; i-- {
+		b.WriteString(leafFirst[i])
+		if i > 0 {
+			b.WriteByte(';')
+		}
+	}
+	if len(leafFirst) == 0 {
+		return "(no stack)"
+	}
+	return b.String()
+}
+
+func (a *Aggregator) group(key string, stack []string) *Group {
+	g := a.groups[key]
+	if g == nil {
+		g = &Group{Key: key, Stack: stack}
+		a.groups[key] = g
+	}
+	return g
+}
+
+// Merge adds another aggregator's groups (same By and value) into a.
+func (a *Aggregator) Merge(o *Aggregator) {
+	a.total = a.total.Add(o.total)
+	for k, og := range o.groups {
+		g := a.group(k, og.Stack)
+		g.Flat = g.Flat.Add(og.Flat)
+		g.Cum = g.Cum.Add(og.Cum)
+	}
+}
+
+// Total is the statistics of everything added.
+func (a *Aggregator) Total() ci.Stats { return a.total }
+
+// Groups returns the groups sorted by flat estimate (then cum, then key),
+// largest first.
+func (a *Aggregator) Groups() []*Group {
+	out := make([]*Group, 0, len(a.groups))
+	for _, g := range a.groups {
+		out = append(out, g)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		x, y := out[i], out[j]
+		if x.Flat.Estimate != y.Flat.Estimate {
+			return x.Flat.Estimate > y.Flat.Estimate
+		}
+		if x.Cum.Estimate != y.Cum.Estimate {
+			return x.Cum.Estimate > y.Cum.Estimate
+		}
+		return x.Key < y.Key
+	})
+	return out
+}

@@ -1,0 +1,109 @@
+// Package render draws a report.Report as a text table, CSV or JSON (and,
+// in pprof.go, as a profile.proto). Rendering never computes statistics.
+package render
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+
+	"github.com/heapest/heapest/ci"
+	"github.com/heapest/heapest/report"
+)
+
+// Format is an output format.
+type Format string
+
+// The output formats.
+const (
+	Table Format = "table"
+	CSV   Format = "csv"
+	JSON  Format = "json"
+	Pprof Format = "pprof"
+)
+
+// ParseFormat parses a --format argument.
+func ParseFormat(s string) (Format, error) {
+	switch f := Format(s); f {
+	case Table, CSV, JSON, Pprof:
+		return f, nil
+	}
+	return "", fmt.Errorf("unknown --format %q (want table, csv, json or pprof)", s)
+}
+
+// Write renders r in format f. Pprof is written by WritePprof.
+func Write(w io.Writer, r *report.Report, f Format) error {
+	switch f {
+	case Table:
+		return WriteTable(w, r)
+	case CSV:
+		return WriteCSV(w, r)
+	case JSON:
+		return WriteJSON(w, r)
+	case Pprof:
+		return writePprof(w, r)
+	}
+	return fmt.Errorf("unknown format %q", f)
+}
+
+// writePprof is set by pprof.go.
+var writePprof = func(w io.Writer, r *report.Report) error {
+	return fmt.Errorf("pprof output is not available in this build")
+}
+
+// num formats a number unrounded for machine-readable output.
+func num(x float64) string {
+	if math.IsInf(x, 1) {
+		return "inf"
+	}
+	return strconv.FormatFloat(x, 'f', -1, 64)
+}
+
+// halfWidthPct is the interval's half width as a percentage of the estimate.
+func halfWidthPct(r ci.Result) string {
+	if r.Estimate == 0 || r.Method == "-" || r.Method == "none" {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f%%", 100*(r.Hi-r.Lo)/2/r.Estimate)
+}
+
+// human formats x in binary units for bytes, SI suffixes for counts.
+func human(x float64, bytes bool) string {
+	if math.IsInf(x, 1) {
+		return "inf"
+	}
+	if bytes {
+		units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
+		i := 0
+		for math.Abs(x) >= 1024 && i < len(units)-1 {
+			x /= 1024
+			i++
+		}
+		if i == 0 {
+			return fmt.Sprintf("%.0f%s", x, units[0])
+		}
+		return sig3(x) + units[i]
+	}
+	units := []string{"", "k", "M", "G", "T", "P", "E"}
+	i := 0
+	for math.Abs(x) >= 1000 && i < len(units)-1 {
+		x /= 1000
+		i++
+	}
+	if i == 0 {
+		return fmt.Sprintf("%.0f", x)
+	}
+	return sig3(x) + units[i]
+}
+
+// sig3 prints x with three significant digits.
+func sig3(x float64) string {
+	switch a := math.Abs(x); {
+	case a >= 100:
+		return fmt.Sprintf("%.0f", x)
+	case a >= 10:
+		return fmt.Sprintf("%.1f", x)
+	}
+	return fmt.Sprintf("%.2f", x)
+}

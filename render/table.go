@@ -1,0 +1,224 @@
+package render
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/renderer"
+	"github.com/olekukonko/tablewriter/tw"
+
+	"github.com/heapest/heapest/aggregate"
+	"github.com/heapest/heapest/ci"
+	"github.com/heapest/heapest/report"
+)
+
+// maxStackFrames is how many frames a --by stack row shows in a table.
+const maxStackFrames = 6
+
+// WriteTable writes r as an aligned text table: a header naming the inputs,
+// one line per row, the total, and footnotes for the caveats.
+func WriteTable(w io.Writer, r *report.Report) error {
+	bw := &errWriter{w: w}
+	writeHeader(bw, r)
+	notes := &footnotes{}
+	isBytes := r.Value.IsSpace()
+	withCum := r.By == aggregate.ByFunc
+	ncol := 7
+	if withCum {
+		ncol = 10
+	}
+	var buf bytes.Buffer
+	tbl := tablewriter.NewTable(&buf,
+		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
+			Borders: tw.BorderNone,
+			Symbols: tw.NewSymbols(tw.StyleNone),
+			Settings: tw.Settings{
+				Separators: tw.Separators{BetweenRows: tw.Off, BetweenColumns: tw.Off, ShowHeader: tw.Off, ShowFooter: tw.Off},
+				Lines:      tw.Lines{ShowTop: tw.Off, ShowBottom: tw.Off, ShowHeaderLine: tw.Off, ShowFooterLine: tw.Off},
+			},
+		})),
+		tablewriter.WithConfig(tablewriter.Config{
+			Header: cellConfig(ncol, tw.Off),
+			Row:    cellConfig(ncol, tw.Off),
+		}),
+		tablewriter.WithTrimSpace(tw.Off),
+	)
+	pct := fmt.Sprintf("%g%% CI", 100*r.Confidence)
+	head := []string{"FLAT", "FLAT%", pct, "±", "SAMPLES", "METHOD"}
+	if withCum {
+		head = []string{"FLAT", "FLAT%", pct, "±", "CUM", "CUM%", pct, "SAMPLES", "METHOD"}
+	}
+	head = append(head, strings.ToUpper(r.By.String()))
+	tbl.Header(head)
+	for _, row := range r.Rows {
+		if err := tbl.Append(cells(row, r, isBytes, withCum, notes)); err != nil {
+			return err
+		}
+	}
+	tot := r.Total
+	tot.Key = "total"
+	if withCum {
+		c := tot.Flat
+		tot.Cum = &c
+	}
+	if err := tbl.Append(cells(tot, r, isBytes, withCum, notes)); err != nil {
+		return err
+	}
+	if err := tbl.Render(); err != nil {
+		return err
+	}
+	bw.Write(trimTrailing(buf.Bytes()))
+	if r.Omitted > 0 {
+		fmt.Fprintf(bw, "(%d more rows; --top 0 shows all)\n", r.Omitted)
+	}
+	notes.write(bw, r.Notes)
+	return bw.err
+}
+
+// cellConfig right-aligns the numbers and left-aligns the last (key)
+// column, set explicitly so that golden output does not depend on
+// tablewriter's defaults.
+func cellConfig(ncol int, autoFormat tw.State) tw.CellConfig {
+	align := make([]tw.Align, ncol)
+	for i := range align {
+		align[i] = tw.AlignRight
+	}
+	align[ncol-1] = tw.AlignLeft
+	return tw.CellConfig{
+		Formatting: tw.CellFormatting{AutoFormat: autoFormat, AutoWrap: tw.WrapNone},
+		Alignment:  tw.CellAlignment{PerColumn: align},
+		Padding:    tw.CellPadding{Global: tw.Padding{Left: " ", Right: " ", Overwrite: true}},
+	}
+}
+
+func writeHeader(w io.Writer, r *report.Report) {
+	for _, s := range r.Sources {
+		fmt.Fprintf(w, "File: %s (%s", s.Path, s.Format)
+		if s.Rate > 0 {
+			fmt.Fprintf(w, ", sampling period %s", human(s.Rate, true))
+		}
+		if s.Detail != "" {
+			fmt.Fprintf(w, ", %s", s.Detail)
+		}
+		fmt.Fprintln(w, ")")
+	}
+	fmt.Fprintf(w, "Value: %s, by %s, %g%% confidence intervals\n\n", r.Value, r.By, 100*r.Confidence)
+}
+
+func cells(row report.Row, r *report.Report, bytes, withCum bool, notes *footnotes) []string {
+	f := row.Flat
+	total := r.Total.Flat.Estimate
+	out := []string{human(f.Estimate, bytes), share(f.Estimate, total), interval(f, bytes), halfWidthPct(f)}
+	if withCum {
+		c := ci.Result{Method: "-"}
+		if row.Cum != nil {
+			c = *row.Cum
+		}
+		out = append(out, human(c.Estimate, bytes), share(c.Estimate, total), interval(c, bytes))
+	}
+	samples := human(f.Samples, false)
+	if row.Stats.SamplesBound {
+		samples = "≤" + samples
+	}
+	out = append(out, samples, f.Method+notes.marks(f.Notes), keyText(row, r.By))
+	return out
+}
+
+func keyText(row report.Row, by aggregate.By) string {
+	if by != aggregate.ByStack || len(row.Stack) == 0 {
+		return row.Key
+	}
+	s := row.Stack
+	more := ""
+	if len(s) > maxStackFrames {
+		s, more = s[:maxStackFrames], " < …"
+	}
+	return strings.Join(s, " < ") + more
+}
+
+func interval(r ci.Result, bytes bool) string {
+	if r.Method == "-" || r.Method == "none" {
+		return "-"
+	}
+	return human(r.Lo, bytes) + " – " + human(r.Hi, bytes)
+}
+
+func share(x, total float64) string {
+	if total == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f%%", 100*x/total)
+}
+
+// footnotes numbers distinct notes in order of first use.
+type footnotes struct {
+	texts []string
+	index map[string]int
+}
+
+var superscripts = []string{"¹", "²", "³", "⁴", "⁵", "⁶", "⁷", "⁸", "⁹"}
+
+func (f *footnotes) marks(notes []string) string {
+	if f.index == nil {
+		f.index = map[string]int{}
+	}
+	var b strings.Builder
+	for _, n := range notes {
+		i, ok := f.index[n]
+		if !ok {
+			i = len(f.texts)
+			f.index[n] = i
+			f.texts = append(f.texts, n)
+		}
+		if i < len(superscripts) {
+			b.WriteString(superscripts[i])
+		} else {
+			fmt.Fprintf(&b, "[%d]", i+1)
+		}
+	}
+	return b.String()
+}
+
+func (f *footnotes) write(w io.Writer, global []string) {
+	if len(f.texts) > 0 || len(global) > 0 {
+		fmt.Fprintln(w)
+	}
+	for i, t := range f.texts {
+		m := fmt.Sprintf("[%d]", i+1)
+		if i < len(superscripts) {
+			m = superscripts[i]
+		}
+		fmt.Fprintf(w, "%s %s\n", m, t)
+	}
+	for _, t := range global {
+		fmt.Fprintf(w, "Note: %s\n", t)
+	}
+}
+
+// errWriter keeps the first write error so rendering code stays linear.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	e.err = err
+	return n, err
+}
+
+// trimTrailing drops the blanks tablewriter pads the last column with, so
+// lines carry no trailing spaces.
+func trimTrailing(b []byte) []byte {
+	lines := bytes.Split(b, []byte("\n"))
+	for i, l := range lines {
+		lines[i] = bytes.TrimRight(l, " ")
+	}
+	return bytes.Join(lines, []byte("\n"))
+}

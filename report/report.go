@@ -1,0 +1,153 @@
+// Package report runs the pipeline between parsed profiles and rendering:
+// unbias → aggregate → ci, in that order, and returns the table model that
+// render draws. Nothing here parses or prints.
+package report
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+
+	"github.com/heapest/heapest/aggregate"
+	"github.com/heapest/heapest/ci"
+	"github.com/heapest/heapest/parse"
+	"github.com/heapest/heapest/unbias"
+)
+
+// Options select what a report shows.
+type Options struct {
+	Value      unbias.Value
+	By         aggregate.By
+	Confidence float64
+	Method     ci.Method
+	// Top limits the rows (0: all).
+	Top           int
+	Focus, Ignore *regexp.Regexp
+}
+
+// Row is one group with its intervals.
+type Row struct {
+	Key string
+	// Stack is leaf first, for --by stack.
+	Stack []string
+	// Flat is the group's own estimate and interval.
+	Flat ci.Result
+	// Cum is, for --by func, the estimate over every stack containing the
+	// function; nil otherwise.
+	Cum *ci.Result
+	// Stats and CumStats are the statistics behind Flat and Cum, kept so
+	// that a pprof rendering can carry them and be merged again.
+	Stats, CumStats ci.Stats
+}
+
+// Report is the table model.
+type Report struct {
+	Confidence float64
+	Value      unbias.Value
+	By         aggregate.By
+	Sources    []parse.Source
+	Total      Row
+	Rows       []Row
+	// Omitted counts the rows cut by Top.
+	Omitted int
+	// Notes are report-wide caveats, printed as footnotes.
+	Notes []string
+}
+
+// Build aggregates the profiles' records and computes every interval.
+func Build(profiles []*parse.Profile, opt Options) (*Report, error) {
+	agg := aggregate.New(opt.By, opt.Value, aggregate.Filter{Focus: opt.Focus, Ignore: opt.Ignore})
+	r := &Report{Confidence: opt.Confidence, Value: opt.Value, By: opt.By}
+	for _, p := range profiles {
+		if err := checkValue(p, opt.Value); err != nil {
+			return nil, err
+		}
+		recs := p.Records
+		if opt.By == aggregate.ByThread && len(p.ThreadRecords) > 0 {
+			recs = p.ThreadRecords
+		}
+		before := agg.Total().Samples
+		for i := range recs {
+			agg.Add(&recs[i])
+		}
+		src := p.Source
+		src.Samples = agg.Total().Samples - before // the samples this report rests on
+		r.Sources = append(r.Sources, src)
+	}
+	var err error
+	if r.Total, err = row("total", nil, agg.Total(), nil, opt); err != nil {
+		return nil, err
+	}
+	groups := agg.Groups()
+	if opt.Top > 0 && len(groups) > opt.Top {
+		r.Omitted = len(groups) - opt.Top
+		groups = groups[:opt.Top]
+	}
+	for _, g := range groups {
+		var cum *ci.Stats
+		if opt.By == aggregate.ByFunc {
+			cum = &g.Cum
+		}
+		rw, err := row(g.Key, g.Stack, g.Flat, cum, opt)
+		if err != nil {
+			return nil, err
+		}
+		r.Rows = append(r.Rows, rw)
+	}
+	return r, nil
+}
+
+func row(key string, stack []string, flat ci.Stats, cum *ci.Stats, opt Options) (Row, error) {
+	rw := Row{Key: key, Stack: stack, Stats: flat}
+	var err error
+	if rw.Flat, err = interval(flat, opt); err != nil {
+		return rw, fmt.Errorf("%s: %w", key, err)
+	}
+	if cum != nil {
+		rw.CumStats = *cum
+		c, err := interval(*cum, opt)
+		if err != nil {
+			return rw, fmt.Errorf("%s: %w", key, err)
+		}
+		rw.Cum = &c
+	}
+	return rw, nil
+}
+
+// interval is ci.Interval, with an empty group (a function that only
+// appears as a caller) reported as zero.
+func interval(s ci.Stats, opt Options) (ci.Result, error) {
+	if s.N == 0 {
+		return ci.Result{Method: "-"}, nil
+	}
+	res, err := ci.Interval(s, opt.Method, opt.Confidence)
+	if err != nil {
+		return res, err
+	}
+	if math.IsNaN(res.Lo) || math.IsNaN(res.Hi) || math.IsNaN(res.Estimate) {
+		return res, fmt.Errorf("interval method %s gave NaN for %+v", res.Method, s)
+	}
+	return res, nil
+}
+
+// checkValue rejects a value the profile does not have.
+func checkValue(p *parse.Profile, v unbias.Value) error {
+	if v.IsAlloc() && !p.HasAlloc {
+		return fmt.Errorf("%s: has no allocation (alloc_*) values; use --value inuse_space or inuse_objects", p.Source.Path)
+	}
+	if !v.IsAlloc() && !p.HasInUse {
+		return fmt.Errorf("%s: has no in-use (inuse_*) values; use --value alloc_space or alloc_objects", p.Source.Path)
+	}
+	return nil
+}
+
+// DefaultValue is the value a report shows when --value is not given:
+// inuse_space where the input has it, else alloc_space.
+func DefaultValue(profiles []*parse.Profile) unbias.Value {
+	for _, p := range profiles {
+		if !p.HasInUse {
+			return unbias.AllocSpace
+		}
+	}
+	return unbias.InUseSpace
+}

@@ -1,0 +1,170 @@
+package unbias
+
+import (
+	"math"
+	"sort"
+
+	"github.com/heapest/heapest/ci"
+	"github.com/heapest/heapest/parse"
+)
+
+// Contribution is one record's share of a value: its HT estimate with the
+// statistics an interval needs, and the allocation size when it is known.
+type Contribution struct {
+	ci.Stats
+	// Size is the allocation size (usize) all the record's samples share,
+	// or 0 when sizes are mixed or unknown.
+	Size float64
+}
+
+// Contribute unbiases one record for value v. A record with nothing for v
+// gives a zero Contribution (Stats.N == 0).
+func Contribute(rec *parse.Record, v Value) Contribution {
+	c := rec.InUse
+	if v.IsAlloc() {
+		c = rec.Alloc
+	}
+	if c.IsZero() {
+		return Contribution{}
+	}
+	var out Contribution
+	switch rec.Scheme {
+	case parse.Bernoulli:
+		if rec.Rate <= 1 {
+			out = exact(c, v)
+		} else {
+			out = bernoulli(c, v, rec.Rate)
+		}
+	case parse.Exact:
+		out = exact(c, v)
+	default:
+		out = estimateOnly(c, v, rec.Rate)
+	}
+	out.N = 1
+	out.Rate = rec.Rate
+	out.Approx = out.Approx || c.Approx
+	if rec.HasOffset && v == AllocSpace {
+		out.Offset, out.HasOffset = rec.Offset, true
+	}
+	return out
+}
+
+// pick returns the bytes or the objects of a pair.
+func pick(v Value, objects, bytes float64) float64 {
+	if v.IsSpace() {
+		return bytes
+	}
+	return objects
+}
+
+// inclusion is π(z) = 1 − exp(−z/R), the probability that per-byte
+// Bernoulli sampling with mean period R samples an allocation of z bytes.
+func inclusion(z, rate float64) float64 { return -math.Expm1(-z / rate) }
+
+// single is the contribution of n samples that all have size z.
+func single(n, z, rate float64, v Value) Contribution {
+	p := inclusion(z, rate)
+	unit := pick(v, 1, z)
+	return Contribution{Size: z, Stats: ci.Stats{
+		Estimate:  n * unit / p,
+		Var:       n * unit * unit * (1 - p) / (p * p),
+		Samples:   n,
+		MaxWeight: unit * (1 - p) / p,
+		P:         p,
+		Unit:      unit,
+	}}
+}
+
+// mixed is the contribution of a line whose sample sizes are unknown: its
+// estimate is given (objects and bytes); n is the sample count or an upper
+// bound. Variance of bytes uses the bounds V ≤ n·R² and V ≤ R·Ŝ, which hold
+// because each sample's term z²(1−π)/π² is at most R² and at most R·z/π.
+// The object-count variance has no bound (small sizes dominate it and are
+// not visible): the average-size approximation is used and flagged.
+func mixed(n, objects, bytes, rate float64, v Value) Contribution {
+	out := Contribution{Stats: ci.Stats{Samples: n, Mixed: true}}
+	if v.IsSpace() {
+		out.Estimate = bytes
+		out.Var = math.Min(n*rate*rate, rate*bytes)
+		out.MaxWeight = rate
+		return out
+	}
+	p := inclusion(bytes/objects, rate)
+	out.Estimate = objects
+	out.Var = n * (1 - p) / (p * p)
+	out.MaxWeight = (1 - p) / p
+	out.Approx = true
+	return out
+}
+
+func bernoulli(c parse.Counts, v Value, rate float64) Contribution {
+	switch c.Enc {
+	case parse.JemallocUnbias:
+		cIn, sIn := uint64(c.Objects), uint64(c.Bytes)
+		if n, z, ok := jemallocInvert(cIn, sIn, rate); ok {
+			return single(float64(n), float64(z), rate, v)
+		}
+		objs, bytes := parse.JeprofDecode(c.Objects, c.Bytes, rate)
+		out := mixed(c.Objects, objs, bytes, rate, v)
+		out.SamplesBound = true
+		return out
+	case parse.Scaled:
+		if c.Size > 0 {
+			out := single(c.Samples, c.Size, rate, v)
+			out.Estimate = pick(v, c.Objects, c.Bytes) // the producer's own HT value
+			out.SamplesBound = c.SamplesBound
+			return out
+		}
+		out := mixed(c.Samples, c.Objects, c.Bytes, rate, v)
+		out.SamplesBound = c.SamplesBound
+		return out
+	default: // Raw sampled sums
+		n := c.Objects
+		z := c.Size
+		if z == 0 {
+			z = c.Bytes / n
+			if !isSizeClass(z) {
+				// jeprof's average-size estimate: biased when sizes mix.
+				objs, bytes := parse.JeprofDecode(c.Objects, c.Bytes, rate)
+				out := mixed(n, objs, bytes, rate, v)
+				out.Approx = true
+				return out
+			}
+		}
+		return single(n, z, rate, v)
+	}
+}
+
+// isSizeClass reports whether z is an integral jemalloc size class: a raw
+// line whose average size is one almost surely has one size only.
+func isSizeClass(z float64) bool {
+	if z != math.Trunc(z) || z <= 0 || z > 1<<62 {
+		return false
+	}
+	i := sort.Search(len(sizeClasses), func(i int) bool { return float64(sizeClasses[i]) >= z })
+	return i < len(sizeClasses) && float64(sizeClasses[i]) == z
+}
+
+// exact is a record from a profile that recorded every allocation.
+func exact(c parse.Counts, v Value) Contribution {
+	val := pick(v, c.Objects, c.Bytes)
+	n := c.Objects
+	if c.Enc == parse.Scaled && c.Samples > 0 {
+		n = c.Samples
+	}
+	unit := 1.0
+	if v.IsSpace() && c.Objects > 0 {
+		unit = c.Bytes / c.Objects
+	}
+	return Contribution{Size: c.Size, Stats: ci.Stats{Estimate: val, Samples: n, Complete: true, P: 1, Unit: unit}}
+}
+
+// estimateOnly is a record whose sampling gives no honest interval.
+func estimateOnly(c parse.Counts, v Value, rate float64) Contribution {
+	val := pick(v, c.Objects, c.Bytes)
+	if c.Enc == parse.Raw && rate > 1 && c.Objects > 0 {
+		objs, bytes := parse.JeprofDecode(c.Objects, c.Bytes, rate)
+		val = pick(v, objs, bytes)
+	}
+	return Contribution{Size: c.Size, Stats: ci.Stats{Estimate: val, Samples: c.Samples, NoInterval: true, Mixed: true}}
+}

@@ -1,0 +1,136 @@
+package unbias
+
+import (
+	"math"
+	"sort"
+	"sync"
+)
+
+// jemalloc's arithmetic, emulated so that prof_unbias lines can be decoded
+// and, where possible, inverted to their raw sample counts (see
+// ../shared/reference/jemalloc.md §3). The size-class table is the standard
+// x86-64 Linux one: quantum 16, smallest class 8, four classes per doubling.
+
+// lgTinyMin is SC_LG_TINY_MIN: counts are kept shifted by 1<<3 = 8.
+const lgTinyMin = 3
+
+var sizeClasses = func() []uint64 {
+	c := []uint64{8, 16, 32, 48, 64}
+	for lg := uint(6); lg < 62; lg++ {
+		delta := uint64(1) << (lg - 2)
+		base := uint64(1) << lg
+		for i := uint64(1); i <= 4; i++ {
+			c = append(c, base+i*delta)
+		}
+	}
+	return c
+}()
+
+// JemallocSizeClass returns the usize jemalloc gives a request of size
+// bytes: the smallest size class not below it.
+func JemallocSizeClass(size uint64) uint64 {
+	i := sort.Search(len(sizeClasses), func(i int) bool { return sizeClasses[i] >= size })
+	if i == len(sizeClasses) {
+		return size
+	}
+	return sizeClasses[i]
+}
+
+// jeTable holds prof_unbias_map_init's per-class weights for one rate.
+type jeTable struct {
+	rate       float64
+	shiftedCnt []uint64 // round(8/p(sz))
+	unbiasedSz []uint64 // round(sz/p(sz))
+}
+
+var jeTables sync.Map // rate (float64) -> *jeTable
+
+func jemallocTable(rate float64) *jeTable {
+	if t, ok := jeTables.Load(rate); ok {
+		return t.(*jeTable)
+	}
+	t := &jeTable{rate: rate, shiftedCnt: make([]uint64, len(sizeClasses)), unbiasedSz: make([]uint64, len(sizeClasses))}
+	for i, sz := range sizeClasses {
+		// The same double expressions as jemalloc's prof_unbias_map_init.
+		szd := float64(sz)
+		div := 1.0 - math.Exp(-szd/rate)
+		t.unbiasedSz[i] = castU64(szd / div)
+		t.shiftedCnt[i] = castU64(float64(uint64(1)<<lgTinyMin) / div)
+	}
+	jeTables.Store(rate, t)
+	return t
+}
+
+// JemallocSampleWeights returns the two counters jemalloc adds for one
+// sampled allocation of usize bytes at rate 2^lgR: the shifted HT object
+// weight round(8/p) and the HT byte weight round(usize/p).
+func JemallocSampleWeights(usize uint64, lgR uint) (shiftedCnt, unbiasedSz uint64) {
+	t := jemallocTable(float64(uint64(1) << lgR))
+	i := sort.Search(len(sizeClasses), func(i int) bool { return sizeClasses[i] >= usize })
+	if i == len(sizeClasses) {
+		i--
+	}
+	return t.shiftedCnt[i], t.unbiasedSz[i]
+}
+
+// JemallocEncode is prof_do_unbias: the pair jemalloc writes for a line
+// whose summed HT counters are cShifted (objects × 8) and sUnbiased (bytes).
+func JemallocEncode(cShifted, sUnbiased uint64, lgR uint) (cIn, sIn uint64) {
+	return jemallocEncode(cShifted, sUnbiased, float64(uint64(1)<<lgR))
+}
+
+func jemallocEncode(cShifted, sUnbiased uint64, rate float64) (uint64, uint64) {
+	if cShifted == 0 || sUnbiased == 0 {
+		return 0, 0
+	}
+	cOut := float64(cShifted) / float64(uint64(1)<<lgTinyMin)
+	sOut := float64(sUnbiased)
+	x := sOut / cOut
+	y := sOut * (1.0 - math.Exp(-1.0*x/rate))
+	return castU64(y / x), castU64(y)
+}
+
+// castU64 is prof_double_uint64_cast: round, clamped to uint64.
+func castU64(d float64) uint64 {
+	if d >= 18446744073709551615.0 {
+		return math.MaxUint64
+	}
+	if !(d > 0) {
+		return 0
+	}
+	return uint64(math.Round(d))
+}
+
+// jemallocInvert looks for the single-size-class line that jemalloc would
+// have written as (cIn, sIn): n samples of usize z. It reports ok only for an
+// exact match. Lines with mixed sizes have no such solution (or, rarely, one
+// that still gives the right n).
+func jemallocInvert(cIn, sIn uint64, rate float64) (n, z uint64, ok bool) {
+	if cIn == 0 || sIn == 0 {
+		return 0, 0, false
+	}
+	t := jemallocTable(rate)
+	// The written mean size sIn/cIn is the HT mean size up to the rounding
+	// of cIn (±0.5) and the shift-8 rounding (a few percent).
+	lo := float64(sIn) / (float64(cIn) + 0.5) * 0.9
+	hi := float64(sIn) / math.Max(float64(cIn)-0.5, 0.25) * 1.1
+	i := sort.Search(len(sizeClasses), func(i int) bool { return float64(sizeClasses[i]) >= lo })
+	for ; i < len(sizeClasses) && float64(sizeClasses[i]) <= hi; i++ {
+		sh, us := t.shiftedCnt[i], t.unbiasedSz[i]
+		// For one size class p(x) does not depend on n, so sIn ≈ n·us·p(x).
+		x := 8 * float64(us) / float64(sh)
+		k := float64(us) * (1.0 - math.Exp(-x/rate))
+		guess := math.Round(float64(sIn) / k)
+		for d := -1.0; d <= 1; d++ {
+			m := guess + d
+			if m < 1 || m*float64(us) > 1.8e19 {
+				continue
+			}
+			c, s := jemallocEncode(uint64(m)*sh, uint64(m)*us, rate)
+			if c == cIn && s == sIn {
+				return uint64(m), sizeClasses[i], true
+			}
+		}
+	}
+	return 0, 0, false
+}

@@ -1,8 +1,5 @@
 package ci
 
-// TEMPORARY: the interval methods are being written in this file by the ci
-// work (issue 3); this placeholder only fixes the API the pipeline calls.
-
 import (
 	"fmt"
 	"math"
@@ -36,12 +33,113 @@ type Result struct {
 	Notes []string
 }
 
-// Interval computes the interval of s at the given confidence.
+// Method names that appear in Result.Method besides the Method values.
+const (
+	// MethodNone marks a group for which no honest interval exists.
+	MethodNone = "none"
+)
+
+// Notes attached to results.
+const (
+	NoteSamplesBound = "samples is an upper bound (sizes mixed on a dump line)"
+	NoteApprox       = "approximate: the variance or count is estimated, not bounded"
+	NoteNoInterval   = "no interval: this sampling scheme gives no honest error bound"
+	NoteNotExact     = "exact needs one inclusion probability; used gamma"
+	NoteCampPaulson  = "approximate: Camp–Paulson normal approximation of the exact CDF"
+)
+
+// Interval computes the interval of s at the given confidence with method
+// m. Statistics that no sampling can produce (negative or non-finite sums,
+// a probability outside (0,1], a negative rate) and a confidence outside
+// (0,1) are errors; every returned bound is finite.
 func Interval(s Stats, m Method, confidence float64) (Result, error) {
 	if !(confidence > 0 && confidence < 1) {
 		return Result{}, fmt.Errorf("confidence %v outside (0,1)", confidence)
 	}
-	z := 1.959963984540054
-	sd := math.Sqrt(s.Var)
-	return Result{Estimate: s.Estimate, Lo: math.Max(0, s.Estimate-z*sd), Hi: s.Estimate + z*sd, Samples: s.Samples, Method: "normal"}, nil
+	if err := s.Validate(); err != nil {
+		return Result{}, err
+	}
+	alpha := 1 - confidence
+	var r Result
+	switch {
+	case s.NoInterval:
+		r = Result{Estimate: s.Estimate, Lo: s.Estimate, Hi: s.Estimate, Method: MethodNone, Notes: []string{NoteNoInterval}}
+	case s.Complete || s.N == 0:
+		r = Result{Estimate: s.Estimate, Lo: s.Estimate, Hi: s.Estimate, Method: Exact.String()}
+	default:
+		r = dispatch(s, m, alpha)
+	}
+	r.Samples = s.Samples
+	if s.SamplesBound {
+		r.Notes = append(r.Notes, NoteSamplesBound)
+	}
+	if s.Approx {
+		r.Notes = append(r.Notes, NoteApprox)
+	}
+	return r, nil
+}
+
+// dispatch runs method m, falling back to gamma where m does not apply.
+func dispatch(s Stats, m Method, alpha float64) Result {
+	switch m {
+	case Normal:
+		return NormalInterval(s.Estimate, s.Var, alpha)
+	case Gamma:
+		return GammaInterval(s.Estimate, s.Var, s.MaxWeight, alpha)
+	case Exact, CampPaulson, Auto:
+		approx := m == CampPaulson
+		if s.offsetApplies() {
+			return OffsetInterval(s.Estimate, s.Samples, 1/s.Rate, s.Offset, alpha, approx)
+		}
+		if s.exactApplies() {
+			return ExactInterval(s.Estimate, s.Samples, s.P, s.Unit, alpha, approx)
+		}
+		r := GammaInterval(s.Estimate, s.Var, s.MaxWeight, alpha)
+		if m != Auto {
+			r.Notes = append(r.Notes, NoteNotExact)
+		}
+		return r
+	}
+	return GammaInterval(s.Estimate, s.Var, s.MaxWeight, alpha)
+}
+
+// offsetApplies reports whether .NET Approach 2 applies: every sample
+// carries its sampled-byte offset and all share one rate.
+func (s Stats) offsetApplies() bool {
+	return s.HasOffset && !s.MixedRate && s.Rate >= 1
+}
+
+// exactApplies reports whether every sample shares one inclusion
+// probability and unit and the sample count is exact.
+func (s Stats) exactApplies() bool {
+	return !s.Mixed && s.P > 0 && s.P <= 1 && s.Unit > 0 && !s.SamplesBound
+}
+
+// Validate reports statistics that no sampled profile can produce.
+func (s Stats) Validate() error {
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"estimate", s.Estimate}, {"variance", s.Var}, {"samples", s.Samples}, {"max weight", s.MaxWeight},
+		{"unit", s.Unit}, {"rate", s.Rate}, {"offset", s.Offset}} {
+		if math.IsNaN(f.v) || math.IsInf(f.v, 0) || f.v < 0 {
+			return fmt.Errorf("invalid statistics: %s %v (want a finite value ≥ 0)", f.name, f.v)
+		}
+	}
+	if s.N < 0 {
+		return fmt.Errorf("invalid statistics: %d contributions", s.N)
+	}
+	if math.IsNaN(s.P) || s.P < 0 || s.P > 1 || (!s.Mixed && s.Unit > 0 && s.P == 0) {
+		return fmt.Errorf("invalid statistics: inclusion probability %v outside (0,1]", s.P)
+	}
+	if s.HasOffset && !s.MixedRate && s.Rate < 1 {
+		return fmt.Errorf("invalid statistics: sampling rate %v with offsets (want ≥ 1 byte)", s.Rate)
+	}
+	return nil
+}
+
+// NormalInterval is estimate ± z·√var, clipped at 0.
+func NormalInterval(est, variance, alpha float64) Result {
+	h := -normalQuantile(alpha/2) * math.Sqrt(variance)
+	return Result{Estimate: est, Lo: math.Max(0, est-h), Hi: est + h, Method: Normal.String()}
 }

@@ -1,0 +1,193 @@
+package ci
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+const dotnetP = 1.0 / 102400
+
+func TestOffsetIntervalWorkedExample(t *testing.T) {
+	// The .NET design's example: C = 0.95, s = 8, u = 10,908.
+	r := OffsetInterval(OffsetEstimate(8, dotnetP, 10908), 8, dotnetP, 10908, 0.05, false)
+	if math.Abs(r.Lo-364574) > 1 || math.Abs(r.Hi-1487778) > 1 {
+		t.Errorf("got [%v, %v], want [364574, 1487778] ±1", r.Lo, r.Hi)
+	}
+	if r.Method != "exact" {
+		t.Errorf("method %q", r.Method)
+	}
+}
+
+func TestExactIntervalBounds(t *testing.T) {
+	// N_lo = s + Q(α/2; s), N_hi = s + 1 + Q(1−α/2; s+1): with the table's
+	// rows for s = 8 and s + 1 = 9 (±1 for the table's rounding).
+	r := ExactInterval(8/dotnetP, 8, dotnetP, 1, 0.05, false)
+	if math.Abs(r.Lo-(8+353666)) > 1 || math.Abs(r.Hi-(9+1614137)) > 1 {
+		t.Errorf("s=8: [%v, %v]", r.Lo, r.Hi)
+	}
+	// Unit scales counts to bytes.
+	b := ExactInterval(8*64/dotnetP, 8, dotnetP, 64, 0.05, false)
+	if b.Lo != 64*r.Lo || b.Hi != 64*r.Hi {
+		t.Errorf("bytes [%v, %v] vs objects [%v, %v]", b.Lo, b.Hi, r.Lo, r.Hi)
+	}
+	// s = 0: lower 0, finite upper; p = 1: zero width.
+	z := ExactInterval(0, 0, 0.01, 1, 0.05, false)
+	if z.Lo != 0 || !(z.Hi > 0) || math.IsInf(z.Hi, 0) {
+		t.Errorf("s=0: [%v, %v]", z.Lo, z.Hi)
+	}
+	c := ExactInterval(5, 5, 1, 1, 0.05, false)
+	if c.Lo != 5 || c.Hi != 5 {
+		t.Errorf("p=1: [%v, %v]", c.Lo, c.Hi)
+	}
+}
+
+// TestExactIntervalCoverage computes the exact interval's coverage for
+// every true N by summing binomial probabilities: it must never fall
+// below the nominal level (the Clopper–Pearson guarantee).
+func TestExactIntervalCoverage(t *testing.T) {
+	for _, p := range []float64{0.9, 0.3, 0.02} {
+		q := 1 - p
+		for n := 1.0; n <= 150; n++ {
+			cover := 0.0
+			for s := 0.0; s <= n; s++ {
+				r := ExactInterval(s/p, s, p, 1, 0.05, false)
+				if r.Lo <= n && n <= r.Hi {
+					cover += binomPMF(s, n, p, q)
+				}
+			}
+			if cover < 0.95-1e-12 {
+				t.Errorf("p=%v N=%v: coverage %v", p, n, cover)
+			}
+		}
+	}
+}
+
+func TestGammaIntervalGarwood(t *testing.T) {
+	// One Poisson count with weight 1 is Garwood's interval; reference
+	// values are the published χ²-based limits (e.g. Ulm 1990).
+	cases := []struct{ n, lo, hi float64 }{
+		{0, 0, 3.6889}, {1, 0.0253, 5.5716}, {10, 4.7954, 18.3904},
+	}
+	for _, c := range cases {
+		r := GammaInterval(c.n, c.n, 1, 0.05)
+		if math.Abs(r.Lo-c.lo) > 1e-4 || math.Abs(r.Hi-c.hi) > 1e-4 {
+			t.Errorf("n=%v: [%v, %v], want [%v, %v]", c.n, r.Lo, r.Hi, c.lo, c.hi)
+		}
+	}
+	// Zero variance (everything recorded): zero width.
+	r := GammaInterval(7, 0, 0, 0.05)
+	if r.Lo != 7 || r.Hi != 7 {
+		t.Errorf("v=0: [%v, %v]", r.Lo, r.Hi)
+	}
+}
+
+func TestNormalInterval(t *testing.T) {
+	r := NormalInterval(100, 25, 0.05)
+	if math.Abs(r.Lo-(100-1.959963984540054*5)) > 1e-9 || math.Abs(r.Hi-(100+1.959963984540054*5)) > 1e-9 {
+		t.Errorf("[%v, %v]", r.Lo, r.Hi)
+	}
+	if r := NormalInterval(1, 100, 0.05); r.Lo != 0 {
+		t.Errorf("lower bound %v not clipped at 0", r.Lo)
+	}
+}
+
+// single returns the Stats the pipeline writes for n samples of size z at
+// rate rate (bytes).
+func single(n, z, rate float64) Stats {
+	pi := -math.Expm1(-z / rate)
+	return Stats{N: 1, Estimate: n * z / pi, Var: n * z * z * (1 - pi) / (pi * pi), Samples: n,
+		MaxWeight: z * (1 - pi) / pi, P: pi, Unit: z, Rate: rate}
+}
+
+func TestIntervalAuto(t *testing.T) {
+	one := single(8, 64, 524288)
+	mixed := one.Add(single(3, 4096, 524288))
+	offset := Stats{N: 1, Estimate: OffsetEstimate(8, dotnetP, 10908), Var: 1, Samples: 8, Mixed: true,
+		Rate: 102400, Offset: 10908, HasOffset: true}
+	cases := []struct {
+		name   string
+		s      Stats
+		method string
+		note   string
+	}{
+		{"single size", one, "exact", ""},
+		{"mixed sizes", mixed, "gamma", ""},
+		{"offsets", offset, "exact", ""},
+		{"no interval", Stats{N: 1, Estimate: 5, NoInterval: true}, "none", NoteNoInterval},
+		{"complete", Stats{N: 1, Estimate: 5, P: 1, Unit: 1, Samples: 5, Complete: true}, "exact", ""},
+		{"bound", Stats{N: 1, Estimate: 5e6, Var: 1e12, Samples: 3, SamplesBound: true, Mixed: true, MaxWeight: 5e5}, "gamma", NoteSamplesBound},
+	}
+	for _, c := range cases {
+		r, err := Interval(c.s, Auto, 0.95)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if r.Method != c.method {
+			t.Errorf("%s: method %q, want %q", c.name, r.Method, c.method)
+		}
+		if c.note != "" && !strings.Contains(strings.Join(r.Notes, "\n"), c.note) {
+			t.Errorf("%s: notes %q lack %q", c.name, r.Notes, c.note)
+		}
+		if !(r.Lo <= r.Estimate && r.Estimate <= r.Hi) || math.IsNaN(r.Lo+r.Hi) {
+			t.Errorf("%s: [%v, %v] around %v", c.name, r.Lo, r.Hi, r.Estimate)
+		}
+	}
+}
+
+func TestIntervalExplicitMethods(t *testing.T) {
+	s := single(20, 100, 524288)
+	for _, m := range []Method{Exact, CampPaulson, Gamma, Normal} {
+		r, err := Interval(s, m, 0.9)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Method != m.String() {
+			t.Errorf("%v: used %q", m, r.Method)
+		}
+		if !(r.Lo < r.Estimate && r.Estimate < r.Hi) {
+			t.Errorf("%v: [%v, %v] around %v", m, r.Lo, r.Hi, r.Estimate)
+		}
+	}
+	// Exact on mixed sizes falls back to gamma and says so.
+	r, _ := Interval(s.Add(single(2, 1e6, 524288)), Exact, 0.95)
+	if r.Method != "gamma" || len(r.Notes) == 0 {
+		t.Errorf("mixed exact: %q %q", r.Method, r.Notes)
+	}
+}
+
+func TestIntervalInvalid(t *testing.T) {
+	good := single(3, 64, 524288)
+	bad := map[string]Stats{}
+	b := good
+	b.Var = -1
+	bad["negative variance"] = b
+	b = good
+	b.Samples = -2
+	bad["negative samples"] = b
+	b = good
+	b.Estimate = math.NaN()
+	bad["NaN estimate"] = b
+	b = good
+	b.P = 1.5
+	bad["p > 1"] = b
+	b = good
+	b.P = 0
+	bad["p = 0"] = b
+	b = good
+	b.Rate = -1
+	bad["negative rate"] = b
+	b = good
+	b.HasOffset, b.Rate = true, 0
+	bad["offsets without a rate"] = b
+	for name, s := range bad {
+		if _, err := Interval(s, Auto, 0.95); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+	for _, c := range []float64{0, 1, -0.5, 1.5, math.NaN()} {
+		if _, err := Interval(good, Auto, c); err == nil {
+			t.Errorf("confidence %v: no error", c)
+		}
+	}
+}

@@ -1,0 +1,110 @@
+package ci
+
+import (
+	"math"
+
+	"gonum.org/v1/gonum/mathext"
+)
+
+// ExactInterval is the interval for N·unit when samples ~ Binomial(N, p)
+// with N unknown: N_lo = s + Q(α/2; s, p), N_hi = s + 1 + Q(1−α/2; s+1, p),
+// Q the negative-binomial quantile. The +1 is the .NET design's correction
+// for a window that does not end on a sample. With approx the quantiles are
+// Camp–Paulson's. p = 1 means every allocation was recorded.
+func ExactInterval(est, samples, p, unit, alpha float64, approx bool) Result {
+	s := math.Round(samples)
+	r := Result{Estimate: est, Method: Exact.String()}
+	if approx {
+		r.Method = CampPaulson.String()
+		r.Notes = []string{NoteCampPaulson}
+	}
+	if p >= 1 {
+		r.Lo, r.Hi = s*unit, s*unit
+		return r
+	}
+	lower, upper := negBinLowerQuantile, negBinUpperQuantile
+	if approx {
+		lower = campPaulsonQuantile
+		upper = func(b, s, p float64) float64 { return campPaulsonQuantile(1-b, s, p) }
+	}
+	nLo := s
+	if s > 0 {
+		nLo += lower(alpha/2, s, p)
+	}
+	nHi := s + 1 + upper(alpha/2, s+1, p)
+	r.Lo, r.Hi = nLo*unit, nHi*unit
+	return r
+}
+
+// OffsetInterval is the .NET design's Approach 2 for bytes allocated by
+// samples samples with per-byte probability p and offset sum u:
+// [Q(α/2; s, p) + u, Q(1−α/2; s, p) + u]. With no sample the upper bound is
+// that of one sample (the window may end just before one).
+func OffsetInterval(est, samples, p, u, alpha float64, approx bool) Result {
+	s := math.Round(samples)
+	r := Result{Estimate: est, Method: Exact.String()}
+	lower, upper := negBinLowerQuantile, negBinUpperQuantile
+	if approx {
+		r.Method = CampPaulson.String()
+		r.Notes = []string{NoteCampPaulson}
+		lower = campPaulsonQuantile
+		upper = func(b, s, p float64) float64 { return campPaulsonQuantile(1-b, s, p) }
+	}
+	if s == 0 {
+		r.Lo, r.Hi = u, upper(alpha/2, 1, p)+u
+		return r
+	}
+	r.Lo = lower(alpha/2, s, p) + u
+	r.Hi = upper(alpha/2, s, p) + u
+	return r
+}
+
+// OffsetEstimate is Approach 2's point estimate s·q/p + u.
+func OffsetEstimate(samples, p, u float64) float64 {
+	return samples*(1-p)/p + u
+}
+
+// GammaInterval is the Fay–Feuer (1997) interval for a weighted sum of
+// Poisson counts with estimate y, variance estimate v and largest weight
+// wMax: the lower bound is the α/2 quantile of a gamma with mean y and
+// variance v, the upper the 1−α/2 quantile of one with mean y + wMax and
+// variance v + wMax² (as if one more count of the largest weight had been
+// seen). It is exact for a single Poisson count and conservative for
+// mixtures.
+func GammaInterval(y, v, wMax, alpha float64) Result {
+	r := Result{Estimate: y, Method: Gamma.String()}
+	switch {
+	case y == 0:
+		r.Lo = 0
+	case v == 0:
+		r.Lo = y
+	default:
+		r.Lo = gammaQuantile(y*y/v, v/y, alpha/2, false)
+	}
+	m, w := y+wMax, v+wMax*wMax
+	if w == 0 {
+		r.Hi = y
+	} else {
+		r.Hi = math.Max(y, gammaQuantile(m*m/w, w/m, alpha/2, true))
+	}
+	return r
+}
+
+// gammaQuantile is the lower (or, with upper, the upper) tail-prob
+// quantile of a gamma distribution with the given shape and scale.
+func gammaQuantile(shape, scale, tail float64, upper bool) float64 {
+	if shape > 1e7 {
+		// Wilson–Hilferty, whose error is far below the sampling error
+		// at such shapes (relative error O(shape^(−3/2))).
+		z := normalQuantile(tail)
+		if upper {
+			z = -z
+		}
+		c := 1 - 1/(9*shape) + z/(3*math.Sqrt(shape))
+		return shape * c * c * c * scale
+	}
+	if upper {
+		return mathext.GammaIncRegCompInv(shape, tail) * scale
+	}
+	return mathext.GammaIncRegInv(shape, tail) * scale
+}

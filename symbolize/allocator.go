@@ -1,0 +1,89 @@
+package symbolize
+
+import (
+	"path/filepath"
+	"strings"
+
+	"github.com/heapest/heapest/parse"
+)
+
+// allocatorNames are the allocation entry points jeprof's
+// RemoveUninterestingFrames and pprof's legacy heap parser drop, plus the
+// libc and Rust allocator shims.
+var allocatorNames = map[string]bool{
+	"malloc": true, "calloc": true, "realloc": true, "free": true, "cfree": true,
+	"posix_memalign": true, "__posix_memalign": true, "aligned_alloc": true,
+	"memalign": true, "valloc": true, "pvalloc": true, "reallocarray": true,
+	"mallocx": true, "rallocx": true, "xallocx": true, "dallocx": true,
+	"sdallocx": true, "sdallocx_noflags": true, "nallocx": true,
+	"operator new": true, "operator new[]": true, "newImpl": true,
+	"__builtin_new": true, "__builtin_vec_new": true, "do_malloc": true,
+	"do_malloc_or_cpp_alloc": true, "DoSampledAllocation": true,
+	"__libc_calloc": true, "__libc_realloc": true, "__libc_memalign": true,
+	"__rust_alloc": true, "__rust_alloc_zeroed": true, "__rust_realloc": true,
+}
+
+// allocatorPrefixes start the names of allocator internals: jemalloc's
+// (je_, prof_, imalloc…, arena_, tcache_; _rjem_ in Rust's
+// tikv-jemalloc-sys), tcmalloc's (tc_, tcmalloc::), glibc's and Rust's
+// global-allocator shims.
+var allocatorPrefixes = []string{
+	"je_", "prof_", "imalloc", "ialloc", "arena_", "tcache_", "malloc_",
+	"__libc_malloc", "tc_", "jemalloc::", "tcmalloc::", "_rjem_",
+	"__rg_", "__rdl_", "tikv_jemallocator::", "<tikv_jemallocator::",
+	"<jemallocator::", "jemallocator::",
+}
+
+// IsAllocatorFunc reports whether a (demangled) function name is an
+// allocator entry point or internal, whose frames are dropped from the leaf
+// end of heap stacks.
+func IsAllocatorFunc(name string) bool {
+	if name == "" {
+		return false
+	}
+	if allocatorNames[shortName(name)] {
+		return true
+	}
+	for _, p := range allocatorPrefixes {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return strings.Contains(name, "TCMalloc")
+}
+
+// shortName drops a parameter list ("operator new(unsigned long)" as
+// jeprof's symbol sections print it) and template arguments.
+func shortName(name string) string {
+	if i := strings.IndexAny(name, "(<"); i > 0 && !strings.HasPrefix(name, "operator()") {
+		name = name[:i]
+	}
+	return strings.TrimSpace(name)
+}
+
+// isAllocatorLib reports whether a mapped file is an allocator library, all
+// of whose code is allocator frames.
+func isAllocatorLib(path string) bool {
+	base := filepath.Base(path)
+	return strings.HasPrefix(base, "libjemalloc") || strings.HasPrefix(base, "libtcmalloc")
+}
+
+// dropAllocator removes allocator frames from the leaf end of a stack,
+// stopping at the first other frame and always keeping the root-most one.
+func (s *session) dropAllocator(stack []parse.Frame) []parse.Frame {
+	k := 0
+	for k < len(stack)-1 && s.isAllocatorFrame(stack[k]) {
+		k++
+	}
+	return stack[k:]
+}
+
+func (s *session) isAllocatorFrame(f parse.Frame) bool {
+	if IsAllocatorFunc(f.Func) {
+		return true
+	}
+	if m := s.mappingFor(f.Addr); m != nil {
+		return m.allocator
+	}
+	return false
+}

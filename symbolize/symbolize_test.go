@@ -1,0 +1,462 @@
+package symbolize
+
+import (
+	"debug/elf"
+	"encoding/hex"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/heapest/heapest/parse"
+)
+
+// cProgram has each function on one line, so that every address inside a
+// function maps to the line that names it (at -O0).
+const cProgram = `#include <stdio.h>
+__attribute__((noinline)) int leaf_fn(int x) { return x * 3 + 1; }
+__attribute__((noinline)) int middle_fn(int x) { return leaf_fn(x) + 2; }
+int main(int argc, char **argv) { printf("%d\n", middle_fn(argc)); return 0; }
+`
+
+const cLibrary = `__attribute__((noinline)) int lib_inner(int x) { return x + 7; }
+int lib_outer(int x) { return lib_inner(x) * 2; }
+`
+
+// randomBase returns a page-aligned load address in the range the kernel
+// uses for PIE executables (0x55…) or shared libraries (0x7f…).
+func randomBase(rng *rand.Rand, high bool) uint64 {
+	if high {
+		return 0x7f0000000000 + rng.Uint64N(1<<26)<<12
+	}
+	return 0x550000000000 + rng.Uint64N(1<<26)<<12
+}
+
+// stackIn builds a leaf-first stack of addresses inside the named
+// functions of path loaded with bias: the leaf a few bytes into its
+// function, the callers at a return address in their middle (the frame
+// looked up is one byte earlier, still inside).
+func stackIn(t *testing.T, path string, bias uint64, funcs ...string) []parse.Frame {
+	t.Helper()
+	var st []parse.Frame
+	for i, name := range funcs {
+		s := elfSymbol(t, path, named(name))
+		off := uint64(4)
+		if i > 0 {
+			off = s.Size/2 + 1
+		}
+		st = append(st, parse.Frame{Addr: bias + s.Value + off})
+	}
+	return st
+}
+
+type wantFrame struct {
+	fn   string
+	file string // suffix; "" means no position expected
+	line int
+}
+
+func checkStack(t *testing.T, got []parse.Frame, want []wantFrame) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("stack has %d frames, want %d: %+v", len(got), len(want), got)
+	}
+	for i, w := range want {
+		g := got[i]
+		if g.Func != w.fn {
+			t.Errorf("frame %d (%#x): func %q, want %q", i, g.Addr, g.Func, w.fn)
+		}
+		if w.file == "" {
+			continue
+		}
+		if !strings.HasSuffix(g.File, w.file) || g.Line != w.line {
+			t.Errorf("frame %d (%#x): at %s:%d, want …%s:%d", i, g.Addr, g.File, g.Line, w.file, w.line)
+		}
+	}
+}
+
+func TestSymbolizeCProgram(t *testing.T) {
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(1, 2))
+	leafLine := sourceLine(t, cProgram, "int leaf_fn(")
+	midLine := sourceLine(t, cProgram, "int middle_fn(")
+	mainLine := sourceLine(t, cProgram, "int main(")
+	withLines := []wantFrame{{"leaf_fn", "prog_src.c", leafLine}, {"middle_fn", "prog_src.c", midLine}, {"main", "prog_src.c", mainLine}}
+	namesOnly := []wantFrame{{"leaf_fn", "", 0}, {"middle_fn", "", 0}, {"main", "", 0}}
+	tests := []struct {
+		name  string
+		flags []string
+		want  []wantFrame
+	}{
+		{"pie-debug", []string{"-O0", "-g", "-fPIE", "-pie"}, withLines},
+		{"nopie-debug", []string{"-O0", "-g", "-fno-pie", "-no-pie"}, withLines},
+		{"pie-symtab-only", []string{"-O1", "-fPIE", "-pie"}, namesOnly},
+		{"nopie-symtab-only", []string{"-O1", "-fno-pie", "-no-pie"}, namesOnly},
+		{"pie-dwarf5", []string{"-O0", "-gdwarf-5", "-fPIE", "-pie"}, withLines},
+		{"pie-dwarf4", []string{"-O0", "-gdwarf-4", "-fPIE", "-pie"}, withLines},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			sub := filepath.Join(dir, tc.name)
+			if err := os.Mkdir(sub, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			bin := build(t, "gcc", sub, "prog", cProgram, tc.flags...)
+			base := randomBase(rng, false)
+			p := &parse.Profile{
+				Records:  []parse.Record{{Stack: stackIn(t, bin, loadBias(t, bin, base), "leaf_fn", "middle_fn", "main")}},
+				MapsText: []byte(mapsFor(t, bin, base)),
+			}
+			warnings, err := Symbolize(p, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(warnings) != 0 {
+				t.Errorf("warnings: %q", warnings)
+			}
+			checkStack(t, p.Records[0].Stack, tc.want)
+		})
+	}
+}
+
+func TestSymbolizeStripped(t *testing.T) {
+	dir := t.TempDir()
+	exported := build(t, "gcc", dir, "prog_exported", cProgram, "-O0", "-g", "-fPIE", "-pie", "-rdynamic")
+	full := build(t, "gcc", dir, "prog", cProgram, "-O0", "-g", "-fPIE", "-pie", "-Wl,--build-id")
+	base := randomBase(rand.New(rand.NewPCG(3, 4)), false)
+	stack := stackIn(t, full, base, "leaf_fn", "middle_fn", "main")
+
+	t.Run("dynsym", func(t *testing.T) {
+		// -rdynamic exports every function: a stripped file still names
+		// them through .dynsym.
+		bin := filepath.Join(dir, "prog.dynsym")
+		run(t, "strip", "-s", "-o", bin, exported)
+		st := stackIn(t, exported, base, "leaf_fn", "middle_fn", "main")
+		p := &parse.Profile{Records: []parse.Record{{Stack: st}}, MapsText: []byte(mapsFor(t, bin, base))}
+		if _, err := Symbolize(p, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		checkStack(t, p.Records[0].Stack, []wantFrame{{"leaf_fn", "", 0}, {"middle_fn", "", 0}, {"main", "", 0}})
+	})
+
+	t.Run("build-id-debug-file", func(t *testing.T) {
+		bin := filepath.Join(dir, "prog.stripped")
+		run(t, "strip", "-s", "-o", bin, full)
+		run(t, "objcopy", "--only-keep-debug", full, filepath.Join(dir, "prog.debug"))
+		id := noteBuildID(t, full)
+		symDir := filepath.Join(dir, "syms")
+		debugPath := filepath.Join(symDir, ".build-id", id[:2], id[2:]+".debug")
+		if err := os.MkdirAll(filepath.Dir(debugPath), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(filepath.Join(dir, "prog.debug"), debugPath); err != nil {
+			t.Fatal(err)
+		}
+		p := &parse.Profile{Records: []parse.Record{{Stack: append([]parse.Frame(nil), stack...)}}, MapsText: []byte(mapsFor(t, bin, base))}
+		if _, err := Symbolize(p, Options{SymbolPath: []string{symDir}}); err != nil {
+			t.Fatal(err)
+		}
+		checkStack(t, p.Records[0].Stack, []wantFrame{
+			{"leaf_fn", "prog_src.c", sourceLine(t, cProgram, "int leaf_fn(")},
+			{"middle_fn", "prog_src.c", sourceLine(t, cProgram, "int middle_fn(")},
+			{"main", "prog_src.c", sourceLine(t, cProgram, "int main(")},
+		})
+	})
+
+	t.Run("no-symbols", func(t *testing.T) {
+		bin := filepath.Join(dir, "prog.bare")
+		run(t, "strip", "-s", "--remove-section=.note.gnu.build-id", "-o", bin, full)
+		p := &parse.Profile{Records: []parse.Record{{Stack: append([]parse.Frame(nil), stack...)}}, MapsText: []byte(mapsFor(t, bin, base))}
+		warnings, err := Symbolize(p, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range p.Records[0].Stack {
+			if f.Func == "leaf_fn" || f.Func == "middle_fn" {
+				t.Errorf("%#x resolved to %q in a file without its symbols", f.Addr, f.Func)
+			}
+		}
+		if len(warnings) != 1 || !strings.Contains(warnings[0], bin) {
+			t.Errorf("warnings %q: want one naming %s", warnings, bin)
+		}
+	})
+}
+
+// noteBuildID reads the GNU build-id note's descriptor (the last 20 bytes
+// of a SHA-1 build-id note) straight from the section.
+func noteBuildID(t *testing.T, path string) string {
+	t.Helper()
+	f, err := elf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	s := f.Section(".note.gnu.build-id")
+	if s == nil {
+		t.Fatalf("%s: no build-id note", path)
+	}
+	data, err := s.Data()
+	if err != nil || len(data) < 36 {
+		t.Fatalf("%s: build-id note unreadable: %v", path, err)
+	}
+	return hex.EncodeToString(data[16:36])
+}
+
+func TestSymbolizeDWARFFunctionNames(t *testing.T) {
+	// With the symbol table gone, function names come from DWARF
+	// subprograms.
+	dir := t.TempDir()
+	bin := build(t, "gcc", dir, "prog", cProgram, "-O0", "-g", "-fPIE", "-pie")
+	o, err := openObject(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.syms = nil
+	for _, name := range []string{"leaf_fn", "middle_fn", "main"} {
+		s := elfSymbol(t, bin, named(name))
+		off := fileOffset(t, bin, s.Value+s.Size/2)
+		r, ok := o.resolve(off)
+		if !ok || r.fn != name || r.line != sourceLine(t, cProgram, "int "+name+"(") {
+			t.Errorf("%s+%d: got %+v (ok %v)", name, s.Size/2, r, ok)
+		}
+	}
+}
+
+// fileOffset converts a virtual address to a file offset with the
+// program headers.
+func fileOffset(t *testing.T, path string, vaddr uint64) uint64 {
+	t.Helper()
+	f, err := elf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_LOAD && vaddr >= p.Vaddr && vaddr < p.Vaddr+p.Filesz {
+			return vaddr - p.Vaddr + p.Off
+		}
+	}
+	t.Fatalf("%s: %#x in no segment", path, vaddr)
+	return 0
+}
+
+func TestSymbolizeSharedLibrary(t *testing.T) {
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(5, 6))
+	lib := build(t, "gcc", dir, "libheaplab.so", cLibrary, "-O0", "-g", "-shared", "-fPIC")
+	bin := build(t, "gcc", dir, "prog", cProgram, "-O0", "-g", "-fPIE", "-pie")
+	exeBase, libBase := randomBase(rng, false), randomBase(rng, true)
+	stack := append(stackIn(t, lib, libBase, "lib_inner", "lib_outer"), stackIn(t, bin, exeBase, "middle_fn", "main")...)
+	p := &parse.Profile{
+		Records:  []parse.Record{{Stack: stack}},
+		MapsText: []byte(mapsFor(t, bin, exeBase) + "7ffd00000000-7ffd00021000 rw-p 00000000 00:00 0                          [stack]\n" + mapsFor(t, lib, libBase)),
+	}
+	warnings, err := Symbolize(p, Options{})
+	if err != nil || len(warnings) != 0 {
+		t.Fatalf("err %v, warnings %q", err, warnings)
+	}
+	checkStack(t, p.Records[0].Stack, []wantFrame{
+		{"lib_inner", "libheaplab.so_src.c", sourceLine(t, cLibrary, "int lib_inner(")},
+		{"lib_outer", "libheaplab.so_src.c", sourceLine(t, cLibrary, "int lib_outer(")},
+		{"middle_fn", "prog_src.c", sourceLine(t, cProgram, "int middle_fn(")},
+		{"main", "prog_src.c", sourceLine(t, cProgram, "int main(")},
+	})
+}
+
+const cxxProgram = `namespace heaplab {
+struct Widget { int grow(int n); };
+__attribute__((noinline)) int Widget::grow(int n) { return n * 2; }
+}
+template <typename T> __attribute__((noinline)) T twice(T x) { return x + x; }
+int main() { heaplab::Widget w; return w.grow(1) + (int)twice<long>(2); }
+`
+
+func TestSymbolizeCXXProgram(t *testing.T) {
+	dir := t.TempDir()
+	for _, flags := range [][]string{{"-O0", "-g", "-fPIE", "-pie"}, {"-O1", "-fno-pie", "-no-pie"}} {
+		bin := build(t, "g++", dir, "cxx", cxxProgram, flags...)
+		base := randomBase(rand.New(rand.NewPCG(7, 8)), false)
+		bias := loadBias(t, bin, base)
+		grow := elfSymbol(t, bin, func(s string) bool { return strings.Contains(s, "Widget4grow") })
+		twice := elfSymbol(t, bin, func(s string) bool { return strings.Contains(s, "5twice") })
+		p := &parse.Profile{
+			Records:  []parse.Record{{Stack: []parse.Frame{{Addr: bias + grow.Value + 1}, {Addr: bias + twice.Value + twice.Size/2 + 1}}}},
+			MapsText: []byte(mapsFor(t, bin, base)),
+		}
+		if _, err := Symbolize(p, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		checkStack(t, p.Records[0].Stack, []wantFrame{{"heaplab::Widget::grow", "", 0}, {"twice", "", 0}})
+	}
+}
+
+func TestReturnAddressAdjustment(t *testing.T) {
+	// An address equal to the start of the function after leaf_fn is, as
+	// a return address, the end of a call in leaf_fn (or its padding), and
+	// as the leaf frame the next function itself.
+	dir := t.TempDir()
+	bin := build(t, "gcc", dir, "prog", cProgram, "-O0", "-fno-pie", "-no-pie")
+	leaf := elfSymbol(t, bin, named("leaf_fn"))
+	f, err := elf.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	syms, _ := f.Symbols()
+	f.Close()
+	var next elf.Symbol
+	for _, s := range syms {
+		if elf.ST_TYPE(s.Info) == elf.STT_FUNC && s.Value > leaf.Value && (next.Value == 0 || s.Value < next.Value) {
+			next = s
+		}
+	}
+	if next.Value == 0 || next.Value-(leaf.Value+leaf.Size) >= maxPadding {
+		t.Skipf("no function right after leaf_fn in %s", bin)
+	}
+	p := &parse.Profile{
+		Records: []parse.Record{
+			{Stack: []parse.Frame{{Addr: next.Value}, {Addr: next.Value}}},
+		},
+		MapsText: []byte(mapsFor(t, bin, 0)),
+	}
+	if _, err := Symbolize(p, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	st := p.Records[0].Stack
+	if st[0].Func != next.Name || st[1].Func != "leaf_fn" {
+		t.Errorf("leaf %q (want %q), caller %q (want leaf_fn)", st[0].Func, next.Name, st[1].Func)
+	}
+	if st[1].Addr != next.Value {
+		t.Errorf("Addr changed to %#x", st[1].Addr)
+	}
+}
+
+func TestSymbolizeOptions(t *testing.T) {
+	dir := t.TempDir()
+	bin := build(t, "gcc", dir, "t2", cProgram, "-O0", "-g", "-fPIE", "-pie")
+	base := randomBase(rand.New(rand.NewPCG(9, 10)), false)
+	foreign := strings.ReplaceAll(mapsFor(t, bin, base), bin, "/opt/heaplab/t2")
+	want := []wantFrame{{"leaf_fn", "", 0}, {"middle_fn", "", 0}}
+	profile := func() *parse.Profile {
+		return &parse.Profile{
+			Records:  []parse.Record{{Stack: stackIn(t, bin, base, "leaf_fn", "middle_fn")}},
+			MapsText: []byte(foreign),
+		}
+	}
+
+	t.Run("missing-file-warns", func(t *testing.T) {
+		p := profile()
+		warnings, err := Symbolize(p, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(warnings) != 1 || !strings.Contains(warnings[0], "/opt/heaplab/t2") || !strings.Contains(warnings[0], "--binary") {
+			t.Errorf("warnings %q: want one naming /opt/heaplab/t2 and --binary", warnings)
+		}
+		if p.Records[0].Stack[0].Func != "" {
+			t.Errorf("resolved %q without the file", p.Records[0].Stack[0].Func)
+		}
+	})
+	t.Run("binary", func(t *testing.T) {
+		p := profile()
+		if _, err := Symbolize(p, Options{Binary: bin}); err != nil {
+			t.Fatal(err)
+		}
+		checkStack(t, p.Records[0].Stack, want)
+	})
+	t.Run("symbol-path-by-base-name", func(t *testing.T) {
+		p := profile()
+		if _, err := Symbolize(p, Options{SymbolPath: []string{t.TempDir(), dir}}); err != nil {
+			t.Fatal(err)
+		}
+		checkStack(t, p.Records[0].Stack, want)
+	})
+	t.Run("symbol-path-full-path", func(t *testing.T) {
+		root := t.TempDir()
+		dst := filepath.Join(root, "opt", "heaplab", "t2")
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(bin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(dst, data, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		p := profile()
+		if _, err := Symbolize(p, Options{SymbolPath: []string{root}}); err != nil {
+			t.Fatal(err)
+		}
+		checkStack(t, p.Records[0].Stack, want)
+	})
+	t.Run("binary-without-maps-non-pie", func(t *testing.T) {
+		exe := build(t, "gcc", t.TempDir(), "t2", cProgram, "-O0", "-fno-pie", "-no-pie")
+		p := &parse.Profile{Records: []parse.Record{{Stack: stackIn(t, exe, 0, "leaf_fn", "middle_fn")}}}
+		if _, err := Symbolize(p, Options{Binary: exe}); err != nil {
+			t.Fatal(err)
+		}
+		checkStack(t, p.Records[0].Stack, want)
+	})
+	t.Run("binary-without-maps-pie-warns", func(t *testing.T) {
+		p := &parse.Profile{Records: []parse.Record{{Stack: stackIn(t, bin, base, "leaf_fn")}}}
+		warnings, err := Symbolize(p, Options{Binary: bin})
+		if err != nil || len(warnings) != 1 || !strings.Contains(warnings[0], "position-independent") {
+			t.Errorf("err %v, warnings %q", err, warnings)
+		}
+	})
+}
+
+func TestProfileSymbols(t *testing.T) {
+	// A jeprof --raw symbol section keys callers by address-1 and lists
+	// inlined chains outermost first.
+	p := &parse.Profile{
+		Records: []parse.Record{{Stack: []parse.Frame{{Addr: 0x1000}, {Addr: 0x2001}, {Addr: 0x3000}, {Addr: 0x4000, Func: "kept"}}}},
+		Symbols: map[uint64]string{
+			0x1000: "_Z3foov",
+			0x2000: "outer--inner--",
+			0x3000: "by_raw_address",
+			0x4000: "not_used",
+		},
+	}
+	warnings, err := Symbolize(p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := []string{}
+	for _, f := range p.Records[0].Stack {
+		got = append(got, f.Func)
+	}
+	want := []string{"foo", "outer", "by_raw_address", "kept"}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if len(warnings) != 0 {
+		t.Errorf("warnings %q", warnings)
+	}
+}
+
+func TestNoMappingsWarns(t *testing.T) {
+	p := &parse.Profile{Records: []parse.Record{{Stack: []parse.Frame{{Addr: 0x1234}, {Addr: 0x5678}}}}}
+	warnings, err := Symbolize(p, Options{})
+	if err != nil || len(warnings) != 1 || !strings.Contains(warnings[0], "2 addresses") {
+		t.Errorf("err %v, warnings %q", err, warnings)
+	}
+}
+
+func TestThreadRecordsSymbolized(t *testing.T) {
+	p := &parse.Profile{
+		Records:       []parse.Record{{Stack: []parse.Frame{{Addr: 0x10}}}},
+		ThreadRecords: []parse.Record{{Stack: []parse.Frame{{Addr: 0x10}, {Addr: 0x21}}}},
+		Symbols:       map[uint64]string{0x10: "malloc", 0x20: "worker"},
+	}
+	if _, err := Symbolize(p, Options{DropAllocator: true}); err != nil {
+		t.Fatal(err)
+	}
+	if st := p.ThreadRecords[0].Stack; len(st) != 1 || st[0].Func != "worker" {
+		t.Errorf("thread record stack %+v, want [worker]", st)
+	}
+	if st := p.Records[0].Stack; len(st) != 1 || st[0].Func != "malloc" {
+		t.Errorf("record stack %+v: the last frame must stay", st)
+	}
+}

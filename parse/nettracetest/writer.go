@@ -314,8 +314,8 @@ func (w *Writer) metadata(provider string, id, version int) uint32 {
 		str8(&r, provider)
 		uvarint(&r, uint64(id))
 		str8(&r, "")
-		put16(&r, 0) // no field descriptions
-		opt := []byte{9, byte(version), 8, 4}            // Version, Level
+		put16(&r, 0)                          // no field descriptions
+		opt := []byte{9, byte(version), 8, 4} // Version, Level
 		put16(&r, uint16(len(opt)))
 		r.Write(opt)
 		put16(&w.pendMeta, uint16(r.Len()))

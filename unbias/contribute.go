@@ -20,6 +20,14 @@ type Contribution struct {
 // Contribute unbiases one record for value v. A record with nothing for v
 // gives a zero Contribution (Stats.N == 0).
 func Contribute(rec *parse.Record, v Value) Contribution {
+	if rec.Pre != nil {
+		// Statistics heapest computed earlier (its own pprof output):
+		// used as written, so intervals and merges reproduce exactly.
+		if !rec.Pre.Has[v] {
+			return Contribution{}
+		}
+		return Contribution{Stats: rec.Pre.Stats[v]}
+	}
 	c := rec.InUse
 	if v.IsAlloc() {
 		c = rec.Alloc

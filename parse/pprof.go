@@ -304,8 +304,8 @@ func checkNonNegative(name string, p *profile.Profile, t *sampleTypes) (warning 
 		return "", nil
 	}
 	t.inuseObjects, t.inuseSpace = -1, -1
-	return fmt.Sprintf("%s: delta profile over %.3gs with negative in-use values in %d samples: in-use values of a delta are differences of two snapshots, not heap contents; only alloc_* is read",
-		name, float64(p.DurationNanos)/1e9, negInUse), nil
+	return fmt.Sprintf(
+		"delta profile over %.3gs with negative in-use values in %d samples: in-use values of a delta are differences of two snapshots, not heap contents; only alloc_* is read", float64(p.DurationNanos)/1e9, negInUse), nil
 }
 
 func negativeError(name string, p *profile.Profile, sample, col int) error {

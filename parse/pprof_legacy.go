@@ -67,11 +67,12 @@ func legacyRate(name string, h *legacyHeader, opt Options, out *Profile) error {
 		out.Source.Format, out.Source.Detail = "pprof-go", "Go legacy text (debug=1), raw counts"
 	default:
 		out.Source.Format, out.Source.Detail = "gperftools", h.kind+" text (gperftools or jemalloc 3), raw counts"
-		out.Warnings = append(out.Warnings, name+": "+gperftoolsWarning)
+		out.Warnings = append(out.Warnings, gperftoolsWarning)
 	}
 	if opt.Rate > 0 {
 		if h.rate > 0 && h.rate != opt.Rate {
-			out.Warnings = append(out.Warnings, fmt.Sprintf("%s: --rate %g overrides the header's period %g", name, opt.Rate, h.rate))
+			out.Warnings = append(out.Warnings, fmt.Sprintf(
+				"--rate %g overrides the header's period %g", opt.Rate, h.rate))
 		}
 		h.rate = opt.Rate
 	}

@@ -23,11 +23,13 @@ func readScaledHeap(name string, p *profile.Profile, t sampleTypes, opt Options,
 	switch {
 	case rate <= 0 && opt.Rate > 0:
 		rate = opt.Rate
-		out.Warnings = append(out.Warnings, fmt.Sprintf("%s: the profile has no sampling period; using --rate %g to recover raw sample counts", name, rate))
+		out.Warnings = append(out.Warnings, fmt.Sprintf(
+			"the profile has no sampling period; using --rate %g to recover raw sample counts", rate))
 	case rate <= 0:
 		return nil, &Error{File: name, Offset: -1, Msg: "heap profile without a sampling period (Period is 0): pass its MemProfileRate with --rate"}
 	case opt.Rate > 0 && opt.Rate != rate:
-		out.Warnings = append(out.Warnings, fmt.Sprintf("%s: --rate %g ignored: the values were scaled with the file's Period %g, which inverting them needs", name, opt.Rate, rate))
+		out.Warnings = append(out.Warnings, fmt.Sprintf(
+			"--rate %g ignored: the values were scaled with the file's Period %g, which inverting them needs", opt.Rate, rate))
 	}
 	scheme := Bernoulli
 	if rate <= 1 {
@@ -64,8 +66,8 @@ func readScaledHeap(name string, p *profile.Profile, t sampleTypes, opt Options,
 	}
 	if approx > 0 {
 		out.Warnings = append(out.Warnings, fmt.Sprintf(
-			"%s: %d of %d samples do not invert to whole raw counts (missing \"bytes\" label, or values rescaled after writing); their sample counts are approximate",
-			name, approx, len(out.Records)))
+			"%d of %d samples do not invert to whole raw counts (missing \"bytes\" label, or values rescaled after writing); their sample counts are approximate",
+			approx, len(out.Records)))
 	}
 	if zero > 0 && out.Source.Detail == "" {
 		out.Source.Detail = fmt.Sprintf("%d all-zero samples skipped", zero)
@@ -135,8 +137,7 @@ func readTcmalloc(name string, p *profile.Profile, t sampleTypes, opt Options) (
 	if rate <= 0 {
 		rate = defaultTcmallocRate
 		out.Warnings = append(out.Warnings, fmt.Sprintf(
-			"%s: tcmalloc profiles do not record their sampling interval; assuming tcmalloc's default of 2 MiB (2097152 bytes). Pass --rate if the process set another (MallocExtension::SetProfileSamplingInterval); raw sample counts and intervals depend on it",
-			name))
+			"tcmalloc profiles do not record their sampling interval; assuming tcmalloc's default of 2 MiB (2097152 bytes). Pass --rate if the process set another (MallocExtension::SetProfileSamplingInterval); raw sample counts and intervals depend on it"))
 	}
 	// tcmalloc's allocation profile (kAllocations) defaults to objects; its
 	// heap and peak-heap profiles to space.
@@ -189,11 +190,10 @@ func readHeapprofd(name string, p *profile.Profile, t sampleTypes, opt Options) 
 	if rate <= 0 {
 		scheme, rate = Unknown, 0
 		out.Warnings = append(out.Warnings, fmt.Sprintf(
-			"%s: heapprofd profiles do not record their sampling interval (sampling_interval_bytes in the trace config); pass --rate to get intervals. Showing estimates only",
-			name))
+			"heapprofd profiles do not record their sampling interval (sampling_interval_bytes in the trace config); pass --rate to get intervals. Showing estimates only"))
 	}
 	out.Warnings = append(out.Warnings, fmt.Sprintf(
-		"%s: heapprofd records the number of sampled allocations, not an estimate of objects: *_objects values are raw sampled counts (a lower bound)", name))
+		"heapprofd records the number of sampled allocations, not an estimate of objects: *_objects values are raw sampled counts (a lower bound)"))
 	out.HasInUse = t.inuseSpace >= 0
 	out.HasAlloc = t.allocSpace >= 0
 	st := newStacker()
@@ -231,8 +231,7 @@ func heapprofdCounts(s *profile.Sample, cnt, size int) Counts {
 func readUnknown(name string, p *profile.Profile, t sampleTypes, opt Options) (*Profile, error) {
 	out := newProfile(p, "pprof")
 	out.Warnings = append(out.Warnings, fmt.Sprintf(
-		"%s: unknown heap profile producer (sample types %s, period %d): values shown as estimates, without intervals",
-		name, typeList(p), p.Period))
+		"unknown heap profile producer (sample types %s, period %d): values shown as estimates, without intervals", typeList(p), p.Period))
 	out.HasInUse = t.inuseSpace >= 0
 	out.HasAlloc = t.allocSpace >= 0
 	st := newStacker()

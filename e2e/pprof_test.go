@@ -1,0 +1,310 @@
+package e2e
+
+// Real Go heap profiles with a known truth (testdata/realdata/go): raw sample
+// counts recovered exactly, estimates equal to go tool pprof's, intervals
+// that cover the true live bytes. Shares heapestReport and coverage with
+// jemalloc_test.go.
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/heapest/heapest/parse"
+)
+
+// goTruth is what testdata/realdata/go prints.
+type goTruth struct {
+	Rate  int `json:"rate"`
+	Sites []struct {
+		Func         string  `json:"func"`
+		LiveObjects  float64 `json:"live_objects"`
+		LiveBytes    float64 `json:"live_bytes"`
+		AllocObjects float64 `json:"alloc_objects"`
+		AllocBytes   float64 `json:"alloc_bytes"`
+	} `json:"sites"`
+	Records []struct {
+		Funcs        []string `json:"funcs"`
+		AllocObjects int64    `json:"alloc_objects"`
+		AllocBytes   int64    `json:"alloc_bytes"`
+		InUseObjects int64    `json:"inuse_objects"`
+		InUseBytes   int64    `json:"inuse_bytes"`
+	} `json:"records"`
+}
+
+// goRun is one execution of the Go test program.
+type goRun struct {
+	rate   int
+	seed   int
+	debug  int  // 0: proto, 1: legacy text
+	pprof  bool // compare with go tool pprof
+	file   string
+	truth  goTruth
+	space  Report
+	pprofs map[string]float64
+	err    error
+	// reportErr is heapest's failure, kept apart so that the parser-level
+	// checks still run and report.
+	reportErr error
+}
+
+func (r *goRun) name() string { return fmt.Sprintf("rate=%d seed=%d debug=%d", r.rate, r.seed, r.debug) }
+
+// goRates spans runtime.MemProfileRate from 4 KiB to 512 KiB.
+var goRates = []int{4 << 10, 8 << 10, 16 << 10, 32 << 10, 64 << 10, 128 << 10, 256 << 10, 512 << 10}
+
+// buildGoProg builds testdata/realdata/go into dir.
+func buildGoProg(t *testing.T, dir string) string {
+	t.Helper()
+	bin := filepath.Join(dir, "go-heap")
+	cmd := exec.Command("go", "build", "-o", bin, "./testdata/realdata/go")
+	cmd.Dir = repoRoot(t)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build testdata/realdata/go: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func TestGoRealHeapProfiles(t *testing.T) {
+	goTool := needTool(t, "go")
+	dir := t.TempDir()
+	prog := buildGoProg(t, dir)
+	heapest := heapestBinary(t)
+	perRate := 25
+	if testing.Short() {
+		perRate = 6
+	}
+	var runs []*goRun
+	for _, rate := range goRates {
+		for seed := 1; seed <= perRate; seed++ {
+			r := &goRun{rate: rate, seed: seed, pprof: seed == 1}
+			if seed == 2 {
+				r.debug = 1
+			}
+			r.file = filepath.Join(dir, fmt.Sprintf("heap-%d-%d.out", rate, seed))
+			runs = append(runs, r)
+		}
+	}
+	parallel(runs, func(r *goRun) error { return execGoRun(r, prog, heapest, goTool) })
+	for _, r := range runs {
+		if r.err != nil {
+			t.Fatalf("%s: %v", r.name(), r.err)
+		}
+	}
+	checkGoRawCounts(t, runs)
+	for _, r := range runs {
+		if r.reportErr != nil {
+			t.Fatalf("%s: %v", r.name(), r.reportErr)
+		}
+	}
+	checkGoAgainstPprof(t, runs)
+	checkGoCoverage(t, runs)
+}
+
+// parallel runs f over runs on all CPUs, storing each error in the run.
+func parallel(runs []*goRun, f func(*goRun) error) {
+	jobs := make(chan *goRun)
+	var wg sync.WaitGroup
+	for i := 0; i < runtime.NumCPU(); i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := range jobs {
+				r.err = f(r)
+			}
+		}()
+	}
+	for _, r := range runs {
+		jobs <- r
+	}
+	close(jobs)
+	wg.Wait()
+}
+
+func execGoRun(r *goRun, prog, heapest, goTool string) error {
+	out, errOut, err := runErr(nil, prog, "-rate", strconv.Itoa(r.rate), "-seed", strconv.Itoa(r.seed),
+		"-debug", strconv.Itoa(r.debug), "-o", r.file)
+	if err != nil {
+		return fmt.Errorf("go-heap: %v\n%s", err, errOut)
+	}
+	if err := json.Unmarshal(out, &r.truth); err != nil {
+		return fmt.Errorf("go-heap output: %v", err)
+	}
+	r.reportErr = heapestReport(heapest, r.file, "inuse_space", &r.space)
+	if r.pprof {
+		r.pprofs, err = pprofFlat(goTool, r.file, "inuse_space")
+	}
+	return err
+}
+
+// pprofTopLine is a row of `go tool pprof -top -unit=byte`.
+var pprofTopLine = regexp.MustCompile(`^\s*(-?\d+)\S*\s+[-\d.]+%\s+[-\d.]+%\s+(-?\d+)\S*\s+[-\d.]+%\s+(.+?)\s*$`)
+
+// pprofFlat returns go tool pprof's flat value per function, exact to the
+// unit (-unit=byte), with no node dropped.
+func pprofFlat(goTool, file, index string) (map[string]float64, error) {
+	out, errOut, err := runErr(nil, goTool, "tool", "pprof", "-top", "-unit=byte", "-nodecount=1000000",
+		"-nodefraction=0", "-sample_index="+index, file)
+	if err != nil {
+		return nil, fmt.Errorf("go tool pprof %s: %v\n%s", file, err, errOut)
+	}
+	flat := map[string]float64{}
+	for _, line := range strings.Split(string(out), "\n") {
+		m := pprofTopLine.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		v, _ := strconv.ParseFloat(m[1], 64)
+		name := strings.TrimSuffix(m[3], " (inline)")
+		flat[name] += v
+	}
+	return flat, nil
+}
+
+// checkGoRawCounts: the raw sample counts heapest recovers from the profile
+// equal the runtime's own (runtime.MemProfile), per (stack, size) and in
+// total, for the proto and the legacy text alike.
+func checkGoRawCounts(t *testing.T, runs []*goRun) {
+	var checked, rawTotal int64
+	for _, r := range runs {
+		p, err := parse.ReadFile(r.file, parse.Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", r.name(), err)
+		}
+		got := map[string][2]float64{}
+		for _, rec := range p.Records {
+			size := rec.Alloc.Size
+			if rec.Alloc.Samples == 0 {
+				continue
+			}
+			if rec.Alloc.Approx || rec.InUse.Approx {
+				t.Errorf("%s: a sample did not invert exactly: %+v", r.name(), rec.Alloc)
+			}
+			k := goKey(frameFuncs(rec.Stack), size)
+			if size == 0 {
+				t.Errorf("%s: %s: no allocation size", r.name(), k)
+			}
+			g := got[k]
+			got[k] = [2]float64{g[0] + rec.Alloc.Samples, g[1] + rec.InUse.Samples}
+		}
+		want := map[string][2]float64{}
+		for _, rec := range r.truth.Records {
+			if rec.AllocObjects == 0 {
+				continue
+			}
+			k := goKey(rec.Funcs, float64(rec.AllocBytes/rec.AllocObjects))
+			w := want[k]
+			want[k] = [2]float64{w[0] + float64(rec.AllocObjects), w[1] + float64(rec.InUseObjects)}
+			rawTotal += rec.AllocObjects
+		}
+		for k, w := range want {
+			if got[k] != w {
+				t.Errorf("%s: %s: recovered raw (alloc, inuse) samples %v, runtime.MemProfile says %v", r.name(), k, got[k], w)
+			}
+			checked++
+		}
+		if len(got) != len(want) {
+			t.Errorf("%s: %d (stack, size) groups recovered, runtime.MemProfile has %d", r.name(), len(got), len(want))
+		}
+	}
+	t.Logf("raw counts: %d (stack, size) groups over %d runs equal runtime.MemProfile's (%d raw alloc samples)",
+		checked, len(runs), rawTotal)
+}
+
+// frameFuncs lists a stack's function names, leaf first.
+func frameFuncs(st []parse.Frame) []string {
+	var f []string
+	for _, fr := range st {
+		f = append(f, fr.Func)
+	}
+	return f
+}
+
+// goKey names a (call site, size) group: the first function that is not the
+// runtime's. Whole stacks are not compared because the writers differ in
+// which runtime frames they hide (debug=1 text drops runtime.goexit).
+func goKey(funcs []string, size float64) string {
+	site := "?"
+	for _, f := range funcs {
+		if !strings.HasPrefix(f, "runtime.") && !strings.HasPrefix(f, "internal/runtime/") {
+			site = f
+			break
+		}
+	}
+	return fmt.Sprintf("%s size=%g", site, size)
+}
+
+// checkGoAgainstPprof: heapest's per-function estimates equal go tool
+// pprof's flat inuse_space within 0.5%.
+func checkGoAgainstPprof(t *testing.T, runs []*goRun) {
+	n, worst := 0, 0.0
+	for _, r := range runs {
+		if !r.pprof {
+			continue
+		}
+		rows := rowsByKey(r.space)
+		for fn, want := range r.pprofs {
+			if want == 0 {
+				continue
+			}
+			got := rows[fn].Estimate
+			rel := math.Abs(got-want) / want
+			worst = math.Max(worst, rel)
+			n++
+			if rel > 0.005 {
+				t.Errorf("%s: %s: heapest %.0f, go tool pprof %.0f (%.2f%% apart)", r.name(), fn, got, want, 100*rel)
+			}
+		}
+	}
+	t.Logf("go tool pprof: %d function rows compared, largest relative difference %.4f%%", n, 100*worst)
+	if n == 0 {
+		t.Error("no function compared with go tool pprof")
+	}
+}
+
+// checkGoCoverage: the 95% intervals of the call sites with live data
+// contain the true live bytes in at least 93% of (call site, run) pairs.
+func checkGoCoverage(t *testing.T, runs []*goRun) {
+	var all coverage
+	perSite := map[string]*coverage{}
+	for _, r := range runs {
+		rows := rowsByKey(r.space)
+		for _, s := range r.truth.Sites {
+			if s.LiveBytes == 0 {
+				continue
+			}
+			row := rows[s.Func]
+			all.add(row.Lo, s.LiveBytes, row.Hi)
+			if perSite[s.Func] == nil {
+				perSite[s.Func] = &coverage{}
+			}
+			perSite[s.Func].add(row.Lo, s.LiveBytes, row.Hi)
+		}
+	}
+	var names []string
+	for fn := range perSite {
+		names = append(names, fn)
+	}
+	sort.Strings(names)
+	for _, fn := range names {
+		c := perSite[fn]
+		t.Logf("inuse_space coverage %-18s %d/%d = %.1f%%", fn, c.hit, c.n, 100*c.rate())
+	}
+	t.Logf("Go inuse_space: 95%% interval contains the true live bytes in %d of %d (call site, run) pairs = %.1f%%",
+		all.hit, all.n, 100*all.rate())
+	if all.n < 200 {
+		t.Errorf("only %d pairs, want at least 200", all.n)
+	}
+	if all.rate() < 0.93 {
+		t.Errorf("coverage %.1f%% < 93%%", 100*all.rate())
+	}
+}

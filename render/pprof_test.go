@@ -1,0 +1,227 @@
+package render
+
+import (
+	"bytes"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"testing"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/heapest/heapest/aggregate"
+	"github.com/heapest/heapest/ci"
+	"github.com/heapest/heapest/parse"
+	"github.com/heapest/heapest/report"
+	"github.com/heapest/heapest/unbias"
+)
+
+// pprofInputs are real profiles of several producers (../shared/samples).
+var pprofInputs = []string{
+	"pprof/parca_alloc_objects.pb.gz",
+	"pprof/parca_1644509296350592000.pb.gz",
+	"pprof/google-pprof_gobench.heap",
+	"pprof/google-pprof_cppbench.heap",
+}
+
+func samplePath(t *testing.T, rel string) string {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..", "shared", "samples", rel)
+}
+
+func readSample(t *testing.T, rel string) *parse.Profile {
+	t.Helper()
+	p, err := parse.ReadFile(samplePath(t, rel), parse.Options{})
+	if err != nil {
+		t.Skipf("sample %s unavailable: %v", rel, err)
+	}
+	return p
+}
+
+// valuesOf lists the values a profile has, the default first.
+func valuesOf(p *parse.Profile) []unbias.Value {
+	var vs []unbias.Value
+	if p.HasInUse {
+		vs = append(vs, unbias.InUseSpace, unbias.InUseObjects)
+	}
+	if p.HasAlloc {
+		vs = append(vs, unbias.AllocSpace, unbias.AllocObjects)
+	}
+	return vs
+}
+
+func build(t *testing.T, ps []*parse.Profile, v unbias.Value, by aggregate.By) *report.Report {
+	t.Helper()
+	r, err := report.Build(ps, report.Options{Value: v, By: by, Confidence: 0.95, Method: ci.Auto})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// writeAll writes a profile's every value as heapest pprof output.
+func writeAll(t *testing.T, p *parse.Profile) []byte {
+	t.Helper()
+	var reps []*report.Report
+	for _, v := range valuesOf(p) {
+		reps = append(reps, build(t, []*parse.Profile{p}, v, aggregate.ByStack))
+	}
+	var buf bytes.Buffer
+	if err := WritePprof(&buf, reps...); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestPprofRoundTrip: report → pprof → report gives the same rows, the same
+// statistics and the same intervals, for every value and grouping.
+func TestPprofRoundTrip(t *testing.T) {
+	for _, rel := range pprofInputs {
+		t.Run(filepath.Base(rel), func(t *testing.T) {
+			orig := readSample(t, rel)
+			data := writeAll(t, orig)
+			back, err := parse.Read("roundtrip.pb.gz", bytes.NewReader(data), parse.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if back.Source.Format != "heapest" {
+				t.Fatalf("read back as %q, want heapest", back.Source.Format)
+			}
+			for _, v := range valuesOf(orig) {
+				for _, by := range []aggregate.By{aggregate.ByFunc, aggregate.ByStack} {
+					a := build(t, []*parse.Profile{orig}, v, by)
+					b := build(t, []*parse.Profile{back}, v, by)
+					sameReport(t, v.String()+" by "+by.String(), a, b)
+				}
+			}
+		})
+	}
+}
+
+func sameReport(t *testing.T, what string, a, b *report.Report) {
+	t.Helper()
+	sameRow(t, what, a.Total, b.Total)
+	if len(a.Rows) != len(b.Rows) {
+		t.Fatalf("%s: %d rows, read back %d", what, len(a.Rows), len(b.Rows))
+	}
+	bk := map[string]report.Row{}
+	for _, r := range b.Rows {
+		bk[r.Key] = r
+	}
+	for _, r := range a.Rows {
+		o, ok := bk[r.Key]
+		if !ok {
+			t.Errorf("%s: row %q missing after the round trip", what, r.Key)
+			continue
+		}
+		sameRow(t, what, r, o)
+	}
+}
+
+// sameRow compares two rows; sums taken in another order may differ in the
+// last bits, so numbers are compared to 1e-9 relative.
+func sameRow(t *testing.T, what string, a, b report.Row) {
+	t.Helper()
+	results := [][2]*ci.Result{{&a.Flat, &b.Flat}}
+	if a.Cum != nil && b.Cum != nil {
+		results = append(results, [2]*ci.Result{a.Cum, b.Cum})
+	}
+	for _, r := range results {
+		x, y := r[0], r[1]
+		if x.Method != y.Method || !near(x.Estimate, y.Estimate) || !near(x.Lo, y.Lo) ||
+			!near(x.Hi, y.Hi) || !near(x.Samples, y.Samples) {
+			t.Errorf("%s: row %q: %+v, read back %+v", what, a.Key, *x, *y)
+		}
+	}
+	if a.Stats.N != b.Stats.N || a.Stats.Mixed != b.Stats.Mixed || a.Stats.SamplesBound != b.Stats.SamplesBound ||
+		!near(a.Stats.Var, b.Stats.Var) || a.Stats.MaxWeight != b.Stats.MaxWeight {
+		t.Errorf("%s: row %q statistics %+v, read back %+v", what, a.Key, a.Stats, b.Stats)
+	}
+}
+
+func near(a, b float64) bool {
+	if a == b || (math.IsInf(a, 1) && math.IsInf(b, 1)) {
+		return true
+	}
+	return math.Abs(a-b) <= 1e-9*math.Max(math.Abs(a), math.Abs(b))
+}
+
+// TestPprofOutputValid: the output is a valid profile.proto whose default
+// sample type is the report's value and whose totals are the estimates.
+func TestPprofOutputValid(t *testing.T) {
+	orig := readSample(t, pprofInputs[0])
+	data := writeAll(t, orig)
+	p, err := profile.ParseData(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.DefaultSampleType != "inuse_space" {
+		t.Errorf("default sample type %q, want inuse_space", p.DefaultSampleType)
+	}
+	want := build(t, []*parse.Profile{orig}, unbias.InUseSpace, aggregate.ByStack).Total.Flat.Estimate
+	var got int64
+	for _, s := range p.Sample {
+		got += s.Value[0]
+		if s.Value[0] != 0 && (len(s.Label[parse.HeapestStatsLabel("inuse_space")]) != 1 || len(s.NumLabel["samples"]) != 1) {
+			t.Fatalf("sample without its statistics labels: %v %v", s.Label, s.NumLabel)
+		}
+	}
+	// Each sample rounds its estimate: at most 0.5 off per sample.
+	if math.Abs(float64(got)-want) > 0.5*float64(len(p.Sample)) {
+		t.Errorf("inuse_space total %d, report total %.1f", got, want)
+	}
+}
+
+var pprofTotal = regexp.MustCompile(`of (\d+)B total`)
+
+// TestPprofGoToolOpens: go tool pprof -top reads the output and shows the
+// unbiased total for the default sample type.
+func TestPprofGoToolOpens(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go not in PATH")
+	}
+	orig := readSample(t, pprofInputs[0])
+	file := filepath.Join(t.TempDir(), "out.pb.gz")
+	data := writeAll(t, orig)
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(goTool, "tool", "pprof", "-top", "-unit=B", file).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go tool pprof -top: %v\n%s", err, out)
+	}
+	m := pprofTotal.FindSubmatch(out)
+	if m == nil {
+		t.Fatalf("no total in go tool pprof output:\n%s", out)
+	}
+	got, _ := strconv.ParseFloat(string(m[1]), 64)
+	p, _ := profile.ParseData(data)
+	var want float64
+	for _, s := range p.Sample {
+		want += float64(s.Value[0])
+	}
+	if got != want || !bytes.Contains(out, []byte("Type: inuse_space")) {
+		t.Errorf("go tool pprof total %v (want %v) or type wrong:\n%s", got, want, out)
+	}
+}
+
+// TestPprofRefusesUnsoundReports: per-function or truncated reports cannot
+// be written as per-stack samples.
+func TestPprofRefusesUnsoundReports(t *testing.T) {
+	orig := readSample(t, pprofInputs[0])
+	byFunc := build(t, []*parse.Profile{orig}, unbias.InUseSpace, aggregate.ByFunc)
+	cut := build(t, []*parse.Profile{orig}, unbias.InUseSpace, aggregate.ByStack)
+	cut.Omitted = 3
+	for name, r := range map[string]*report.Report{"by func": byFunc, "top cut": cut} {
+		var buf bytes.Buffer
+		if err := WritePprof(&buf, r); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}

@@ -57,7 +57,9 @@ type goRun struct {
 	reportErr error
 }
 
-func (r *goRun) name() string { return fmt.Sprintf("rate=%d seed=%d debug=%d", r.rate, r.seed, r.debug) }
+func (r *goRun) name() string {
+	return fmt.Sprintf("rate=%d seed=%d debug=%d", r.rate, r.seed, r.debug)
+}
 
 // goRates spans runtime.MemProfileRate from 4 KiB to 512 KiB.
 var goRates = []int{4 << 10, 8 << 10, 16 << 10, 32 << 10, 64 << 10, 128 << 10, 256 << 10, 512 << 10}

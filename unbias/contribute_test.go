@@ -1,0 +1,77 @@
+package unbias
+
+import (
+	"math"
+	"testing"
+
+	"github.com/heapest/heapest/parse"
+)
+
+func rec(scheme parse.Scheme, rate float64, inuse parse.Counts) *parse.Record {
+	return &parse.Record{Scheme: scheme, Rate: rate, InUse: inuse}
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(math.Abs(a), math.Abs(b)) }
+
+func TestContribute(t *testing.T) {
+	const R = 1 << 19
+	p48 := 1 - math.Exp(-48.0/R)
+	tests := []struct {
+		name    string
+		r       *parse.Record
+		v       Value
+		est     float64
+		samples float64
+		mixed   bool
+		bound   bool
+	}{
+		{"raw single size bytes", rec(parse.Bernoulli, R, parse.Counts{Objects: 20, Bytes: 960}), InUseSpace, 960 / p48, 20, false, false},
+		{"raw single size objects", rec(parse.Bernoulli, R, parse.Counts{Objects: 20, Bytes: 960}), InUseObjects, 20 / p48, 20, false, false},
+		{"raw mixed sizes: jeprof average", rec(parse.Bernoulli, R, parse.Counts{Objects: 14, Bytes: 3145760}), InUseSpace,
+			3145760 / (1 - math.Exp(-3145760.0/14/R)), 14, true, false},
+		{"unbias single size: exact HT", rec(parse.Bernoulli, R, parse.Counts{Objects: 20, Bytes: 960, Enc: parse.JemallocUnbias}), InUseSpace, 960 / p48, 20, false, false},
+		{"unbias mixed: decoded, count bound", rec(parse.Bernoulli, R, parse.Counts{Objects: 10, Bytes: 741, Enc: parse.JemallocUnbias}), InUseSpace,
+			741 / (1 - math.Exp(-74.1/R)), 10, true, true},
+		{"exact profile", rec(parse.Bernoulli, 1, parse.Counts{Objects: 3, Bytes: 300}), InUseSpace, 300, 3, false, false},
+		{"scaled with size", rec(parse.Bernoulli, R, parse.Counts{Objects: 2e4, Bytes: 9.6e5, Enc: parse.Scaled, Samples: 2, Size: 48}), InUseSpace, 9.6e5, 2, false, false},
+		{"fixed stride: estimate only", rec(parse.FixedStride, 102400, parse.Counts{Objects: 0, Bytes: 102400, Enc: parse.Scaled, Samples: 1}), InUseSpace, 102400, 1, true, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := Contribute(tt.r, tt.v)
+			if !near(c.Estimate, tt.est) || c.Samples != tt.samples || c.Mixed != tt.mixed || c.SamplesBound != tt.bound || c.N != 1 {
+				t.Errorf("got %+v; want estimate %v samples %v mixed %v bound %v", c, tt.est, tt.samples, tt.mixed, tt.bound)
+			}
+			if c.Var < 0 || math.IsNaN(c.Var) {
+				t.Errorf("variance %v", c.Var)
+			}
+		})
+	}
+}
+
+// The HT variance of one sample never exceeds R² (reference §3.6), so the
+// bound used for mixed lines is never below a single-size line's variance.
+func TestVarianceBound(t *testing.T) {
+	const R = 1 << 16
+	for z := 8.0; z < 1<<30; z *= 1.7 {
+		c := single(1, z, R, InUseSpace)
+		if c.Var > R*R*(1+1e-12) || c.Var > R*c.Estimate*(1+1e-12) {
+			t.Errorf("z=%v: var %v exceeds min(R², R·est)", z, c.Var)
+		}
+	}
+}
+
+func TestContributeNothing(t *testing.T) {
+	r := rec(parse.Bernoulli, 1<<19, parse.Counts{})
+	if c := Contribute(r, InUseSpace); c.N != 0 {
+		t.Errorf("empty record contributed %+v", c)
+	}
+	r.HasOffset, r.Offset = true, 10
+	r.Alloc = parse.Counts{Objects: 1, Bytes: 100, Size: 100}
+	if c := Contribute(r, AllocSpace); !c.HasOffset || c.Offset != 10 || c.Rate != 1<<19 {
+		t.Errorf("offset not carried: %+v", c)
+	}
+	if c := Contribute(r, AllocObjects); c.HasOffset {
+		t.Errorf("offset carried for objects: %+v", c)
+	}
+}

@@ -1,0 +1,139 @@
+package render
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/heapest/heapest/aggregate"
+	"github.com/heapest/heapest/ci"
+	"github.com/heapest/heapest/parse"
+	"github.com/heapest/heapest/report"
+	"github.com/heapest/heapest/symbolize"
+	"github.com/heapest/heapest/unbias"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// buildDump parses and symbolizes a bundled dump and builds a report. The
+// symbolized dumps carry their own symbols and no MAPPED_LIBRARIES, so the
+// output does not depend on this machine's libraries.
+func buildDump(t *testing.T, file string, opt report.Options) *report.Report {
+	t.Helper()
+	p, err := parse.ReadFile(filepath.Join("..", "testdata", "jemalloc", file), parse.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Source.Path = file
+	if _, err := symbolize.Symbolize(p, symbolize.Options{DropAllocator: true}); err != nil {
+		t.Fatal(err)
+	}
+	if opt.Confidence == 0 {
+		opt.Confidence = 0.95
+	}
+	r, err := report.Build([]*parse.Profile{p}, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./render -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		os.WriteFile(path+".got", got, 0o644)
+		t.Errorf("%s differs from the golden file; got written to %s.got (go test ./render -update accepts it):\n%s", name, path, got)
+	}
+}
+
+func TestGolden(t *testing.T) {
+	tests := []struct {
+		name   string
+		file   string
+		opt    report.Options
+		format Format
+	}{
+		{"func.table", "mixed_symbolized.heap", report.Options{By: aggregate.ByFunc}, Table},
+		{"func.csv", "mixed_symbolized.heap", report.Options{By: aggregate.ByFunc}, CSV},
+		{"func.json", "mixed_symbolized.heap", report.Options{By: aggregate.ByFunc}, JSON},
+		{"stack.table", "mixed_symbolized.heap", report.Options{By: aggregate.ByStack}, Table},
+		{"stack.json", "mixed_symbolized.heap", report.Options{By: aggregate.ByStack, Top: 2}, JSON},
+		{"focus.table", "mixed_symbolized.heap", report.Options{By: aggregate.ByFunc, Focus: regexp.MustCompile("^alloc_[ab]$"), Ignore: regexp.MustCompile("alloc_b")}, Table},
+		{"thread.table", "je530_threads_unbias-on.heap", report.Options{By: aggregate.ByThread, Value: unbias.InUseObjects}, Table},
+		{"size.csv", "je530_threads_unbias-on.heap", report.Options{By: aggregate.BySize}, CSV},
+		{"alloc_objects.table", "mixed_symbolized.heap", report.Options{By: aggregate.ByLeaf, Value: unbias.AllocObjects, Confidence: 0.9, Method: ci.Normal}, Table},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			if err := Write(&buf, buildDump(t, tt.file, tt.opt), tt.format); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, tt.name, buf.Bytes())
+		})
+	}
+}
+
+// Machine-readable output keeps every number unrounded and parses back.
+func TestMachineReadable(t *testing.T) {
+	r := buildDump(t, "je530_mixed_unbias-off.heap", report.Options{By: aggregate.ByFunc, Top: 0})
+	var buf bytes.Buffer
+	if err := WriteJSON(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	var j jsonReport
+	if err := json.Unmarshal(buf.Bytes(), &j); err != nil {
+		t.Fatal(err)
+	}
+	if j.Total.Estimate != r.Total.Flat.Estimate || len(j.Rows) != len(r.Rows) || j.Unit != "bytes" || j.By != "func" {
+		t.Errorf("json round trip: %+v", j.Total)
+	}
+	buf.Reset()
+	if err := WriteCSV(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(&buf).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := recs[len(recs)-1]
+	if last[0] != "total" || last[1] != num(r.Total.Flat.Estimate) || len(recs) != len(r.Rows)+2 {
+		t.Errorf("csv total row %v", last)
+	}
+}
+
+func TestHuman(t *testing.T) {
+	for _, tt := range []struct {
+		x     float64
+		bytes bool
+		want  string
+	}{
+		{0, true, "0B"}, {1023, true, "1023B"}, {1024, true, "1.00KiB"}, {1536, true, "1.50KiB"},
+		{40.5 * (1 << 20), true, "40.5MiB"}, {182546748483, true, "170GiB"},
+		{999, false, "999"}, {12526533, false, "12.5M"}, {218463, false, "218k"},
+	} {
+		if got := human(tt.x, tt.bytes); got != tt.want {
+			t.Errorf("human(%v, %v) = %q, want %q", tt.x, tt.bytes, got, tt.want)
+		}
+	}
+	if !strings.HasPrefix(halfWidthPct(ci.Result{Estimate: 100, Lo: 90, Hi: 110, Method: "exact"}), "10.0%") {
+		t.Error("halfWidthPct")
+	}
+}

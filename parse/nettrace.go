@@ -156,7 +156,7 @@ func (d *ntDecoder) readObjectType() (name string, version, minVersion int32, er
 	if err != nil {
 		return "", 0, 0, d.truncated(at+14, "an object type name", err)
 	}
-	name = string(nb)
+	name = ntTypeName(nb)
 	at = d.off
 	tag, err := d.readByte()
 	if err != nil {
@@ -166,6 +166,17 @@ func (d *ntDecoder) readObjectType() (name string, version, minVersion int32, er
 		return "", 0, 0, d.errAt(at, nil, "expected EndObject tag (6) after type %q, got %d", name, tag)
 	}
 	return name, version, minVersion, nil
+}
+
+// ntTypeName returns the object type name, without allocating for the
+// names of the format.
+func ntTypeName(b []byte) string {
+	for _, n := range [...]string{"EventBlock", "StackBlock", "SPBlock", "MetadataBlock", "Trace"} {
+		if string(b) == n {
+			return n
+		}
+	}
+	return string(b)
 }
 
 // readObject reads the body of one FastSerialization object.

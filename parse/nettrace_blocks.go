@@ -40,6 +40,16 @@ type ntThread struct {
 	name     string
 }
 
+// ntEvent is one kept allocation event. For AllocationSampled a is the
+// object size and b the sampled byte offset; for GCAllocationTick a is the
+// allocation amount and b the object size (0 when unknown).
+type ntEvent struct {
+	time          int64
+	a, b          uint64
+	typ, thr, stk int32
+	tick          bool
+}
+
 // ntHeader is a decoded event header; compressed headers are deltas from the
 // previous one in the same block.
 type ntHeader struct {
@@ -74,7 +84,8 @@ type ntDecoder struct {
 	pid          int64
 
 	meta    map[uint32]ntMeta
-	stacks  map[uint32]ntStackRef // current region
+	stacks  map[uint32]ntStackRef // current region, ids that do not fit dense
+	dense   []ntStackRef          // current region, ids 1..len(dense)
 	arena   []byte                // IP bytes of the current region's stacks
 	threads map[uint64]ntThread   // V6 thread index → thread
 	labels  map[uint32]int        // V6 label list → version override
@@ -82,11 +93,14 @@ type ntDecoder struct {
 	// Interned data that outlives sequence points.
 	stackIdx   map[string]int32
 	stackIPs   [][]uint64
-	threadName map[uint64]string
-	typeNames  map[string]string
+	threadName map[uint64]int32
+	typeNames  map[string]int32
 
-	recs     []Record
-	recStack []int32 // per record: interned stack or -1
+	// events are the kept allocation events in compact form; records are
+	// built once, at the end, at their final size.
+	events  []ntEvent
+	types   []string // interned type names, indexed by ntEvent.typ
+	threadS []string // interned thread names, indexed by ntEvent.thread
 
 	// keepCPU makes CPU samples keep their stacks in cpuStacks, so tests
 	// can check symbolization against traces without allocation events.
@@ -96,9 +110,17 @@ type ntDecoder struct {
 	methods []ntMethodRange
 	modules map[uint64]string
 
-	// Sequence numbers per capture thread, for dropped-event detection.
-	lastSeq map[uint64]uint32
-	dropped uint64
+	// Sequence numbers per capture thread, for dropped-event detection;
+	// the current capture thread's is cached outside the map.
+	lastSeq  map[uint64]uint32
+	seqCur   uint64
+	seqVal   uint32
+	seqValid bool
+	// The last thread looked up, and its interned name.
+	thrID    uint64
+	thrIdx   int32
+	thrValid bool
+	dropped  uint64
 
 	nSampled, nTicks   int
 	tickVersions       map[int]int
@@ -123,8 +145,8 @@ func newNtDecoder(name string, r *bufio.Reader, opt Options) *ntDecoder {
 		threads:       map[uint64]ntThread{},
 		labels:        map[uint32]int{},
 		stackIdx:      map[string]int32{},
-		threadName:    map[uint64]string{},
-		typeNames:     map[string]string{},
+		threadName:    map[uint64]int32{},
+		typeNames:     map[string]int32{},
 		modules:       map[uint64]string{},
 		lastSeq:       map[uint64]uint32{},
 		tickVersions:  map[int]int{},
@@ -279,7 +301,7 @@ func (d *ntDecoder) stackBlock(c *ntCursor) error {
 		if len(d.arena)+len(ips) > 1<<31-1 {
 			return d.errAt(at, nil, "more than 2 GiB of stacks in one sequence-point region")
 		}
-		d.stacks[first+i] = ntStackRef{start: int32(len(d.arena)), n: int32(len(ips)), global: -1}
+		d.setStack(first+i, ntStackRef{start: int32(len(d.arena)), n: int32(len(ips)), global: -1})
 		d.arena = append(d.arena, ips...)
 	}
 	if c.bad {
@@ -294,7 +316,7 @@ func (d *ntDecoder) internStack(id uint32) (int32, bool) {
 	if id == 0 {
 		return -1, true
 	}
-	ref, ok := d.stacks[id]
+	ref, ok := d.stack(id)
 	if !ok {
 		return -1, false
 	}
@@ -317,8 +339,29 @@ func (d *ntDecoder) internStack(id uint32) (int32, bool) {
 		d.stackIdx[string(raw)] = g
 	}
 	ref.global = g
-	d.stacks[id] = ref
+	d.setStack(id, ref)
 	return g, true
+}
+
+// stack and setStack keep the region's stacks in a slice while ids come
+// in order from 1, as every writer does, and in a map otherwise.
+func (d *ntDecoder) stack(id uint32) (ntStackRef, bool) {
+	if id-1 < uint32(len(d.dense)) {
+		return d.dense[id-1], true
+	}
+	ref, ok := d.stacks[id]
+	return ref, ok
+}
+
+func (d *ntDecoder) setStack(id uint32, ref ntStackRef) {
+	switch {
+	case id-1 < uint32(len(d.dense)):
+		d.dense[id-1] = ref
+	case id-1 == uint32(len(d.dense)) && len(d.stacks) == 0:
+		d.dense = append(d.dense, ref)
+	default:
+		d.stacks[id] = ref
+	}
 }
 
 // ---- sequence points ----
@@ -327,6 +370,7 @@ func (d *ntDecoder) internStack(id uint32) (int32, bool) {
 // sequence point closes: their ids restart after it.
 func (d *ntDecoder) flushRegion() {
 	clear(d.stacks)
+	d.dense = d.dense[:0]
 	clear(d.labels)
 	d.arena = d.arena[:0]
 }
@@ -383,6 +427,7 @@ func (d *ntDecoder) sequencePointV6(c *ntCursor) error {
 // with the last sequence number seen from it: a higher bound means that
 // thread's events were dropped.
 func (d *ntDecoder) checkpoint(thread uint64, seq uint32) {
+	d.syncSeq()
 	last, ok := d.lastSeq[thread]
 	if ok && int32(seq-last) > 0 {
 		d.dropped += uint64(seq - last)

@@ -198,11 +198,26 @@ func (k ntKind) String() string {
 // trackSeq counts events a capture thread dropped: its sequence numbers
 // increase by exactly one per event attempted.
 func (d *ntDecoder) trackSeq(h *ntHeader) {
-	last, ok := d.lastSeq[h.capThread]
-	if ok && h.seq != last+1 && int32(h.seq-last) > 0 {
-		d.dropped += uint64(h.seq - last - 1)
+	if !d.seqValid || h.capThread != d.seqCur {
+		d.syncSeq()
+		last, ok := d.lastSeq[h.capThread]
+		d.seqCur, d.seqVal, d.seqValid = h.capThread, last, true
+		if !ok {
+			d.seqVal = h.seq - 1
+		}
 	}
-	d.lastSeq[h.capThread] = h.seq
+	if h.seq != d.seqVal+1 && int32(h.seq-d.seqVal) > 0 {
+		d.dropped += uint64(h.seq - d.seqVal - 1)
+	}
+	d.seqVal = h.seq
+}
+
+// syncSeq writes the cached capture thread's sequence number back.
+func (d *ntDecoder) syncSeq() {
+	if d.seqValid {
+		d.lastSeq[d.seqCur] = d.seqVal
+		d.seqValid = false
+	}
 }
 
 // ---- payloads ----
@@ -231,15 +246,7 @@ func (d *ntDecoder) allocSampled(h *ntHeader, p []byte) bool {
 		return false
 	}
 	d.nSampled++
-	z := float64(size)
-	d.addRecord(h, Record{
-		Type:      d.typeName(raw, typeID),
-		Scheme:    Bernoulli,
-		Rate:      DotNetSamplingRate,
-		Alloc:     Counts{Objects: 1, Bytes: z, Enc: Raw, Samples: 1, Size: z},
-		Offset:    float64(size - off),
-		HasOffset: true,
-	})
+	d.addEvent(h, ntEvent{a: size, b: off, typ: d.typeName(raw, typeID)})
 	return true
 }
 
@@ -254,7 +261,7 @@ func (d *ntDecoder) allocTick(h *ntHeader, p []byte, version int) bool {
 		return false
 	}
 	amount := uint64(binary.LittleEndian.Uint32(p))
-	var typ string
+	typ := d.typeName(nil, 0)
 	var objSize uint64
 	if version >= 2 {
 		if len(p) < 18+P+2 {
@@ -287,19 +294,14 @@ func (d *ntDecoder) allocTick(h *ntHeader, p []byte, version int) bool {
 	}
 	d.nTicks++
 	d.tickVersions[version]++
-	c := Counts{Bytes: float64(amount), Enc: Scaled, Samples: 1}
-	if objSize > 0 {
-		c.Size = float64(objSize)
-		c.Objects = float64(amount) / float64(objSize)
-	}
-	d.addRecord(h, Record{Type: typ, Scheme: FixedStride, Rate: DotNetTickStride, Alloc: c})
+	d.addEvent(h, ntEvent{a: amount, b: objSize, typ: typ, tick: true})
 	return true
 }
 
-// addRecord completes a record with its thread, time and stack.
-func (d *ntDecoder) addRecord(h *ntHeader, r Record) {
-	r.Thread = d.thread(h.thread)
-	r.Time = d.nanos(h.ts)
+// addEvent completes an event with its thread, time and stack.
+func (d *ntDecoder) addEvent(h *ntHeader, e ntEvent) {
+	e.thr = d.thread(h.thread)
+	e.time = d.nanos(h.ts)
 	g, ok := d.internStack(h.stackID)
 	if !ok {
 		if d.unknownStack == 0 {
@@ -307,8 +309,30 @@ func (d *ntDecoder) addRecord(h *ntHeader, r Record) {
 		}
 		d.unknownStack++
 	}
-	d.recs = append(d.recs, r)
-	d.recStack = append(d.recStack, g)
+	e.stk = g
+	d.events = append(d.events, e)
+}
+
+// record turns a compact event into a Record.
+func (d *ntDecoder) record(e *ntEvent, frames [][]Frame) Record {
+	r := Record{Type: d.types[e.typ], Thread: d.threadS[e.thr], Time: e.time}
+	if e.stk >= 0 {
+		r.Stack = frames[e.stk]
+	}
+	if e.tick {
+		r.Scheme, r.Rate = FixedStride, DotNetTickStride
+		r.Alloc = Counts{Bytes: float64(e.a), Enc: Scaled, Samples: 1}
+		if e.b > 0 {
+			r.Alloc.Size = float64(e.b)
+			r.Alloc.Objects = float64(e.a) / float64(e.b)
+		}
+		return r
+	}
+	z := float64(e.a)
+	r.Scheme, r.Rate = Bernoulli, DotNetSamplingRate
+	r.Alloc = Counts{Objects: 1, Bytes: z, Enc: Raw, Samples: 1, Size: z}
+	r.Offset, r.HasOffset = float64(e.a-e.b), true
+	return r
 }
 
 // method decodes MethodLoadVerbose / MethodDC{Start,End}Verbose: MethodID
@@ -360,35 +384,65 @@ func (d *ntDecoder) pointer(b []byte) uint64 {
 }
 
 // typeName interns a UTF-16 type name. The runtime writes "NULL" when it has
-// no name (NativeAOT); the TypeID then keeps types apart.
-func (d *ntDecoder) typeName(raw []byte, typeID uint64) string {
-	if s, ok := d.typeNames[string(raw)]; ok {
-		return s
+// no name (NativeAOT); the TypeID then keeps types apart. Events without a
+// type name (GCAllocationTick before version 2) get the empty name.
+func (d *ntDecoder) typeName(raw []byte, typeID uint64) int32 {
+	if i, ok := d.typeNames[string(raw)]; ok {
+		return i
 	}
 	s := ntDecodeUTF16(raw)
-	if s == "NULL" || s == "" {
-		return fmt.Sprintf("<type 0x%x>", typeID)
+	if s == "NULL" {
+		return d.internType(fmt.Sprintf("<type 0x%x>", typeID), fmt.Sprintf("\x00NULL %x", typeID))
 	}
-	d.typeNames[string(raw)] = s
-	return s
+	return d.internType(s, string(raw))
 }
 
-// thread names a thread by its OS thread id (V6: through the thread table).
-func (d *ntDecoder) thread(id uint64) string {
+func (d *ntDecoder) internType(name, key string) int32 {
+	if i, ok := d.typeNames[key]; ok {
+		return i
+	}
+	i := int32(len(d.types))
+	d.types = append(d.types, name)
+	d.typeNames[key] = i
+	return i
+}
+
+// thread interns a thread's name: its OS thread id (V6: through the thread
+// table, "#index" when the table has none).
+func (d *ntDecoder) thread(id uint64) int32 {
+	if d.thrValid && id == d.thrID {
+		return d.thrIdx
+	}
+	i := d.threadSlow(id)
+	if !d.v6 {
+		// V6 indexes can be redefined after a thread flush: no cache.
+		d.thrID, d.thrIdx, d.thrValid = id, i, true
+	}
+	return i
+}
+
+func (d *ntDecoder) threadSlow(id uint64) int32 {
+	name := ""
 	if d.v6 {
 		t, ok := d.threads[id]
 		if !ok || !t.hasTID {
 			d.unknownThread++
-			return "#" + strconv.FormatUint(id, 10)
+			name = "#" + strconv.FormatUint(id, 10)
+			id |= 1 << 63 // keep apart from OS ids
+		} else {
+			id = t.tid
 		}
-		id = t.tid
 	}
-	if s, ok := d.threadName[id]; ok {
-		return s
+	if i, ok := d.threadName[id]; ok {
+		return i
 	}
-	s := strconv.FormatUint(id, 10)
-	d.threadName[id] = s
-	return s
+	if name == "" {
+		name = strconv.FormatUint(id, 10)
+	}
+	i := int32(len(d.threadS))
+	d.threadS = append(d.threadS, name)
+	d.threadName[id] = i
+	return i
 }
 
 // nanos converts a tick timestamp to nanoseconds since the trace start,
@@ -471,11 +525,11 @@ func (d *ntDecoder) profile() *Profile {
 		d.dropTicks()
 	}
 	frames, resolved, distinct := d.symbolize()
-	for i := range d.recs {
-		if g := d.recStack[i]; g >= 0 {
-			d.recs[i].Stack = frames[g]
-		}
+	recs := make([]Record, len(d.events))
+	for i := range d.events {
+		recs[i] = d.record(&d.events[i], frames)
 	}
+	d.events = nil
 	d.finalWarnings()
 	version := fmt.Sprintf("NetTrace V%d", d.major)
 	if d.v6 {
@@ -487,10 +541,10 @@ func (d *ntDecoder) profile() *Profile {
 		Source: Source{
 			Format:  "nettrace",
 			Rate:    DotNetSamplingRate,
-			Samples: float64(len(d.recs)),
+			Samples: float64(len(recs)),
 			Detail:  detail,
 		},
-		Records:  d.recs,
+		Records:  recs,
 		HasAlloc: true,
 		Warnings: d.warnings,
 	}
@@ -500,13 +554,13 @@ func (d *ntDecoder) profile() *Profile {
 // describes the same allocations twice.
 func (d *ntDecoder) dropTicks() {
 	k := 0
-	for i, r := range d.recs {
-		if r.Scheme != FixedStride {
-			d.recs[k], d.recStack[k] = r, d.recStack[i]
+	for _, e := range d.events {
+		if !e.tick {
+			d.events[k] = e
 			k++
 		}
 	}
-	d.recs, d.recStack = d.recs[:k], d.recStack[:k]
+	d.events = d.events[:k]
 	d.warnf("the trace has both AllocationSampled and GCAllocationTick events; the %d GCAllocationTick events were ignored (they describe the same allocations)", d.nTicks)
 }
 

@@ -51,7 +51,6 @@ type goRun struct {
 	truth  goTruth
 	space  Report
 	pprofs map[string]float64
-	err    error
 	// reportErr is heapest's failure, kept apart so that the parser-level
 	// checks still run and report.
 	reportErr error
@@ -96,10 +95,10 @@ func TestGoRealHeapProfiles(t *testing.T) {
 			runs = append(runs, r)
 		}
 	}
-	parallel(runs, func(r *goRun) error { return execGoRun(r, prog, heapest, goTool) })
-	for _, r := range runs {
-		if r.err != nil {
-			t.Fatalf("%s: %v", r.name(), r.err)
+	errs := pprofParallel(runs, func(r *goRun) error { return execGoRun(r, prog, heapest, goTool) })
+	for i, r := range runs {
+		if errs[i] != nil {
+			t.Fatalf("%s: %v", r.name(), errs[i])
 		}
 	}
 	checkGoRawCounts(t, runs)
@@ -112,24 +111,26 @@ func TestGoRealHeapProfiles(t *testing.T) {
 	checkGoCoverage(t, runs)
 }
 
-// parallel runs f over runs on all CPUs, storing each error in the run.
-func parallel(runs []*goRun, f func(*goRun) error) {
-	jobs := make(chan *goRun)
+// pprofParallel runs f over items on all CPUs and returns each item's error.
+func pprofParallel[T any](items []T, f func(T) error) []error {
+	errs := make([]error, len(items))
+	jobs := make(chan int)
 	var wg sync.WaitGroup
 	for i := 0; i < runtime.NumCPU(); i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for r := range jobs {
-				r.err = f(r)
+			for k := range jobs {
+				errs[k] = f(items[k])
 			}
 		}()
 	}
-	for _, r := range runs {
-		jobs <- r
+	for k := range items {
+		jobs <- k
 	}
 	close(jobs)
 	wg.Wait()
+	return errs
 }
 
 func execGoRun(r *goRun, prog, heapest, goTool string) error {

@@ -46,6 +46,7 @@ const (
 	NoteNoInterval   = "no interval: this sampling scheme gives no honest error bound"
 	NoteNotExact     = "exact needs one inclusion probability; used gamma"
 	NoteCampPaulson  = "approximate: Camp–Paulson normal approximation of the exact CDF"
+	NoteBias         = "estimate from the average size of mixed sizes; interval widened by its error bound"
 )
 
 // Interval computes the interval of s at the given confidence with method
@@ -66,6 +67,8 @@ func Interval(s Stats, m Method, confidence float64) (Result, error) {
 		r = Result{Estimate: s.Estimate, Lo: s.Estimate, Hi: s.Estimate, Method: MethodNone, Notes: []string{NoteNoInterval}}
 	case s.Complete || s.N == 0:
 		r = Result{Estimate: s.Estimate, Lo: s.Estimate, Hi: s.Estimate, Method: Exact.String()}
+	case s.Bias > 0:
+		r = widened(s, m, alpha)
 	default:
 		r = dispatch(s, m, alpha)
 	}
@@ -92,6 +95,9 @@ func dispatch(s Stats, m Method, alpha float64) Result {
 			return OffsetInterval(s.Estimate, s.Samples, 1/s.Rate, s.Offset, alpha, approx)
 		}
 		if s.exactApplies() {
+			if m == Auto {
+				return PresentExactInterval(s.Estimate, s.Samples, s.P, s.Unit, alpha)
+			}
 			return ExactInterval(s.Estimate, s.Samples, s.P, s.Unit, alpha, approx)
 		}
 		r := GammaInterval(s.Estimate, s.Var, s.MaxWeight, alpha)
@@ -101,6 +107,20 @@ func dispatch(s Stats, m Method, alpha float64) Result {
 		return r
 	}
 	return GammaInterval(s.Estimate, s.Var, s.MaxWeight, alpha)
+}
+
+// widened is the interval of a group whose estimate is only known to
+// within ±Bias of the HT estimate: the lower bound is the method's for the
+// smallest possible estimate, the upper bound for the largest.
+func widened(s Stats, m Method, alpha float64) Result {
+	lo, hi := s, s
+	lo.Estimate = math.Max(0, s.Estimate-s.Bias)
+	hi.Estimate = s.Estimate + s.Bias
+	lo.Bias, hi.Bias = 0, 0
+	rl, rh := dispatch(lo, m, alpha), dispatch(hi, m, alpha)
+	rh.Estimate, rh.Lo = s.Estimate, math.Min(rl.Lo, s.Estimate)
+	rh.Notes = append(rh.Notes, NoteBias)
+	return rh
 }
 
 // offsetApplies reports whether .NET Approach 2 applies: every sample
@@ -121,7 +141,7 @@ func (s Stats) Validate() error {
 		name string
 		v    float64
 	}{{"estimate", s.Estimate}, {"variance", s.Var}, {"samples", s.Samples}, {"max weight", s.MaxWeight},
-		{"unit", s.Unit}, {"rate", s.Rate}, {"offset", s.Offset}} {
+		{"unit", s.Unit}, {"rate", s.Rate}, {"offset", s.Offset}, {"bias bound", s.Bias}} {
 		if math.IsNaN(f.v) || math.IsInf(f.v, 0) || f.v < 0 {
 			return fmt.Errorf("invalid statistics: %s %v (want a finite value ≥ 0)", f.name, f.v)
 		}

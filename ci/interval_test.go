@@ -191,3 +191,60 @@ func TestIntervalInvalid(t *testing.T) {
 		}
 	}
 }
+
+// TestPresentExactIntervalCoverage computes, for every true N, the
+// coverage of the present-row interval conditional on the row appearing
+// (s ≥ 1), by summing binomial probabilities: it must reach the nominal
+// level, where the plain exact interval does not.
+func TestPresentExactIntervalCoverage(t *testing.T) {
+	plainWorst := 1.0
+	for _, c := range []struct{ p, maxN, step, maxS float64 }{
+		{0.5, 120, 1, 120}, {0.05, 400, 1, 80}, {0.002, 3000, 7, 60},
+	} {
+		p, q := c.p, 1-c.p
+		for n := 1.0; n <= c.maxN; n += c.step {
+			present, plain := 0.0, 0.0
+			for s := 1.0; s <= math.Min(n, c.maxS); s++ {
+				w := binomPMF(s, n, p, q)
+				if r := PresentExactInterval(s/p, s, p, 1, 0.05); r.Lo <= n && n <= r.Hi {
+					present += w
+				}
+				if r := ExactInterval(s/p, s, p, 1, 0.05, false); r.Lo <= n && n <= r.Hi {
+					plain += w
+				}
+			}
+			seen := -math.Expm1(n * math.Log1p(-p))
+			if present/seen < 0.95-1e-9 {
+				t.Errorf("p=%v N=%v: conditional coverage %v", p, n, present/seen)
+			}
+			plainWorst = math.Min(plainWorst, plain/seen)
+		}
+	}
+	if plainWorst > 0.93 {
+		t.Errorf("plain exact interval's worst conditional coverage %v: the test no longer shows the selection effect", plainWorst)
+	}
+	// One sample: the row may be that one allocation.
+	if r := PresentExactInterval(64/0.001, 1, 0.001, 64, 0.05); r.Lo != 64 {
+		t.Errorf("s=1: lower bound %v, want one allocation (64)", r.Lo)
+	}
+}
+
+func TestIntervalBiasWidens(t *testing.T) {
+	s := Stats{N: 1, Estimate: 10e6, Var: 4e11, Samples: 9, MaxWeight: 524288, Mixed: true, Rate: 524288}
+	plain, _ := Interval(s, Auto, 0.95)
+	s.Bias = 9 * 524288
+	wide, err := Interval(s, Auto, 0.95)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(wide.Lo < plain.Lo && wide.Hi > plain.Hi) || wide.Estimate != plain.Estimate {
+		t.Errorf("plain %+v, widened %+v", plain, wide)
+	}
+	if !strings.Contains(strings.Join(wide.Notes, " "), NoteBias) {
+		t.Errorf("notes %q", wide.Notes)
+	}
+	s.Bias = -1
+	if _, err := Interval(s, Auto, 0.95); err == nil {
+		t.Error("negative bias bound accepted")
+	}
+}

@@ -50,6 +50,12 @@ type Stats struct {
 	// Approach 2 interval applies.
 	HasOffset bool
 
+	// Bias bounds |Estimate − the HT estimate| when the estimate itself is
+	// approximate: a raw jemalloc line with mixed sizes, decoded with its
+	// average size, lies within n·R of the HT estimate. Intervals widen by
+	// it on both sides. Bounds add across groups.
+	Bias float64
+
 	// Complete is set when every allocation was recorded (π = 1): the
 	// estimate is exact and the interval has zero width.
 	Complete bool
@@ -84,6 +90,7 @@ func (s Stats) Add(o Stats) Stats {
 		Rate:         s.Rate,
 		MixedRate:    s.MixedRate || o.MixedRate || s.Rate != o.Rate,
 		Offset:       s.Offset + o.Offset,
+		Bias:         s.Bias + o.Bias,
 		HasOffset:    s.HasOffset && o.HasOffset,
 		Complete:     s.Complete && o.Complete,
 		NoInterval:   s.NoInterval || o.NoInterval,

@@ -136,11 +136,23 @@ func bernoulli(c parse.Counts, v Value, rate float64) Contribution {
 				objs, bytes := parse.JeprofDecode(c.Objects, c.Bytes, rate)
 				out := mixed(n, objs, bytes, rate, v)
 				out.Approx = true
+				if v.IsSpace() {
+					out.Bias = rawMixedBias(n, c.Bytes, bytes, rate)
+				}
 				return out
 			}
 		}
 		return single(n, z, rate, v)
 	}
+}
+
+// rawMixedBias bounds the error of the average-size estimate est of a raw
+// line with n samples summing to b bytes: each sample's HT weight
+// z/(1−exp(−z/R)) lies in [max(z, R), z + R], so the HT estimate lies in
+// [max(n·R, b), b + n·R], and so does est.
+func rawMixedBias(n, b, est, rate float64) float64 {
+	lo, hi := math.Max(n*rate, b), b+n*rate
+	return math.Max(0, math.Max(est-lo, hi-est))
 }
 
 // isSizeClass reports whether z is an integral jemalloc size class: a raw

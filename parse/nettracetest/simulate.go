@@ -52,6 +52,7 @@ type Truth struct {
 // plus Sim.Worker.Run and Sim.Program.Main that call them.
 const (
 	codeBase   = 0x7ff800001000
+	codeBase32 = 0x10001000 // for 4-byte pointers
 	methodSpan = 0x1000
 	methodSize = 0x400
 	moduleID   = 0x7ff8aa000000
@@ -78,15 +79,19 @@ func Simulate(wl Workload, opt Options) ([]byte, Truth) {
 	t := Truth{Bytes: map[string]float64{}, Objects: map[string]float64{}, Samples: map[string]int{},
 		Offset: map[string]float64{}, Method: map[string]string{}}
 
+	base := uint64(codeBase)
+	if opt.PointerSize == 4 {
+		base = codeBase32
+	}
 	methods := make([]simMethod, len(wl.Types)+2)
 	for i, ty := range wl.Types {
-		methods[i] = simMethod{"Sim.Allocators", fmt.Sprintf("Make%d", i), codeBase + uint64(i)*methodSpan}
+		methods[i] = simMethod{"Sim.Allocators", fmt.Sprintf("Make%d", i), base + uint64(i)*methodSpan}
 		t.Method[ty.Name] = methods[i].ns + "." + methods[i].name
 	}
 	run := &methods[len(wl.Types)]
 	main := &methods[len(wl.Types)+1]
-	*run = simMethod{"Sim.Worker", "Run", codeBase + uint64(len(wl.Types))*methodSpan}
-	*main = simMethod{"Sim.Program", "Main", codeBase + uint64(len(wl.Types)+1)*methodSpan}
+	*run = simMethod{"Sim.Worker", "Run", base + uint64(len(wl.Types))*methodSpan}
+	*main = simMethod{"Sim.Program", "Main", base + uint64(len(wl.Types)+1)*methodSpan}
 
 	w := NewWriter(opt)
 	now := opt.SyncTicks + 1

@@ -88,6 +88,9 @@ type Event struct {
 	// Stack is leaf first; nil for no stack.
 	Stack   []uint64
 	Payload []byte
+	// StackID and MetadataID, when non-zero, replace the ids the writer
+	// would assign: tests use them to refer to rows that do not exist.
+	StackID, MetadataID uint32
 }
 
 type metaKey struct {
@@ -195,8 +198,14 @@ func (w *Writer) syncTime(b *bytes.Buffer) {
 
 // Write adds one event.
 func (w *Writer) Write(e Event) {
-	id := w.metadata(e.Provider, e.ID, e.Version)
-	stack := w.stack(e.Stack)
+	id := e.MetadataID
+	if id == 0 {
+		id = w.metadata(e.Provider, e.ID, e.Version)
+	}
+	stack := e.StackID
+	if stack == 0 {
+		stack = w.stack(e.Stack)
+	}
 	thread := e.Thread
 	if w.opt.Version == V6 {
 		thread = w.thread(e.Thread)
@@ -497,6 +506,28 @@ func (w *Writer) Finish() []byte {
 	}
 	return w.out.Bytes()
 }
+
+// Block flushes what is pending and writes a block object with the given
+// type name and body (V4/V5), for unknown or malformed blocks in tests.
+func (w *Writer) Block(name string, body []byte) {
+	w.flush()
+	w.block(name, body)
+}
+
+// Block6 flushes what is pending and writes a V6 block of the given kind.
+func (w *Writer) Block6(kind byte, body []byte) {
+	w.flush()
+	w.block6(kind, body)
+}
+
+// Raw flushes what is pending and appends bytes to the stream as they are.
+func (w *Writer) Raw(b []byte) {
+	w.flush()
+	w.out.Write(b)
+}
+
+// Len is the number of bytes written so far (pending blocks excluded).
+func (w *Writer) Len() int { return w.out.Len() }
 
 // block writes a V4/V5 block object (or the V6 block of the same content).
 func (w *Writer) block(name string, body []byte) {

@@ -112,9 +112,11 @@ func invertScaled(count, space, b int64, hasB bool, rate float64) Counts {
 		}
 		size = float64(space) / float64(count)
 	}
-	x := float64(space) * -math.Expm1(-size/rate) / size
+	unit := size / -math.Expm1(-size/rate) // b·s ≥ R: what one sample adds to space
+	x := float64(space) / unit
 	n := math.Round(x)
-	if n == 0 || math.Abs(x-n) > 0.01 {
+	// Truncation leaves x below n by less than 1/unit per merged record.
+	if n == 0 || math.Abs(x-n) > math.Max(0.01, 1/unit) {
 		n, c.Approx = x, true
 	}
 	c.Samples, c.Size = n, size

@@ -1,0 +1,529 @@
+package parse_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/heapest/heapest/parse"
+	"github.com/heapest/heapest/unbias"
+)
+
+// sharedSamples is ../shared/samples beside the repository.
+func sharedSamples() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..", "shared", "samples")
+}
+
+// pprofFiles are the real pprof-family inputs: the public samples and the
+// files this repository's test programs wrote (testdata/pprof).
+func pprofFiles(t testing.TB) []string {
+	var files []string
+	for _, pat := range []string{
+		filepath.Join(sharedSamples(), "pprof", "*.heap"),
+		filepath.Join(sharedSamples(), "pprof", "*.pb.gz"),
+		filepath.Join("testdata", "pprof", "*.heap"),
+		filepath.Join("testdata", "pprof", "*.pb.gz"),
+	} {
+		m, _ := filepath.Glob(pat)
+		files = append(files, m...)
+	}
+	if len(files) < 4 {
+		t.Skipf("pprof sample files not found (%d)", len(files))
+	}
+	return files
+}
+
+// pprofTypeValue maps go tool pprof's sample types to heapest's values.
+var pprofTypeValue = map[string]unbias.Value{
+	"inuse_space": unbias.InUseSpace, "inuse_objects": unbias.InUseObjects,
+	"alloc_space": unbias.AllocSpace, "alloc_objects": unbias.AllocObjects,
+	"space": unbias.InUseSpace, "objects": unbias.InUseObjects,
+}
+
+var pprofTotalRE = regexp.MustCompile(`of (-?\d+)\S* total`)
+
+// pprofBinary is the path of go tool pprof's executable (go tool -n pprof):
+// running it directly saves go tool's start-up on every call.
+func pprofBinary(t *testing.T) string {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go not in PATH")
+	}
+	out, err := exec.Command(goTool, "tool", "-n", "pprof").Output()
+	if err != nil {
+		t.Fatalf("go tool -n pprof: %v", err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// pprofTotal asks go tool pprof for a sample type's total, exact to the unit.
+func pprofTotal(t *testing.T, pprof, file, typ string) float64 {
+	t.Helper()
+	out, err := exec.Command(pprof, "-top", "-unit=byte", "-symbolize=none",
+		"-nodecount=1", "-sample_index="+typ, file).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go tool pprof %s: %v\n%s", file, err, out)
+	}
+	m := pprofTotalRE.FindSubmatch(out)
+	if m == nil {
+		t.Fatalf("no total in go tool pprof output:\n%s", out)
+	}
+	v, _ := strconv.ParseFloat(string(m[1]), 64)
+	return v
+}
+
+// TestPprofFilesMatchGoToolPprof: every real file parses, and for every
+// sample type heapest's unbiased total equals go tool pprof's. Go protos
+// carry the producer's values, so they agree exactly; legacy text is scaled
+// by pprof per line with truncation, so they agree to 1 unit per record.
+func TestPprofFilesMatchGoToolPprof(t *testing.T) {
+	pprof := pprofBinary(t)
+	for _, file := range pprofFiles(t) {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			t.Parallel()
+			p, err := parse.ReadFile(file, parse.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			pp, err := readWithPprof(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			compared := 0
+			for _, st := range pp.SampleType {
+				v, ok := pprofTypeValue[st.Type]
+				if !ok || (v.IsAlloc() && !p.HasAlloc) || (!v.IsAlloc() && !p.HasInUse) {
+					continue
+				}
+				got := total(p, v)
+				want := pprofTotal(t, pprof, file, st.Type)
+				tol := 0.0
+				if p.Records[0].InUse.Enc == parse.Raw {
+					tol = float64(len(p.Records))
+				}
+				if math.Abs(got-want) > tol {
+					t.Errorf("%s: heapest %.1f, go tool pprof %.0f (tolerance %.0f)", st.Type, got, want, tol)
+				}
+				compared++
+			}
+			if compared == 0 {
+				t.Error("no sample type compared")
+			}
+		})
+	}
+}
+
+func readWithPprof(file string) (*profile.Profile, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return profile.Parse(f)
+}
+
+// total is the unbiased total of a value over a profile's records.
+func total(p *parse.Profile, v unbias.Value) float64 {
+	var sum float64
+	for i := range p.Records {
+		sum += unbias.Contribute(&p.Records[i], v).Estimate
+	}
+	return sum
+}
+
+// TestPprofRawCountsFromRuntime: the raw counts read from the Go test
+// program's profiles (testdata/pprof, proto and debug=1 text) equal the
+// runtime's own (runtime.MemProfile, printed by the program).
+func TestPprofRawCountsFromRuntime(t *testing.T) {
+	for _, name := range []string{"go-heap.pb.gz", "go-debug1.heap"} {
+		t.Run(name, func(t *testing.T) {
+			p, err := parse.ReadFile(filepath.Join("testdata", "pprof", name), parse.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			truth := readTruth(t, strings.TrimSuffix(strings.TrimSuffix(name, ".pb.gz"), ".heap")+".truth.json")
+			got := map[string]float64{}
+			for _, r := range p.Records {
+				got[siteKey(r.Stack, r.Alloc.Size)] += r.Alloc.Samples
+			}
+			want := map[string]float64{}
+			for _, r := range truth.Records {
+				if r.AllocObjects > 0 {
+					fr := make([]parse.Frame, len(r.Funcs))
+					for i, f := range r.Funcs {
+						fr[i].Func = f
+					}
+					want[siteKey(fr, float64(r.AllocBytes/r.AllocObjects))] += float64(r.AllocObjects)
+				}
+			}
+			if len(want) == 0 {
+				t.Fatal("no runtime records")
+			}
+			for k, w := range want {
+				if got[k] != w {
+					t.Errorf("%s: %v raw samples, runtime says %v", k, got[k], w)
+				}
+			}
+		})
+	}
+}
+
+type goTruth struct {
+	Records []struct {
+		Funcs        []string `json:"funcs"`
+		AllocObjects int64    `json:"alloc_objects"`
+		AllocBytes   int64    `json:"alloc_bytes"`
+	} `json:"records"`
+}
+
+func readTruth(t *testing.T, name string) goTruth {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", "pprof", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g goTruth
+	if err := json.Unmarshal(data, &g); err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// siteKey is the first non-runtime function and the size: writers differ in
+// which runtime frames they print.
+func siteKey(st []parse.Frame, size float64) string {
+	for _, f := range st {
+		if !strings.HasPrefix(f.Func, "runtime.") {
+			return fmt.Sprintf("%s/%g", f.Func, size)
+		}
+	}
+	return fmt.Sprintf("?/%g", size)
+}
+
+// goHeapProfile builds a Go-runtime-style heap proto: per record n samples
+// of size b at rate R, scaled and truncated as runtime/pprof's
+// scaleHeapSample does.
+func goHeapProfile(rate int64, recs [][2]int64, label bool) *profile.Profile {
+	fn := &profile.Function{ID: 1, Name: "main.f", Filename: "main.go"}
+	loc := &profile.Location{ID: 1, Address: 0x1000, Line: []profile.Line{{Function: fn, Line: 3}}}
+	p := &profile.Profile{
+		SampleType: []*profile.ValueType{{Type: "alloc_objects", Unit: "count"}, {Type: "alloc_space", Unit: "bytes"},
+			{Type: "inuse_objects", Unit: "count"}, {Type: "inuse_space", Unit: "bytes"}},
+		PeriodType: &profile.ValueType{Type: "space", Unit: "bytes"}, Period: rate,
+		Function: []*profile.Function{fn}, Location: []*profile.Location{loc},
+	}
+	for _, r := range recs {
+		n, b := r[0], r[1]
+		c, s := goScale(n, n*b, rate)
+		smp := &profile.Sample{Location: []*profile.Location{loc}, Value: []int64{c, s, c, s}}
+		if label {
+			smp.NumLabel = map[string][]int64{"bytes": {b}}
+		}
+		p.Sample = append(p.Sample, smp)
+	}
+	return p
+}
+
+// goScale is runtime/pprof's scaleHeapSample (protomem.go).
+func goScale(count, size, rate int64) (int64, int64) {
+	if count == 0 || size == 0 {
+		return 0, 0
+	}
+	if rate <= 1 {
+		return count, size
+	}
+	avg := float64(size) / float64(count)
+	scale := 1 / (1 - math.Exp(-avg/float64(rate)))
+	return int64(float64(count) * scale), int64(float64(size) * scale)
+}
+
+func encode(t testing.TB, p *profile.Profile) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := p.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestPprofGoInversion: raw counts invert exactly for every rate and size,
+// and are flagged approximate when the "bytes" label is missing.
+func TestPprofGoInversion(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	for _, rate := range []int64{2, 4096, 65536, 524288, 8 << 20} {
+		var recs [][2]int64
+		for i := 0; i < 300; i++ {
+			recs = append(recs, [2]int64{1 + rng.Int63n(5000), 8 << rng.Intn(20)})
+		}
+		p, err := parse.Read("go.pb.gz", bytes.NewReader(encode(t, goHeapProfile(rate, recs, true))), parse.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, r := range p.Records {
+			if r.InUse.Samples != float64(recs[i][0]) || r.InUse.Size != float64(recs[i][1]) || r.InUse.Approx || r.Rate != float64(rate) {
+				t.Fatalf("rate %d record %d: got %+v, want %d samples of %d bytes", rate, i, r.InUse, recs[i][0], recs[i][1])
+			}
+		}
+	}
+	p, err := parse.Read("nolabel.pb.gz", bytes.NewReader(encode(t, goHeapProfile(524288, [][2]int64{{3, 64}}, false))), parse.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := p.Records[0].InUse; !r.Approx || math.Abs(r.Samples-3) > 0.01 {
+		t.Errorf("missing bytes label: %+v, want ≈3 samples marked approximate", r)
+	}
+}
+
+// TestPprofProducers: tcmalloc, heapprofd and unknown producers are told
+// apart and read as the reference describes.
+func TestPprofProducers(t *testing.T) {
+	fn := &profile.Function{ID: 1, Name: "f"}
+	loc := &profile.Location{ID: 1, Line: []profile.Line{{Function: fn}}}
+	mk := func(types [][2]string, period int64, def string, vals []int64, num map[string][]int64) []byte {
+		p := &profile.Profile{Period: period, DefaultSampleType: def, PeriodType: &profile.ValueType{Type: "space", Unit: "bytes"},
+			Function: []*profile.Function{fn}, Location: []*profile.Location{loc}}
+		for _, ty := range types {
+			p.SampleType = append(p.SampleType, &profile.ValueType{Type: ty[0], Unit: ty[1]})
+		}
+		p.Sample = []*profile.Sample{{Location: []*profile.Location{loc}, Value: vals, NumLabel: num}}
+		return encode(t, p)
+	}
+	tcTypes := [][2]string{{"objects", "count"}, {"space", "bytes"}, {"resident_space", "bytes"}}
+	// One tcmalloc sample: 100 objects of 64 bytes (request 60), 6400 bytes.
+	tc := mk(tcTypes, 0, "space", []int64{100, 6400, 6400}, map[string][]int64{"bytes": {64}, "request": {60}})
+	hp := mk([][2]string{{"Total malloc count", "count"}, {"Total malloc size", "bytes"},
+		{"Unreleased malloc count", "count"}, {"Unreleased malloc size", "bytes"}}, 0, "", []int64{7, 28672, 3, 12288}, nil)
+	node := mk([][2]string{{"inuse_objects", "count"}, {"inuse_space", "bytes"}}, 524288, "", []int64{5, 500}, nil)
+	tests := []struct {
+		name, format string
+		data         []byte
+		opt          parse.Options
+		samples      float64
+		scheme       parse.Scheme
+		warn         string
+	}{
+		{"tcmalloc default rate", "pprof-tcmalloc", tc, parse.Options{}, 6400 * -math.Expm1(-61.0/(2<<20)) / 64, parse.Bernoulli, "2 MiB"},
+		{"tcmalloc --rate", "pprof-tcmalloc", tc, parse.Options{Rate: 65536}, 6400 * -math.Expm1(-61.0/65536) / 64, parse.Bernoulli, ""},
+		{"heapprofd without rate", "pprof-heapprofd", hp, parse.Options{}, 3, parse.Unknown, "--rate"},
+		{"heapprofd --rate", "pprof-heapprofd", hp, parse.Options{Rate: 4096}, 3, parse.Bernoulli, "raw sampled counts"},
+		{"unknown producer", "pprof", node, parse.Options{}, 0, parse.Unknown, "unknown heap profile producer"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := parse.Read(tt.name, bytes.NewReader(tt.data), tt.opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := p.Records[0]
+			if p.Source.Format != tt.format || r.Scheme != tt.scheme || math.Abs(r.InUse.Samples-tt.samples) > 1e-9*tt.samples {
+				t.Errorf("format %q scheme %v samples %v, want %q %v %v", p.Source.Format, r.Scheme, r.InUse.Samples, tt.format, tt.scheme, tt.samples)
+			}
+			if tt.warn != "" && !strings.Contains(strings.Join(p.Warnings, "\n"), tt.warn) {
+				t.Errorf("warnings %q lack %q", p.Warnings, tt.warn)
+			}
+			if tt.format == "pprof-tcmalloc" && !r.InUse.Approx {
+				t.Error("tcmalloc sample counts must be marked approximate")
+			}
+		})
+	}
+}
+
+// TestLegacyText: the legacy text formats keep their raw counts.
+func TestLegacyText(t *testing.T) {
+	tests := []struct {
+		name, text, format string
+		rate               float64
+		inuse, alloc       [2]float64 // first record's (objects, bytes)
+		hasAlloc           bool
+		scheme             parse.Scheme
+		funcs              string
+		mappings           int
+	}{
+		{"go debug=1", "heap profile: 2: 96 [5: 288] @ heap/1048576\n" +
+			"2: 96 [5: 240] @ 0x40100a 0x40200b\n#\t0x401009\tmain.f+0x9\t/src/main.go:7\n#\t0x40200a\tmain.main+0xa\t/src/main.go:12\n\n" +
+			"# runtime.MemStats\n# Alloc = 1\n",
+			"pprof-go", 524288, [2]float64{2, 96}, [2]float64{5, 240}, true, parse.Bernoulli, "main.f;main.main", 0},
+		{"gperftools heap_v2", "heap profile:    2:     96 [     2:     96] @ heap_v2/65536\n" +
+			"     1:       64 [     1:       64] @ 0x7f01 0x401234\n     1:       32 [     1:       32] @ 0x7f01 0x401299\n" +
+			"MAPPED_LIBRARIES:\n00400000-00401000 r-xp 00000000 08:01 12 /bin/prog\n7f00-8000 r-xp 00001000 08:01 13 /lib/libtcmalloc.so\n",
+			"gperftools", 65536, [2]float64{1, 64}, [2]float64{}, false, parse.Bernoulli, ";", 2},
+		{"gperftools full heap profile", "heap profile: 1: 10 [ 3: 30] @ heapprofile\n1: 10 [3: 30] @ 0x10\n",
+			"gperftools", 1, [2]float64{1, 10}, [2]float64{3, 30}, true, parse.Exact, "", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := parse.Read(tt.name, strings.NewReader(tt.text), parse.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := p.Records[0]
+			if p.Source.Format != tt.format || p.Source.Rate != tt.rate || p.HasAlloc != tt.hasAlloc || r.Scheme != tt.scheme {
+				t.Errorf("format %q rate %v hasAlloc %v scheme %v", p.Source.Format, p.Source.Rate, p.HasAlloc, r.Scheme)
+			}
+			if r.InUse.Enc != parse.Raw || [2]float64{r.InUse.Objects, r.InUse.Bytes} != tt.inuse ||
+				[2]float64{r.Alloc.Objects, r.Alloc.Bytes} != tt.alloc || r.InUse.Samples != tt.inuse[0] {
+				t.Errorf("record %+v / %+v, want raw %v / %v", r.InUse, r.Alloc, tt.inuse, tt.alloc)
+			}
+			var funcs []string
+			for _, f := range r.Stack {
+				funcs = append(funcs, f.Func)
+			}
+			if tt.funcs != "" && strings.Join(funcs, ";") != tt.funcs {
+				t.Errorf("stack %q, want %q", strings.Join(funcs, ";"), tt.funcs)
+			}
+			if len(p.Mappings) != tt.mappings {
+				t.Errorf("%d mappings, want %d", len(p.Mappings), tt.mappings)
+			}
+		})
+	}
+}
+
+func gz(b []byte) []byte {
+	var buf bytes.Buffer
+	w := gzip.NewWriter(&buf)
+	w.Write(b)
+	w.Close()
+	return buf.Bytes()
+}
+
+// TestPprofBadInput: every malformed input is an error naming the file.
+func TestPprofBadInput(t *testing.T) {
+	good := encode(t, goHeapProfile(524288, [][2]int64{{3, 64}, {1, 1 << 20}}, true))
+	raw, _ := gzip.NewReader(bytes.NewReader(good))
+	var rawBuf bytes.Buffer
+	rawBuf.ReadFrom(raw)
+	proto := rawBuf.Bytes()
+
+	dup := goHeapProfile(524288, [][2]int64{{1, 64}}, true)
+	dup.SampleType[3].Type = "inuse_objects"
+	unit := goHeapProfile(524288, [][2]int64{{1, 64}}, true)
+	unit.SampleType[1].Unit = "count"
+	neg := goHeapProfile(524288, [][2]int64{{1, 64}}, true)
+	neg.Sample[0].Value[1] = -5
+	noPeriod := goHeapProfile(0, [][2]int64{{1, 64}}, true)
+	noPeriod.Sample[0].Value = []int64{1, 64, 1, 64}
+	cpu := &profile.Profile{SampleType: []*profile.ValueType{{Type: "cpu", Unit: "nanoseconds"}}}
+	// Bombs whose head looks like the format, so that detection passes and
+	// the bound is what stops them: empty protobuf samples, and a legacy
+	// header followed by blank lines.
+	bomb := gz(bytes.Repeat([]byte{0x12, 0x00}, 4<<20))
+	textBomb := gz(append([]byte("heap profile: 1: 2 [1: 2] @ heap_v2/4096\n"), bytes.Repeat([]byte("\n"), 8<<20)...))
+
+	tests := []struct {
+		name string
+		data []byte
+		opt  parse.Options
+		want string
+	}{
+		{"truncated gzip", good[:len(good)/2], parse.Options{}, "truncated"},
+		{"gzip bomb", bomb, parse.Options{MaxDecompressed: 1 << 20}, "size limit"},
+		{"inner gzip bomb", gz(bomb), parse.Options{MaxDecompressed: 1 << 20}, "size limit"},
+		{"legacy text gzip bomb", textBomb, parse.Options{MaxDecompressed: 1 << 20}, "size limit"},
+		{"triple gzip", gz(gz(gz(proto))), parse.Options{}, "nested"},
+		{"protobuf garbage", append([]byte{0x0a, 0xff, 0xff, 0x03}, bytes.Repeat([]byte{0x12, 0x80}, 50)...), parse.Options{}, "protobuf"},
+		{"truncated protobuf", proto[:len(proto)-7], parse.Options{}, "protobuf"},
+		{"duplicate sample type", encode(t, dup), parse.Options{}, "appears twice"},
+		{"wrong unit", encode(t, unit), parse.Options{}, "unit"},
+		{"negative value", encode(t, neg), parse.Options{}, "negative"},
+		{"missing period", encode(t, noPeriod), parse.Options{}, "sampling period"},
+		{"not a heap profile", encode(t, cpu), parse.Options{}, "not a heap profile"},
+		{"legacy bad header", []byte("heap profile: 1: 2 [3: 4] @ heapx/12\n"), parse.Options{}, "unknown profile kind"},
+		{"legacy no period", []byte("heap profile: 1: 2 [1: 2] @ heap_v2\n"), parse.Options{}, "sampling period"},
+		{"legacy bad line", []byte("heap profile: 1: 2 [1: 2] @ heap_v2/4096\n1: 2 [1: 2]\n"), parse.Options{}, "expected"},
+		{"legacy zero count", []byte("heap profile: 1: 2 [1: 2] @ heap_v2/4096\n0: 2 [1: 2] @ 0x1\n"), parse.Options{}, "count 0"},
+		{"legacy negative", []byte("heap profile: 1: 2 [1: 2] @ heap_v2/4096\n-1: 2 [1: 2] @ 0x1\n"), parse.Options{}, "bad count"},
+		{"legacy bad address", []byte("heap profile: 1: 2 [1: 2] @ heap_v2/4096\n1: 2 [1: 2] @ 0xzz\n"), parse.Options{}, "bad address"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			name := "bad-" + strings.ReplaceAll(tt.name, " ", "-") + ".prof"
+			_, err := parse.Read(name, bytes.NewReader(tt.data), tt.opt)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			var pe *parse.Error
+			if !errors.As(err, &pe) || !strings.Contains(err.Error(), name) || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %q: want a parse.Error naming %s and saying %q", err, name, tt.want)
+			}
+		})
+	}
+}
+
+// FuzzPprof: no input makes the pprof and legacy parsers panic.
+func FuzzPprof(f *testing.F) {
+	for _, file := range pprofFiles(f) {
+		if data, err := os.ReadFile(file); err == nil {
+			f.Add(data)
+		}
+	}
+	f.Add(encode(f, goHeapProfile(4096, [][2]int64{{2, 48}}, true)))
+	f.Add([]byte("heap profile: 1: 2 [1: 2] @ heap_v2/4096\n1: 2 [1: 2] @ 0x1\nMAPPED_LIBRARIES:\n1-2 r-xp 0 0:0 0 /x\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p, err := parse.Read("fuzz", bytes.NewReader(data), parse.Options{MaxDecompressed: 16 << 20})
+		if err != nil {
+			return
+		}
+		for i := range p.Records {
+			for _, v := range []unbias.Value{unbias.InUseSpace, unbias.AllocObjects} {
+				unbias.Contribute(&p.Records[i], v)
+			}
+		}
+	})
+}
+
+// BenchmarkPprofGoParse parses a Go heap profile of 120,000 samples (stacks
+// of depth 8–40 over 5,000 functions, sizes 16 B–1 MiB), as the runtime
+// writes it (gzip-compressed, scaled values, "bytes" labels).
+func BenchmarkPprofGoParse(b *testing.B) {
+	data := bigGoProfile(b, 120000)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		p, err := parse.Read("big.pb.gz", bytes.NewReader(data), parse.Options{})
+		if err != nil || len(p.Records) != 120000 {
+			b.Fatal(err, len(p.Records))
+		}
+	}
+}
+
+func bigGoProfile(b *testing.B, n int) []byte {
+	rng := rand.New(rand.NewSource(7))
+	p := goHeapProfile(524288, nil, true)
+	p.Function, p.Location = nil, nil
+	for i := 0; i < 5000; i++ {
+		fn := &profile.Function{ID: uint64(i + 1), Name: fmt.Sprintf("pkg%d.Func%d", i%97, i), Filename: fmt.Sprintf("/src/pkg%d/f.go", i%97)}
+		p.Function = append(p.Function, fn)
+		p.Location = append(p.Location, &profile.Location{ID: uint64(i + 1), Address: uint64(0x400000 + 16*i),
+			Line: []profile.Line{{Function: fn, Line: int64(i % 500)}}})
+	}
+	for i := 0; i < n; i++ {
+		depth := 8 + rng.Intn(33)
+		locs := make([]*profile.Location, depth)
+		for d := range locs {
+			locs[d] = p.Location[rng.Intn(len(p.Location))]
+		}
+		size := int64(16) << rng.Intn(17)
+		cnt := 1 + rng.Int63n(50)
+		c, s := goScale(cnt, cnt*size, 524288)
+		ic, is := goScale(cnt/2, cnt/2*size, 524288)
+		p.Sample = append(p.Sample, &profile.Sample{Location: locs, Value: []int64{c, s, ic, is},
+			NumLabel: map[string][]int64{"bytes": {size}}})
+	}
+	return encode(b, p)
+}

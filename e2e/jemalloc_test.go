@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -92,7 +93,7 @@ func TestJemallocRealDumps(t *testing.T) {
 	dir := t.TempDir()
 	prog := buildProg(t, gcc, dir)
 
-	runs := planRuns(dir, testing.Short())
+	runs := planRuns(t, dir)
 	execRuns(runs, prog, heapest, jeprof)
 	for _, r := range runs {
 		if r.err != nil {
@@ -106,22 +107,29 @@ func TestJemallocRealDumps(t *testing.T) {
 }
 
 // planRuns lists the program executions: every lg_prof_sample from 12 to 20,
-// prof_unbias on and off, several replicates alternating the scenario and
-// prof_accum. One raw-mode run per lg is also compared with jeprof.
-func planRuns(dir string, short bool) []*jeRun {
-	reps := 12
-	if short {
-		reps = 6
+// prof_unbias on and off, and per pair four replicates: "sites" without and
+// with prof_accum (both compared with jeprof in raw mode), "sites" and
+// "tiny" with prof_accum. That gives 288 (call site, run) pairs for
+// inuse_space and 216 for inuse_objects and alloc_space.
+// HEAPEST_E2E_REPS=N runs N replicates (a multiple of 4) for a longer study.
+func planRuns(t *testing.T, dir string) []*jeRun {
+	reps := 4
+	if v := os.Getenv("HEAPEST_E2E_REPS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 4 {
+			t.Fatalf("HEAPEST_E2E_REPS=%q: want an integer >= 4", v)
+		}
+		reps = n
 	}
 	var runs []*jeRun
 	for lg := 12; lg <= 20; lg++ {
 		for _, unbias := range []bool{false, true} {
 			for rep := 0; rep < reps; rep++ {
-				r := &jeRun{lg: lg, unbias: unbias, accum: rep%2 == 1, scenario: "sites"}
-				if rep%3 == 2 {
+				r := &jeRun{lg: lg, unbias: unbias, accum: rep%4 != 0, scenario: "sites"}
+				if rep%4 == 3 {
 					r.scenario = "tiny"
 				}
-				r.withJep = !unbias && rep < 2
+				r.withJep = !unbias && rep%4 < 2 && rep < 4
 				r.dump = filepath.Join(dir, fmt.Sprintf("lg%d-u%v-%d.heap", lg, unbias, rep))
 				runs = append(runs, r)
 			}
@@ -271,16 +279,25 @@ func (c coverage) rate() float64 { return float64(c.hit) / float64(c.n) }
 // single-size sites. A site with no sample has no row and counts as a miss.
 func checkCoverage(t *testing.T, runs []*jeRun) {
 	var space, objects, alloc coverage
-	perSite := map[string]*coverage{}
-	for _, fn := range callSites {
-		perSite[fn] = &coverage{}
-	}
+	breakdown := map[string]*coverage{}
+	var misses []string
 	for _, r := range runs {
 		sp, ob, al := rowsByKey(r.space), rowsByKey(r.objects), rowsByKey(r.alloc)
 		for _, s := range r.truth.Sites {
 			row := sp[s.Func]
 			space.add(row.Lo, s.LiveBytes, row.Hi)
-			perSite[s.Func].add(row.Lo, s.LiveBytes, row.Hi)
+			for _, k := range []string{
+				s.Func, fmt.Sprintf("unbias=%v", r.unbias), r.scenario, fmt.Sprintf("lg=%d", r.lg),
+			} {
+				if breakdown[k] == nil {
+					breakdown[k] = &coverage{}
+				}
+				breakdown[k].add(row.Lo, s.LiveBytes, row.Hi)
+			}
+			if row.Lo > s.LiveBytes || s.LiveBytes > row.Hi {
+				misses = append(misses, fmt.Sprintf("%s %s: truth %.0f, estimate %.0f [%.0f, %.0f] samples %.0f %s",
+					r.name(), s.Func, s.LiveBytes, row.Estimate, row.Lo, row.Hi, row.Samples, row.Method))
+			}
 			if s.SingleSize {
 				row = ob[s.Func]
 				objects.add(row.Lo, s.LiveObjects, row.Hi)
@@ -291,9 +308,9 @@ func checkCoverage(t *testing.T, runs []*jeRun) {
 			}
 		}
 	}
-	for _, fn := range callSites {
-		c := perSite[fn]
-		t.Logf("inuse_space coverage %-14s %d/%d = %.1f%%", fn, c.hit, c.n, 100*c.rate())
+	for _, k := range sortedKeys(breakdown) {
+		c := breakdown[k]
+		t.Logf("inuse_space coverage %-14s %d/%d = %.1f%%", k, c.hit, c.n, 100*c.rate())
 	}
 	for _, c := range []struct {
 		name string
@@ -312,6 +329,20 @@ func checkCoverage(t *testing.T, runs []*jeRun) {
 			t.Errorf("%s: coverage %.1f%% < 93%%", c.name, 100*c.cov.rate())
 		}
 	}
+	if t.Failed() || testing.Verbose() {
+		for _, m := range misses {
+			t.Log("miss:", m)
+		}
+	}
+}
+
+func sortedKeys(m map[string]*coverage) []string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
 }
 
 func keys(m map[string]Row) []string {

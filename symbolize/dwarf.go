@@ -27,16 +27,20 @@ type unit struct {
 	off    dwarf.Offset
 	loaded bool
 	rows   []lineRow
+	files  []string // rows' file names by index
 	funcs  []funcRange
 	inl    []inlRange
 }
 
+// lineRow is one row of a line table, 16 bytes so that the binary searches
+// over large units stay in cache.
 type lineRow struct {
 	pc   uint64
-	file string
-	line int
-	end  bool // end_sequence: no code from pc on
+	file int32 // index in unit.files; endSequence: no code from pc on
+	line int32
 }
+
+const endSequence = -1
 
 type funcRange struct {
 	lo, hi uint64
@@ -100,7 +104,7 @@ func (di *dwarfInfo) lookup(vaddr uint64) (file string, line int, fn string) {
 		return "", 0, ""
 	}
 	if r, ok := u.row(vaddr); ok {
-		file, line = r.file, r.line
+		file, line = u.files[r.file], int(r.line)
 	}
 	if in, ok := u.inlined(vaddr); ok {
 		file, line = in.file, in.line
@@ -143,7 +147,7 @@ func (di *dwarfInfo) load(u *unit) {
 	}
 	var files []*dwarf.LineFile
 	if lr, err := di.d.LineReader(cu); err == nil && lr != nil {
-		u.rows, files = readRows(lr)
+		files = u.readRows(lr)
 	}
 	if cu.Children {
 		di.walk(r, u, files)
@@ -151,21 +155,32 @@ func (di *dwarfInfo) load(u *unit) {
 	u.sortAll()
 }
 
-func readRows(lr *dwarf.LineReader) ([]lineRow, []*dwarf.LineFile) {
-	var rows []lineRow
+// readRows reads the unit's line table into u.rows and u.files and returns
+// the table's file entries, which inlined calls refer to by index.
+func (u *unit) readRows(lr *dwarf.LineReader) []*dwarf.LineFile {
+	index := map[*dwarf.LineFile]int32{}
 	var le dwarf.LineEntry
 	for {
-		err := lr.Next(&le)
-		if err == io.EOF || err != nil {
+		if err := lr.Next(&le); err == io.EOF || err != nil {
 			break
 		}
-		name := ""
-		if le.File != nil {
-			name = le.File.Name
+		row := lineRow{pc: le.Address, file: endSequence, line: int32(le.Line)}
+		if !le.EndSequence {
+			n, ok := index[le.File]
+			if !ok {
+				n = int32(len(u.files))
+				name := ""
+				if le.File != nil {
+					name = le.File.Name
+				}
+				u.files = append(u.files, name)
+				index[le.File] = n
+			}
+			row.file = n
 		}
-		rows = append(rows, lineRow{pc: le.Address, file: name, line: le.Line, end: le.EndSequence})
+		u.rows = append(u.rows, row)
 	}
-	return rows, lr.Files()
+	return lr.Files()
 }
 
 // walk reads the unit's entries after the unit entry itself, keeping the
@@ -265,7 +280,8 @@ func (u *unit) sortAll() {
 		if a.pc != b.pc {
 			return a.pc < b.pc
 		}
-		return a.end && !b.end // a sequence's end before the next one's start
+		// A sequence's end before the next one's start at the same pc.
+		return a.file == endSequence && b.file != endSequence
 	})
 	sort.Slice(u.funcs, func(i, j int) bool { return u.funcs[i].lo < u.funcs[j].lo })
 	sort.Slice(u.inl, func(i, j int) bool { return u.inl[i].lo < u.inl[j].lo })
@@ -276,7 +292,7 @@ func (u *unit) sortAll() {
 func (u *unit) row(pc uint64) (lineRow, bool) {
 	rows := u.rows
 	i := sort.Search(len(rows), func(i int) bool { return rows[i].pc > pc }) - 1
-	if i < 0 || rows[i].end {
+	if i < 0 || rows[i].file == endSequence {
 		return lineRow{}, false
 	}
 	return rows[i], true

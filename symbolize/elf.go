@@ -25,6 +25,7 @@ type segment struct {
 type symbol struct {
 	addr, size uint64
 	name       string // as stored (mangled)
+	short      string // Demangle(name), filled on first use
 }
 
 // object is one loaded ELF file: its program headers, its sorted function
@@ -48,6 +49,13 @@ var errNotELF = errors.New("not an ELF file")
 
 // openObject reads path's program headers, symbol table and DWARF.
 func openObject(path string) (*object, error) {
+	// Only regular files: a maps path may name a device or a FIFO, whose
+	// reads could block or never end.
+	if st, err := os.Stat(path); err != nil {
+		return nil, describeOpenError(err)
+	} else if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("not a regular file")
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, describeOpenError(err)
@@ -292,35 +300,46 @@ func underscores(s string) int {
 	return n
 }
 
-// lookupSymbol returns the function symbol holding vaddr.
-func (o *object) lookupSymbol(vaddr uint64) (symbol, bool) {
+// lookupSymbol returns the index of the function symbol holding vaddr, or
+// -1.
+func (o *object) lookupSymbol(vaddr uint64) int {
 	syms := o.syms
 	i := sort.Search(len(syms), func(i int) bool { return syms[i].addr > vaddr }) - 1
 	if i < 0 {
-		return symbol{}, false
+		return -1
 	}
 	// A symbol without a size runs to the next one; a sized one that ends
 	// before vaddr may still sit inside an earlier, larger one.
 	for k, j := 0, i; k < 4 && j >= 0; k, j = k+1, j-1 {
-		s := syms[j]
+		s := &syms[j]
 		if (s.size == 0 && j == i) || (s.size > 0 && vaddr < s.addr+s.size) {
-			return s, true
+			return j
 		}
 	}
 	// Just past a function's end is its alignment padding: a return
 	// address there comes from a call to a function that does not return
 	// (abort, a throw) ending the function, and belongs to it.
-	if s := syms[i]; vaddr-(s.addr+s.size) < maxPadding {
-		return s, true
+	if s := &syms[i]; vaddr-(s.addr+s.size) < maxPadding {
+		return i
 	}
-	return symbol{}, false
+	return -1
+}
+
+// symbolName returns symbol i's demangled name, demangling it once.
+func (o *object) symbolName(i int) string {
+	s := &o.syms[i]
+	if s.short == "" {
+		s.short = Demangle(s.name)
+	}
+	return s.short
 }
 
 // maxPadding bounds the alignment padding after a function (compilers
 // align functions to at most 64 bytes).
 const maxPadding = 64
 
-// demangle returns the short demangled form of a symbol name, cached.
+// demangle returns the short demangled form of a DWARF function name,
+// cached.
 func (o *object) demangle(name string) string {
 	if d, ok := o.demangled[name]; ok {
 		return d

@@ -47,11 +47,7 @@ var systemDebugDirs = []string{"/usr/lib/debug"}
 // file with the number of addresses left unresolved. A file given with
 // --binary that cannot be used is an error naming it and what was expected.
 func Symbolize(p *parse.Profile, opt Options) (warnings []string, err error) {
-	s := &session{
-		p: p, opt: opt,
-		files: map[string]*fileState{},
-		cache: map[frameKey]resolved{},
-	}
+	s := newSession(p, opt)
 	var mapsWarning string
 	if len(p.Mappings) == 0 && len(p.MapsText) > 0 {
 		maps, err := ParseMaps(p.MapsText)
@@ -65,6 +61,7 @@ func Symbolize(p *parse.Profile, opt Options) (warnings []string, err error) {
 	}
 	s.symbolizeRecords(p.Records)
 	s.symbolizeRecords(p.ThreadRecords)
+	s.countUnresolved()
 	warnings = s.warnings()
 	if mapsWarning != "" {
 		warnings = append([]string{mapsWarning}, warnings...)
@@ -73,14 +70,62 @@ func Symbolize(p *parse.Profile, opt Options) (warnings []string, err error) {
 }
 
 // symbolizeRecords resolves the frames of records and, when asked, drops
-// their allocator frames.
+// their allocator frames. Distinct addresses are resolved in address
+// order, which keeps the binary searches over symbol and line tables in
+// cache; frames are filled in afterwards.
 func (s *session) symbolizeRecords(recs []parse.Record) {
-	for i := range recs {
-		s.symbolizeStack(recs[i].Stack)
-		if s.opt.DropAllocator {
-			recs[i].Stack = s.dropAllocator(recs[i].Stack)
+	total := 0
+	for _, r := range recs {
+		total += len(r.Stack)
+	}
+	// slot[k] is the result index of the k-th frame, or -1 when the frame
+	// needs nothing (already named, or no address).
+	slot := make([]int32, 0, total)
+	var pending []pendingAddr
+	for _, r := range recs {
+		for i, f := range r.Stack {
+			if f.Func != "" || f.Addr == 0 {
+				slot = append(slot, -1)
+				continue
+			}
+			index := s.callers
+			if i == 0 {
+				index = s.leaves
+			}
+			n, ok := index[f.Addr]
+			if !ok {
+				n = int32(len(s.results))
+				s.results = append(s.results, resolved{})
+				index[f.Addr] = n
+				pending = append(pending, pendingAddr{addr: f.Addr, leaf: i == 0, n: n})
+			}
+			slot = append(slot, n)
 		}
 	}
+	sort.Slice(pending, func(i, j int) bool { return pending[i].addr < pending[j].addr })
+	for _, q := range pending {
+		s.results[q.n] = s.resolve(q.addr, q.leaf)
+	}
+	k := 0
+	for ri := range recs {
+		st := recs[ri].Stack
+		for i := range st {
+			if n := slot[k]; n >= 0 {
+				r := &s.results[n]
+				st[i].Func, st[i].File, st[i].Line = r.fn, r.file, r.line
+			}
+			k++
+		}
+		if s.opt.DropAllocator {
+			recs[ri].Stack = s.dropAllocator(st)
+		}
+	}
+}
+
+type pendingAddr struct {
+	addr uint64
+	leaf bool
+	n    int32
 }
 
 // session is the state of one Symbolize call.
@@ -90,8 +135,11 @@ type session struct {
 	maps []mapState // sorted by Start
 	// files holds one state per mapped path: each file is opened once.
 	files map[string]*fileState
-	cache map[frameKey]resolved
-	// outside counts addresses in no mapping and not in p.Symbols.
+	// callers and leaves index results by address: each distinct address
+	// is resolved once as a return address and once as a leaf.
+	callers, leaves map[uint64]int32
+	results         []resolved
+	// outside counts unresolved addresses in no mapping.
 	outside int
 }
 
@@ -104,15 +152,20 @@ type mapState struct {
 // fileState is what came of looking for one mapped file.
 type fileState struct {
 	path       string // as the mapping names it
+	located    bool   // locate has run (or --binary supplied obj)
 	obj        *object
 	problem    string // why obj is nil or cannot be trusted
 	hint       string
 	unresolved int // distinct addresses in this file left without a name
 }
 
-type frameKey struct {
-	addr uint64
-	leaf bool
+func newSession(p *parse.Profile, opt Options) *session {
+	return &session{
+		p: p, opt: opt,
+		files:   map[string]*fileState{},
+		callers: map[uint64]int32{},
+		leaves:  map[uint64]int32{},
+	}
 }
 
 type resolved struct {
@@ -137,11 +190,6 @@ func (s *session) setup() error {
 	if s.opt.Binary != "" {
 		if err := s.openBinary(mainPath); err != nil {
 			return err
-		}
-	}
-	for _, m := range s.maps {
-		if m.file.obj == nil && m.file.problem == "" {
-			s.locate(m.file, m.Mapping)
 		}
 	}
 	return nil
@@ -208,31 +256,34 @@ func (s *session) placeWithoutMaps(o *object) error {
 // locate finds the file for a mapping among the candidates (see
 // candidates), keeping the first that is ELF and fits the mapping.
 func (s *session) locate(fs *fileState, m parse.Mapping) {
-	var firstProblem string
+	// Of several failed candidates the report names the most telling: a
+	// file found but wrong beats one that is not ELF beats one not found.
+	problem, rank := "", -1
+	note := func(r int, msg string) {
+		if r > rank {
+			problem, rank = msg, r
+		}
+	}
 	for _, c := range s.candidates(m) {
 		o, err := openObject(c)
-		if err != nil {
-			if firstProblem == "" || c == m.File {
-				firstProblem = fmt.Sprintf("cannot open %s: %v", c, err)
-				if errors.Is(err, errNotELF) {
-					firstProblem = fmt.Sprintf("%s: not an ELF file", c)
-				}
-			}
-			continue
+		switch {
+		case errors.Is(err, errNotELF):
+			note(2, fmt.Sprintf("%s: not an ELF file", c))
+		case err != nil && err.Error() == "no such file":
+			note(0, fmt.Sprintf("cannot open %s: %v", c, err))
+		case err != nil:
+			note(1, fmt.Sprintf("cannot open %s: %v", c, err))
+		case m.BuildID != "" && o.buildID != "" && !strings.EqualFold(m.BuildID, o.buildID):
+			note(3, fmt.Sprintf("%s: build-id %s does not match the profile's %s", c, o.buildID, m.BuildID))
+		case !o.fits(m.Offset):
+			note(3, fmt.Sprintf("%s: no executable segment at file offset %#x as the profile's mapping needs (a different build?)", c, m.Offset))
+		default:
+			s.addDebugFile(o)
+			fs.obj = o
+			return
 		}
-		if m.BuildID != "" && o.buildID != "" && !strings.EqualFold(m.BuildID, o.buildID) {
-			firstProblem = fmt.Sprintf("%s: build-id %s does not match the profile's %s", c, o.buildID, m.BuildID)
-			continue
-		}
-		if !o.fits(m.Offset) {
-			firstProblem = fmt.Sprintf("%s: no executable segment at file offset %#x as the profile's mapping needs (a different build?)", c, m.Offset)
-			continue
-		}
-		s.addDebugFile(o)
-		fs.obj = o
-		return
 	}
-	fs.problem = firstProblem
+	fs.problem = problem
 	fs.hint = "use --symbol-path"
 	if fs.path == s.mainPath() {
 		fs.hint = "use --binary or --symbol-path"
@@ -294,48 +345,55 @@ func (s *session) addDebugFile(o *object) {
 	}
 }
 
-// symbolizeStack resolves the unnamed frames of one stack, leaf first.
-func (s *session) symbolizeStack(stack []parse.Frame) {
-	for i := range stack {
-		f := &stack[i]
-		if f.Func != "" || f.Addr == 0 {
-			continue
-		}
-		k := frameKey{addr: f.Addr, leaf: i == 0}
-		r, ok := s.cache[k]
-		if !ok {
-			r = s.resolve(k)
-			s.cache[k] = r
-		}
-		f.Func, f.File, f.Line = r.fn, r.file, r.line
-	}
-}
-
 // resolve names one address: from the profile's own symbols, else from the
 // mapped file.
-func (s *session) resolve(k frameKey) resolved {
-	pc := k.addr
-	if !k.leaf {
+func (s *session) resolve(addr uint64, leaf bool) resolved {
+	pc := addr
+	if !leaf {
 		pc-- // a return address: the call is the byte before
 	}
-	if name, ok := s.fromProfileSymbols(pc, k.addr); ok {
+	if name, ok := s.fromProfileSymbols(pc, addr); ok {
 		return resolved{fn: name}
 	}
 	m := s.mappingFor(pc)
 	if m == nil {
-		s.outside++
 		return resolved{}
 	}
-	fs := m.file
-	if fs.obj == nil {
-		fs.unresolved++
+	if !m.file.located {
+		// Files are opened on first use: a process maps many libraries
+		// its sampled stacks never enter.
+		m.file.located = true
+		if m.file.obj == nil {
+			s.locate(m.file, m.Mapping)
+		}
+	}
+	if m.file.obj == nil {
 		return resolved{}
 	}
-	r, ok := fs.obj.resolve(pc - m.Start + m.Offset)
-	if !ok {
-		fs.unresolved++
-	}
+	r, _ := m.file.obj.resolve(pc - m.Start + m.Offset)
 	return r
+}
+
+// countUnresolved counts, per file, the distinct addresses still without a
+// name in the stacks as they will be reported: frames dropped as allocator
+// frames are not worth a warning.
+func (s *session) countUnresolved() {
+	seen := map[uint64]bool{}
+	for _, recs := range [][]parse.Record{s.p.Records, s.p.ThreadRecords} {
+		for _, r := range recs {
+			for _, f := range r.Stack {
+				if f.Func != "" || f.Addr == 0 || seen[f.Addr] {
+					continue
+				}
+				seen[f.Addr] = true
+				if m := s.mappingFor(f.Addr); m != nil {
+					m.file.unresolved++
+				} else {
+					s.outside++
+				}
+			}
+		}
+	}
 }
 
 // fromProfileSymbols looks pc (then the unadjusted address) up in a
@@ -381,8 +439,8 @@ func (o *object) resolve(off uint64) (resolved, bool) {
 	if o.dw != nil {
 		r.file, r.line, dwFn = o.dw.lookup(vaddr)
 	}
-	if sym, ok := o.lookupSymbol(vaddr); ok {
-		r.fn = o.demangle(sym.name)
+	if i := o.lookupSymbol(vaddr); i >= 0 {
+		r.fn = o.symbolName(i)
 	} else if dwFn != "" {
 		r.fn = o.demangle(dwFn)
 	}
@@ -402,24 +460,33 @@ func (s *session) warnings() []string {
 		if fs.unresolved == 0 {
 			continue
 		}
+		n := addresses(fs.unresolved)
 		switch {
 		case fs.obj == nil:
-			out = append(out, fmt.Sprintf("%s; %d addresses unsymbolized; %s", fs.problem, fs.unresolved, fs.hint))
+			out = append(out, fmt.Sprintf("%s; %s unsymbolized; %s", fs.problem, n, fs.hint))
 		case !fs.obj.hasSymbols():
-			out = append(out, fmt.Sprintf("%s: no symbol table or DWARF (stripped); %d addresses unsymbolized; use --symbol-path with a directory holding its debug file", fs.obj.path, fs.unresolved))
+			out = append(out, fmt.Sprintf("%s: no symbol table or DWARF (stripped); %s unsymbolized; use --symbol-path with a directory holding its debug file", fs.obj.path, n))
 		default:
-			out = append(out, fmt.Sprintf("%s: %d addresses outside every function symbol (local symbols stripped?); use --symbol-path with a directory holding its debug file", fs.obj.path, fs.unresolved))
+			out = append(out, fmt.Sprintf("%s: %s outside every function symbol (local symbols stripped?); use --symbol-path with a directory holding its debug file", fs.obj.path, n))
 		}
 	}
 	if s.outside > 0 {
+		n := addresses(s.outside)
 		switch {
 		case len(s.maps) == 0 && s.opt.Binary != "":
-			out = append(out, fmt.Sprintf("the profile has no mappings and %s is position-independent, so its load address is unknown; %d addresses unsymbolized", s.opt.Binary, s.outside))
+			out = append(out, fmt.Sprintf("the profile has no mappings and %s is position-independent, so its load address is unknown; %s unsymbolized", s.opt.Binary, n))
 		case len(s.maps) == 0:
-			out = append(out, fmt.Sprintf("the profile has no mappings (no MAPPED_LIBRARIES section?); %d addresses unsymbolized; use --binary for a non-PIE executable", s.outside))
+			out = append(out, fmt.Sprintf("the profile has no mappings (no MAPPED_LIBRARIES section?); %s unsymbolized; use --binary for a non-PIE executable", n))
 		default:
-			out = append(out, fmt.Sprintf("%d addresses lie outside every executable mapping of the profile; left unsymbolized", s.outside))
+			out = append(out, fmt.Sprintf("%s outside every executable mapping of the profile left unsymbolized", n))
 		}
 	}
 	return out
+}
+
+func addresses(n int) string {
+	if n == 1 {
+		return "1 address"
+	}
+	return fmt.Sprintf("%d addresses", n)
 }

@@ -1,0 +1,130 @@
+package symbolize
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/heapest/heapest/parse"
+)
+
+func TestIsAllocatorFunc(t *testing.T) {
+	yes := []string{
+		"malloc", "calloc", "realloc", "free", "posix_memalign", "aligned_alloc", "memalign", "valloc",
+		"operator new", "operator new[]", "operator new(unsigned long)", "mallocx", "rallocx", "xallocx",
+		"je_prof_backtrace", "prof_backtrace_impl", "imalloc_body", "ialloc", "arena_malloc_hard",
+		"tcache_alloc_small_hard", "malloc_default", "__libc_malloc", "tc_malloc", "tc_newarray",
+		"jemalloc::alloc", "tcmalloc::Sampler::RecordAllocation", "_rjem_malloc", "__rust_alloc",
+		"__rg_alloc", "newImpl", "newImpl<false>", "TCMalloc_ThreadCache::Allocate",
+	}
+	no := []string{"", "main", "alloc_a", "std::vector::push_back", "my_malloc_wrapper", "operator delete", "freeList", "mallory"}
+	for _, n := range yes {
+		if !IsAllocatorFunc(n) {
+			t.Errorf("IsAllocatorFunc(%q) = false, want true", n)
+		}
+	}
+	for _, n := range no {
+		if IsAllocatorFunc(n) {
+			t.Errorf("IsAllocatorFunc(%q) = true, want false", n)
+		}
+	}
+}
+
+func TestDropAllocator(t *testing.T) {
+	// Frames are written leaf first as "name" or "@addr" for an unresolved
+	// address; 0x7f00… lies in a libjemalloc mapping, 0x5500… in the
+	// program.
+	maps := []parse.Mapping{
+		{Start: 0x7f0000000000, Limit: 0x7f0000100000, File: "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"},
+		{Start: 0x550000000000, Limit: 0x550000100000, File: "/opt/app"},
+	}
+	tests := []struct{ in, want string }{
+		{"je_prof_backtrace,malloc,alloc_a,main", "alloc_a,main"},
+		{"@7f0000000010,@7f0000000020,malloc,alloc_a,main", "alloc_a,main"},
+		{"@7f0000000010,@550000000010,main", "@550000000010,main"},
+		{"prof_alloc_prep,imalloc_body,operator_new_wrapper,malloc,main", "operator_new_wrapper,malloc,main"},
+		{"operator new,std::vector::push_back,main", "std::vector::push_back,main"},
+		{"malloc,free", "free"},
+		{"malloc", "malloc"},
+		{"alloc_a,main", "alloc_a,main"},
+		{"", ""},
+	}
+	for _, tc := range tests {
+		p := &parse.Profile{Mappings: maps, Records: []parse.Record{{Stack: frames(t, tc.in)}}}
+		if _, err := Symbolize(p, Options{DropAllocator: true}); err != nil {
+			t.Fatal(err)
+		}
+		if got := describe(p.Records[0].Stack); got != tc.want {
+			t.Errorf("%q: got %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// frames reads a comma-separated leaf-first stack of names and "@hex"
+// unresolved addresses.
+func frames(t *testing.T, s string) []parse.Frame {
+	var out []parse.Frame
+	if s == "" {
+		return nil
+	}
+	for i, w := range strings.Split(s, ",") {
+		if hex, ok := strings.CutPrefix(w, "@"); ok {
+			a, err := strconv.ParseUint(hex, 16, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, parse.Frame{Addr: a})
+			continue
+		}
+		out = append(out, parse.Frame{Addr: uint64(0x1000 + i), Func: w})
+	}
+	return out
+}
+
+func describe(st []parse.Frame) string {
+	var w []string
+	for _, f := range st {
+		if f.Func == "" {
+			w = append(w, "@"+strconv.FormatUint(f.Addr, 16))
+		} else {
+			w = append(w, f.Func)
+		}
+	}
+	return strings.Join(w, ",")
+}
+
+func TestDropAllocatorGeneratedDump(t *testing.T) {
+	// The generated dumps' first four frames are inside libjemalloc: they
+	// go by their mapping whether or not the library is on this machine.
+	for _, name := range []string{"je530_mixed_unbias-on.heap", "je530_threads_unbias-off.heap"} {
+		recs, maps := dumpStacks(t, samplesDir()+"/jemalloc/generated/"+name)
+		p := &parse.Profile{Records: recs, MapsText: maps}
+		warnings, err := Symbolize(p, Options{DropAllocator: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var jem parse.Mapping
+		for _, m := range p.Mappings {
+			if strings.Contains(m.File, "libjemalloc") {
+				jem = m
+			}
+		}
+		if jem.File == "" {
+			t.Fatalf("%s: no libjemalloc mapping", name)
+		}
+		for _, r := range p.Records {
+			if leaf := r.Stack[0]; leaf.Addr >= jem.Start && leaf.Addr < jem.Limit && len(r.Stack) > 1 {
+				t.Errorf("%s: leaf %#x still inside libjemalloc", name, leaf.Addr)
+			}
+		}
+		mentioned := false
+		for _, w := range warnings {
+			if strings.Contains(w, "/opt/heaplab/") && strings.Contains(w, "--binary") {
+				mentioned = true
+			}
+		}
+		if !mentioned {
+			t.Errorf("%s: warnings %q do not name the missing program", name, warnings)
+		}
+	}
+}

@@ -1,0 +1,148 @@
+package symbolize
+
+import (
+	"debug/elf"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/heapest/heapest/parse"
+)
+
+// mapsLine maps one executable range of path at 0x555555554000 with file
+// offset 0x1000.
+func mapsLine(path string) string {
+	return "555555555000-555555556000 r-xp 00001000 fe:00 1 " + path + "\n"
+}
+
+func oneFrameProfile(path string) *parse.Profile {
+	return &parse.Profile{
+		Records:  []parse.Record{{Stack: []parse.Frame{{Addr: 0x555555555123}, {Addr: 0x555555555456}}}},
+		MapsText: []byte(mapsLine(path)),
+	}
+}
+
+func TestBadMappedFiles(t *testing.T) {
+	dir := t.TempDir()
+	good := build(t, "gcc", dir, "prog", cProgram, "-O0", "-g", "-fPIE", "-pie")
+	data, err := os.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(name string, b []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	cases := map[string]struct {
+		path string
+		want string
+	}{
+		"missing":   {filepath.Join(dir, "nope"), "no such file"},
+		"not-elf":   {write("text.so", []byte("#!/bin/sh\necho not an ELF file\n")), "not an ELF file"},
+		"empty":     {write("empty.so", nil), "not an ELF file"},
+		"directory": {dir, "not a regular file"},
+	}
+	for _, n := range []int{4, 16, 52, 64, 100, 500, len(data) / 3, len(data) / 2} {
+		cases["truncated-"+itoa(n)] = struct {
+			path string
+			want string
+		}{write("trunc"+itoa(n), data[:n]), ""}
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			p := oneFrameProfile(tc.path)
+			warnings, err := Symbolize(p, Options{})
+			if err != nil {
+				t.Fatalf("a bad mapped file must be a warning, got error %v", err)
+			}
+			if len(warnings) != 1 || !strings.Contains(warnings[0], tc.path) || !strings.Contains(warnings[0], tc.want) {
+				t.Errorf("warnings %q: want one naming %s and %q", warnings, tc.path, tc.want)
+			}
+			// The same file given with --binary is an error naming it.
+			_, err = Symbolize(oneFrameProfile(tc.path), Options{Binary: tc.path})
+			if err == nil && !strings.HasPrefix(name, "truncated-") {
+				t.Errorf("--binary %s: no error", tc.path)
+			}
+			if err != nil && (!strings.Contains(err.Error(), tc.path) || !strings.Contains(err.Error(), "expected")) {
+				t.Errorf("--binary error %q does not name the file and what was expected", err)
+			}
+		})
+	}
+}
+
+func TestUnreadableFile(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("skipping: running as root, file permissions do not stop reads")
+	}
+	p := filepath.Join(t.TempDir(), "secret.so")
+	if err := os.WriteFile(p, []byte("\x7fELF"), 0o000); err != nil {
+		t.Fatal(err)
+	}
+	warnings, err := Symbolize(oneFrameProfile(p), Options{})
+	if err != nil || len(warnings) != 1 || !strings.Contains(warnings[0], "permission denied") {
+		t.Errorf("err %v, warnings %q", err, warnings)
+	}
+}
+
+func TestBinaryMismatch(t *testing.T) {
+	dir := t.TempDir()
+	bin := build(t, "gcc", dir, "prog", cProgram, "-O0", "-fPIE", "-pie")
+	p := &parse.Profile{
+		Records:  []parse.Record{{Stack: []parse.Frame{{Addr: 0x555555555123}}}},
+		MapsText: []byte("555555555000-555555556000 r-xp 07000000 fe:00 1 /opt/heaplab/prog\n"),
+	}
+	_, err := Symbolize(p, Options{Binary: bin})
+	if err == nil || !strings.Contains(err.Error(), bin) || !strings.Contains(err.Error(), "0x7000000") {
+		t.Errorf("err %v: want one naming %s and the offset", err, bin)
+	}
+	// Found on its own (by --symbol-path), a mismatched file is a warning.
+	warnings, err := Symbolize(p, Options{SymbolPath: []string{dir}})
+	if err != nil || len(warnings) != 1 || !strings.Contains(warnings[0], "different build") {
+		t.Errorf("err %v, warnings %q", err, warnings)
+	}
+}
+
+func TestCorruptDWARF(t *testing.T) {
+	// Damaged debug sections must not stop symbolization: names still come
+	// from the symbol table, and nothing panics.
+	dir := t.TempDir()
+	bin := build(t, "gcc", dir, "prog", cProgram, "-O0", "-g", "-fPIE", "-pie")
+	data, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := elf.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{".debug_info", ".debug_line", ".debug_abbrev"} {
+		if s := f.Section(name); s != nil {
+			for i := s.Offset + 8; i < s.Offset+s.Size; i += 3 {
+				data[i] ^= 0x5a
+			}
+		}
+	}
+	f.Close()
+	bad := filepath.Join(dir, "prog.bad")
+	if err := os.WriteFile(bad, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	base := uint64(0x560000000000)
+	p := &parse.Profile{
+		Records:  []parse.Record{{Stack: stackIn(t, bin, base, "leaf_fn", "middle_fn")}},
+		MapsText: []byte(mapsFor(t, bad, base)),
+	}
+	if _, err := Symbolize(p, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Records[0].Stack[0].Func; got != "leaf_fn" {
+		t.Errorf("leaf %q, want leaf_fn from the symbol table", got)
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

@@ -1,0 +1,156 @@
+package symbolize
+
+import (
+	"debug/elf"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/heapest/heapest/parse"
+)
+
+var benchBinary string
+
+// heapestBinary builds cmd/heapest once (a Go executable with a symbol
+// table and compressed DWARF, as bench/run.sh uses for its dumps; test
+// binaries are linked without either).
+func heapestBinary(b *testing.B) string {
+	b.Helper()
+	if benchBinary != "" {
+		return benchBinary
+	}
+	goTool := needTool(b, "go")
+	out := filepath.Join(os.TempDir(), fmt.Sprintf("heapest-symbolize-bench-%d", os.Getpid()))
+	if msg, err := exec.Command(goTool, "build", "-o", out, "../cmd/heapest").CombinedOutput(); err != nil {
+		b.Fatalf("go build: %v\n%s", err, msg)
+	}
+	benchBinary = out
+	return out
+}
+
+// TestMain removes the benchmark's binary.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if benchBinary != "" {
+		os.Remove(benchBinary)
+	}
+	os.Exit(code)
+}
+
+// benchProfile builds a jemalloc-sized profile over the heapest binary:
+// stacks × frames return addresses drawn from a pool of distinct addresses
+// inside its functions.
+func benchProfile(b *testing.B, stacks, frames, distinct int) (*parse.Profile, []parse.Record) {
+	b.Helper()
+	exe := heapestBinary(b)
+	f, err := elf.Open(exe)
+	if err != nil {
+		b.Skipf("skipping: the test binary is not ELF: %v", err)
+	}
+	syms, _ := f.Symbols()
+	f.Close()
+	var funcs []elf.Symbol
+	for _, s := range syms {
+		if elf.ST_TYPE(s.Info) == elf.STT_FUNC && s.Size > 8 {
+			funcs = append(funcs, s)
+		}
+	}
+	if len(funcs) == 0 {
+		b.Skip("skipping: no function symbols in the test binary")
+	}
+	rng := rand.New(rand.NewPCG(11, 12))
+	bias := loadBias(b, exe, 0x560000000000)
+	pool := make([]uint64, distinct)
+	for i := range pool {
+		s := funcs[rng.IntN(len(funcs))]
+		pool[i] = bias + s.Value + 1 + rng.Uint64N(s.Size-1)
+	}
+	recs := make([]parse.Record, stacks)
+	for i := range recs {
+		st := make([]parse.Frame, frames)
+		for j := range st {
+			st[j].Addr = pool[rng.IntN(len(pool))]
+		}
+		recs[i].Stack = st
+	}
+	p := &parse.Profile{MapsText: []byte(mapsFor(b, exe, 0x560000000000))}
+	return p, recs
+}
+
+// fresh copies the unsymbolized records so each iteration starts over.
+func fresh(recs []parse.Record) []parse.Record {
+	out := make([]parse.Record, len(recs))
+	for i, r := range recs {
+		out[i].Stack = append([]parse.Frame(nil), r.Stack...)
+	}
+	return out
+}
+
+// BenchmarkSymbolize is a whole Symbolize call on 20,000 stacks × 24
+// frames (~100k distinct addresses), loading the binary's symbols and
+// DWARF each time.
+func BenchmarkSymbolize(b *testing.B) {
+	p, recs := benchProfile(b, 20000, 24, 120000)
+	var cpu time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		q := &parse.Profile{MapsText: p.MapsText, Records: fresh(recs)}
+		c0 := cpuTime()
+		b.StartTimer()
+		if _, err := Symbolize(q, Options{DropAllocator: true}); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		cpu += cpuTime() - c0
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
+}
+
+// cpuTime is the process's user+system CPU time: on a loaded machine it
+// says more about the work done than wall time does.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkSymbolizeLoaded is the same work with the file already loaded
+// (and the DWARF units the addresses touch already read): the cost of
+// resolving the addresses themselves.
+func BenchmarkSymbolizeLoaded(b *testing.B) {
+	p, recs := benchProfile(b, 20000, 24, 120000)
+	maps, err := ParseMaps(p.MapsText)
+	if err != nil {
+		b.Fatal(err)
+	}
+	p.Mappings = maps
+	s := newSession(p, Options{DropAllocator: true})
+	if err := s.setup(); err != nil {
+		b.Fatal(err)
+	}
+	s.symbolizeRecords(fresh(recs)) // warm: open the file, read its units
+	var cpu time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		batch := fresh(recs)
+		s.callers, s.leaves, s.results = map[uint64]int32{}, map[uint64]int32{}, nil
+		c0 := cpuTime()
+		b.StartTimer()
+		s.symbolizeRecords(batch)
+		b.StopTimer()
+		cpu += cpuTime() - c0
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(len(s.results)), "distinct-addrs")
+	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
+}

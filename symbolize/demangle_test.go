@@ -1,0 +1,52 @@
+package symbolize
+
+import "testing"
+
+func TestDemangle(t *testing.T) {
+	// Expected forms follow the Itanium C++ ABI and the Rust mangling
+	// schemes (RFC 2603 for v0), shortened as pprof does: no parameters,
+	// no template arguments, no Rust hash.
+	tests := []struct{ in, want string }{
+		{"main", "main"},
+		{"malloc", "malloc"},
+		{"_ZN7heaplab6Widget4growEi", "heaplab::Widget::grow"},
+		{"_Z5twiceIlET_S0_", "twice"},
+		{"_Znwm", "operator new"},
+		{"_Znam", "operator new[]"},
+		{"_ZNSt6vectorIiSaIiEE9push_backERKi", "std::vector::push_back"},
+		{"_ZNK3MapIiE3getEv", "Map::get"},
+		{"_ZN12_GLOBAL__N_13fooEv", "(anonymous namespace)::foo"},
+		{"_ZZ4mainENKUlvE_clEv", "main::{lambda()#1}::operator()"},
+		{"_Z3foov.cold", "foo"},
+		{"_Z3foov.part.0", "foo"},
+		{"_Z3barv.constprop.0.isra.0", "bar"},
+		{"helper.cold", "helper"},
+		{"_ZN3std2rt10lang_start17h0123456789abcdefE", "std::rt::lang_start"},
+		{"_ZN5alloc5alloc8box_free17h0123456789abcdefE.llvm.123", "alloc::alloc::box_free"},
+		{"_ZN4core3ptr85drop_in_place$LT$std..rt..lang_start$LT$$LP$$RP$$GT$..$u7b$$u7b$closure$u7d$$u7d$$GT$17h0a1b2c3d4e5f6789E",
+			"core::ptr::drop_in_place<std::rt::lang_start<()>::{{closure}}>"},
+		{"_RNvNtCs1234_7mycrate3foo3bar", "mycrate::foo::bar"},
+		{"_RNvCs15kBYyAo9fc_7mycrate7example", "mycrate::example"},
+		{"_RINvCs1234_7mycrate4funcmEB2_", "mycrate::func"},
+		// Not valid manglings: returned unchanged.
+		{"_Zfoo", "_Zfoo"},
+		{"_R", "_R"},
+		{"_Z", "_Z"},
+	}
+	for _, tc := range tests {
+		if got := Demangle(tc.in); got != tc.want {
+			t.Errorf("Demangle(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func FuzzDemangle(f *testing.F) {
+	for _, s := range []string{"_ZN7heaplab6Widget4growEi", "_RNvNtCs1234_7mycrate3foo3bar", "_Z3foov.cold", "_ZN3std2rt10lang_start17h0123456789abcdefE"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if Demangle(s) == "" && s != "" {
+			t.Fatalf("Demangle(%q) is empty", s)
+		}
+	})
+}

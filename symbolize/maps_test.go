@@ -1,0 +1,212 @@
+package symbolize
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/heapest/heapest/parse"
+)
+
+func TestParseMapsLines(t *testing.T) {
+	tests := []struct {
+		name    string
+		text    string
+		want    []parse.Mapping
+		wantErr string
+	}{
+		{
+			name: "pie executable",
+			text: "55c282113000-55c2831c8000 r-xp 00181000 00:11 4891588                    /usr/local/bin/testbinary\n",
+			want: []parse.Mapping{{Start: 0x55c282113000, Limit: 0x55c2831c8000, Offset: 0x181000, File: "/usr/local/bin/testbinary"}},
+		},
+		{
+			name: "non-executable and anonymous lines skipped",
+			text: "562bc259a000-562bc259b000 r--p 00000000 fe:00 9986962 /opt/heaplab/t\n" +
+				"7fc3fc800000-7fc3fe600000 rw-p 00000000 00:00 0 \n" +
+				"7f5328021000-7f532c000000 ---p 00000000 00:00 0\n",
+		},
+		{
+			name: "pseudo files skipped",
+			text: "7fc401e32000-7fc401e34000 r-xp 00000000 00:00 0                          [vdso]\n" +
+				"ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0                  [vsyscall]\n",
+		},
+		{
+			name: "execute-only mapping kept",
+			text: "400000-401000 --xp 00000000 08:01 12 /bin/xonly\n",
+			want: []parse.Mapping{{Start: 0x400000, Limit: 0x401000, File: "/bin/xonly"}},
+		},
+		{
+			name: "path with blanks and deleted mark, CRLF",
+			text: "7f0000001000-7f0000002000 r-xp 00001000 08:01 99 /tmp/my lib.so (deleted)\r\n",
+			want: []parse.Mapping{{Start: 0x7f0000001000, Limit: 0x7f0000002000, Offset: 0x1000, File: "/tmp/my lib.so"}},
+		},
+		{
+			name: "section header and blank lines",
+			text: "\nMAPPED_LIBRARIES:\n\n00400000-00401000 r-xp 00000000 08:01 1 /bin/a\n\n",
+			want: []parse.Mapping{{Start: 0x400000, Limit: 0x401000, File: "/bin/a"}},
+		},
+		{
+			name: "macOS synthesized lines",
+			text: "0000000100000000-0000000100004000: /Users/me/a.out\n",
+			want: []parse.Mapping{{Start: 0x100000000, Limit: 0x100004000, File: "/Users/me/a.out"}},
+		},
+		{
+			name: "FreeBSD map lines",
+			text: "0x200000 0x201000 1 0 0xfffff8000 r-- 1 0 0x1000 COW NC vnode /usr/bin/app NCH -1\n" +
+				"0x201000 0x203000 2 0 0xfffff8000 r-x 1 0 0x1000 COW NC vnode /usr/bin/app NCH -1\n" +
+				"0x203000 0x204000 1 0 0xfffff8000 rw- 1 0 0x1000 COW NC default - NCH -1\n",
+			want: []parse.Mapping{{Start: 0x201000, Limit: 0x203000, Offset: 0x1000, File: "/usr/bin/app"}},
+		},
+		{
+			name:    "garbage reported, good lines kept",
+			text:    "hello world\n00400000-00401000 r-xp 00000000 08:01 1 /bin/a\nzz-yy r-xp 0 0 0 /x\n",
+			want:    []parse.Mapping{{Start: 0x400000, Limit: 0x401000, File: "/bin/a"}},
+			wantErr: "maps line 1: expected",
+		},
+		{
+			name:    "inverted range",
+			text:    "00401000-00400000 r-xp 00000000 08:01 1 /bin/a\n",
+			wantErr: "maps line 1",
+		},
+		{
+			name:    "bad offset",
+			text:    "00400000-00401000 r-xp 0000zz00 08:01 1 /bin/a\n",
+			wantErr: "maps line 1",
+		},
+		{
+			name:    "short permissions",
+			text:    "00400000-00401000 rx 00000000 08:01 1 /bin/a\n",
+			wantErr: "maps line 1",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ParseMaps([]byte(tc.text))
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Errorf("unexpected error: %v", err)
+			case tc.wantErr != "" && err == nil:
+				t.Errorf("no error, want one containing %q", tc.wantErr)
+			case tc.wantErr != "" && !strings.Contains(err.Error(), tc.wantErr):
+				t.Errorf("error %q, want it to contain %q", err, tc.wantErr)
+			}
+			if len(got) != len(tc.want) {
+				t.Fatalf("got %d mappings %+v, want %+v", len(got), got, tc.want)
+			}
+			for i := range got {
+				if got[i] != tc.want[i] {
+					t.Errorf("mapping %d: got %+v, want %+v", i, got[i], tc.want[i])
+				}
+			}
+		})
+	}
+}
+
+// execLines counts the lines of a Linux maps text that are executable and
+// name a file, with a plain field split: the reference the parser must
+// agree with.
+func execLines(text string) (n int) {
+	for _, l := range strings.Split(text, "\n") {
+		f := strings.Fields(l)
+		if len(f) >= 6 && len(f[1]) == 4 && f[1][2] == 'x' && strings.HasPrefix(f[5], "/") {
+			n++
+		}
+	}
+	return n
+}
+
+func TestParseMapsProcSelf(t *testing.T) {
+	text, err := os.ReadFile("/proc/self/maps")
+	if err != nil {
+		t.Skipf("skipping: no /proc/self/maps: %v", err)
+	}
+	got, err := ParseMaps(text)
+	if err != nil {
+		t.Fatalf("real maps: %v", err)
+	}
+	if want := execLines(string(text)); len(got) != want {
+		t.Errorf("%d mappings, want %d", len(got), want)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, m := range got {
+		if m.Limit <= m.Start {
+			t.Errorf("empty mapping %+v", m)
+		}
+		if m.File == exe {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("the test binary %s is not among the mappings %+v", exe, got)
+	}
+}
+
+func TestParseMapsSamples(t *testing.T) {
+	// The first executable mapping of each sample, read off the files.
+	first := map[string]parse.Mapping{
+		"google-pprof-pr690_jemalloc.heap":        {Start: 0x55c282113000, Limit: 0x55c2831c8000, Offset: 0x181000, File: "/usr/local/bin/testbinary"},
+		"generated/je530_mixed_unbias-on.heap":    {Start: 0x562bc259b000, Limit: 0x562bc259c000, Offset: 0x1000, File: "/opt/heaplab/t"},
+		"generated/je530_mixed_unbias-off.heap":   {},
+		"generated/je530_threads_unbias-on.heap":  {Start: 0x55b612bf6000, Limit: 0x55b612bf7000, Offset: 0x1000, File: "/opt/heaplab/t2"},
+		"generated/je530_threads_unbias-off.heap": {},
+	}
+	for name, want := range first {
+		t.Run(name, func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join(samplesDir(), "jemalloc", name))
+			if err != nil {
+				t.Skipf("skipping: sample not readable: %v", err)
+			}
+			_, maps, ok := bytes.Cut(data, []byte("MAPPED_LIBRARIES:\n"))
+			if !ok {
+				t.Fatal("no MAPPED_LIBRARIES section")
+			}
+			got, err := ParseMaps(maps)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := execLines(string(maps)); len(got) != n || n == 0 {
+				t.Fatalf("%d mappings, want %d", len(got), n)
+			}
+			if want.File != "" && got[0] != want {
+				t.Errorf("first mapping %+v, want %+v", got[0], want)
+			}
+		})
+	}
+}
+
+func FuzzParseMaps(f *testing.F) {
+	f.Add([]byte("55c282113000-55c2831c8000 r-xp 00181000 00:11 4891588 /usr/local/bin/testbinary\n"))
+	f.Add([]byte("0x201000 0x203000 2 0 0xfffff8000 r-x 1 0 0x1000 COW NC vnode /usr/bin/app NCH -1\n"))
+	f.Add([]byte("0000000100000000-0000000100004000: /a.out\n"))
+	f.Add([]byte("-\n0x 0x 0 0 0 0\n\r\n- r-xp\n"))
+	for _, name := range []string{"google-pprof-pr690_jemalloc.heap", "generated/je530_threads_unbias-on.heap"} {
+		if data, err := os.ReadFile(filepath.Join(samplesDir(), "jemalloc", name)); err == nil {
+			if _, maps, ok := bytes.Cut(data, []byte("MAPPED_LIBRARIES:\n")); ok {
+				f.Add(maps)
+			}
+		}
+	}
+	f.Fuzz(func(t *testing.T, text []byte) {
+		maps, err := ParseMaps(text)
+		for _, m := range maps {
+			if m.Limit <= m.Start || m.File == "" {
+				t.Fatalf("bad mapping %+v", m)
+			}
+		}
+		if err != nil && err.Error() == "" {
+			t.Fatal("empty error")
+		}
+		// Whatever the maps, symbolizing against them must not panic.
+		p := &parse.Profile{Records: []parse.Record{{Stack: []parse.Frame{{Addr: 0x400000}, {Addr: 0x7fffffff0000}}}}, MapsText: text}
+		if _, err := Symbolize(p, Options{DropAllocator: true}); err != nil {
+			t.Fatalf("Symbolize: %v", err)
+		}
+	})
+}

@@ -36,20 +36,30 @@ func ExactInterval(est, samples, p, unit, alpha float64, approx bool) Result {
 	return r
 }
 
-// PresentExactInterval is ExactInterval for a group known to have at
+// PresentExactInterval is the exact interval for a group known to have at
 // least one sample — every row of a dump, since a stack with no sample is
-// not written. The upper bound is ExactInterval's (it stays valid given
-// s ≥ 1); the lower bound inverts the zero-truncated binomial: the smallest
-// N with P(S ≥ s | S ≥ 1; N) > α/2. Without this, rows that usually do not
-// appear at all (expected samples ≈ 0.1–0.3) are covered only ~90% of the
-// times they do appear. For s ≥ 5 or so the two bounds coincide.
+// not written — and is what auto uses. The lower bound inverts the
+// zero-truncated binomial: the smallest N with P(S ≥ s | S ≥ 1; N) > α/2.
+// Without this, rows that usually do not appear at all (expected samples
+// ≈ 0.1–0.3) are covered only ~90% of the times they do appear; for s ≥ 5
+// or so it equals ExactInterval's. The upper bound is the largest N with
+// P(S ≤ s; N) > α/2, N = s + Q(1−α/2; s+1): ExactInterval's without the
+// .NET window correction (+1), which a heap dump has no window to need
+// and which would add a whole allocation to rows of a few huge ones.
+// Conditioning on s ≥ 1 only lowers the chance of missing above, so the
+// upper bound stays valid (interval_test.go checks both exhaustively).
 func PresentExactInterval(est, samples, p, unit, alpha float64) Result {
-	r := ExactInterval(est, samples, p, unit, alpha, false)
 	s := math.Round(samples)
-	if s < 1 || p >= 1 {
+	if s < 1 {
+		return ExactInterval(est, samples, p, unit, alpha, false)
+	}
+	r := Result{Estimate: est, Method: Exact.String()}
+	if p >= 1 {
+		r.Lo, r.Hi = s*unit, s*unit
 		return r
 	}
 	r.Lo = (s + presentLowerQuantile(alpha/2, s, p)) * unit
+	r.Hi = (s + negBinUpperQuantile(alpha/2, s+1, p)) * unit
 	return r
 }
 

@@ -1,0 +1,83 @@
+// Command coverage runs heapest's coverage study (package sim) and writes
+// its results into the docs: docs/coverage.csv (every number),
+// docs/coverage.svg (the plot) and the generated sections of
+// docs/statistics.md (between the "BEGIN GENERATED" and "END GENERATED"
+// markers).
+//
+//	go run ./sim/cmd/coverage -reps 10000 -docs docs
+package main
+
+import (
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/heapest/heapest/sim"
+	"github.com/heapest/heapest/unbias"
+)
+
+func main() {
+	reps := flag.Int("reps", 10000, "replicates per scenario and dump encoding")
+	docs := flag.String("docs", "docs", "docs directory to write into")
+	seed := flag.Uint64("seed", 2026, "random seed")
+	flag.Parse()
+	if err := run(*reps, *seed, *docs); err != nil {
+		log.Fatal(err)
+	}
+}
+
+func run(reps int, seed uint64, docs string) error {
+	start := time.Now()
+	var results []sim.StudyResult
+	for _, sc := range sim.Scenarios() {
+		for _, enc := range []sim.Encoding{sim.Raw, sim.Unbias} {
+			r, err := sim.Run(sc, enc, sim.Options{Reps: reps, Seed: seed, Confidence: 0.95, Value: unbias.InUseSpace})
+			if err != nil {
+				return err
+			}
+			log.Printf("%s/%s: auto %.4f (%s)", sc.Name, enc, r.Tallies[0].Coverage(), time.Since(start).Round(time.Second))
+			results = append(results, r)
+		}
+	}
+	if err := writeCSV(filepath.Join(docs, "coverage.csv"), results); err != nil {
+		return err
+	}
+	if err := writePlot(filepath.Join(docs, "coverage.svg"), results); err != nil {
+		return err
+	}
+	cp, err := campPaulsonTable()
+	if err != nil {
+		return err
+	}
+	sections := map[string]string{
+		"coverage":     coverageTable(results, reps),
+		"widths":       widthTable(results),
+		"scenarios":    scenarioList(),
+		"camp-paulson": cp,
+	}
+	return replaceSections(filepath.Join(docs, "statistics.md"), sections)
+}
+
+// replaceSections rewrites the text between "<!-- BEGIN GENERATED name -->"
+// and "<!-- END GENERATED name -->" for every name.
+func replaceSections(path string, sections map[string]string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	doc := string(b)
+	for name, body := range sections {
+		begin := "<!-- BEGIN GENERATED " + name + " -->"
+		end := "<!-- END GENERATED " + name + " -->"
+		i, j := strings.Index(doc, begin), strings.Index(doc, end)
+		if i < 0 || j < i {
+			return fmt.Errorf("%s: markers for %q not found", path, name)
+		}
+		doc = doc[:i+len(begin)] + "\n" + body + doc[j:]
+	}
+	return os.WriteFile(path, []byte(doc), 0o644)
+}

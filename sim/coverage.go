@@ -1,0 +1,231 @@
+package sim
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+
+	"github.com/heapest/heapest/aggregate"
+	"github.com/heapest/heapest/ci"
+	"github.com/heapest/heapest/parse"
+	"github.com/heapest/heapest/report"
+	"github.com/heapest/heapest/unbias"
+)
+
+// Methods are the interval methods the study compares, Auto first.
+var Methods = []ci.Method{ci.Auto, ci.Exact, ci.CampPaulson, ci.Gamma, ci.Normal}
+
+// Tally is one method's record over a scenario's rows.
+type Tally struct {
+	Method ci.Method
+	// Rows is the number of (replicate, row) pairs scored: rows present in
+	// the dump, plus the total of each replicate; for exact and
+	// camp-paulson only those where the method applies.
+	Rows int
+	// Covered counts the intervals that contained the truth; Below and
+	// Above the misses on each side.
+	Covered, Below, Above int
+	// RelWidth sums (hi − lo)/truth.
+	RelWidth float64
+	// ExactRows counts rows where the exact interval applied, and
+	// WidthVsExact sums this method's width over exact's on them.
+	ExactRows    int
+	WidthVsExact float64
+}
+
+// Coverage is the covered fraction.
+func (t Tally) Coverage() float64 { return float64(t.Covered) / float64(max(t.Rows, 1)) }
+
+// MeanRelWidth is the mean (hi − lo)/truth.
+func (t Tally) MeanRelWidth() float64 { return t.RelWidth / float64(max(t.Rows, 1)) }
+
+// MeanWidthVsExact is the mean width ratio to exact where exact applies,
+// NaN when it never applied.
+func (t Tally) MeanWidthVsExact() float64 {
+	if t.ExactRows == 0 {
+		return math.NaN()
+	}
+	return t.WidthVsExact / float64(t.ExactRows)
+}
+
+// StudyResult is a scenario's outcome for one dump encoding.
+type StudyResult struct {
+	Scenario string
+	Encoding Encoding
+	Reps     int
+	Tallies  []Tally // in Methods order
+	// AutoUsed counts which method auto chose.
+	AutoUsed map[string]int
+}
+
+// Options control a study run.
+type Options struct {
+	Reps       int
+	Seed       uint64
+	Confidence float64
+	Value      unbias.Value
+	// Workers is the parallelism (0: GOMAXPROCS).
+	Workers int
+}
+
+// Run replicates the sampling of sc's workload opt.Reps times, sends each
+// replicate's dumps through parse → report.Build and tallies every
+// method's intervals against the truth.
+func Run(sc Scenario, enc Encoding, opt Options) (StudyResult, error) {
+	w := sc.Workload()
+	truth := w.Truth()
+	res := StudyResult{Scenario: sc.Name, Encoding: enc, Reps: opt.Reps, AutoUsed: map[string]int{}}
+	for _, m := range Methods {
+		res.Tallies = append(res.Tallies, Tally{Method: m})
+	}
+	workers := opt.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	var mu sync.Mutex
+	var firstErr error
+	var wg sync.WaitGroup
+	for wk := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			local := newAccumulator()
+			for rep := wk; rep < opt.Reps; rep += workers {
+				rng := rand.New(rand.NewPCG(opt.Seed, uint64(rep)))
+				if err := replicate(rng, w, truth, enc, opt, local); err != nil {
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = fmt.Errorf("%s/%s replicate %d: %w", sc.Name, enc, rep, err)
+					}
+					mu.Unlock()
+					return
+				}
+			}
+			mu.Lock()
+			local.mergeInto(&res)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return res, firstErr
+}
+
+// accumulator is one worker's tallies.
+type accumulator struct {
+	t    []Tally
+	used map[string]int
+}
+
+func newAccumulator() *accumulator {
+	a := &accumulator{used: map[string]int{}}
+	for _, m := range Methods {
+		a.t = append(a.t, Tally{Method: m})
+	}
+	return a
+}
+
+func (a *accumulator) mergeInto(r *StudyResult) {
+	for i, t := range a.t {
+		d := &r.Tallies[i]
+		d.Rows += t.Rows
+		d.Covered += t.Covered
+		d.Below += t.Below
+		d.Above += t.Above
+		d.RelWidth += t.RelWidth
+		d.ExactRows += t.ExactRows
+		d.WidthVsExact += t.WidthVsExact
+	}
+	for k, v := range a.used {
+		r.AutoUsed[k] += v
+	}
+}
+
+// replicate samples every process, writes and parses its dump, builds the
+// report by leaf (one row per stack) and scores each row and the total.
+func replicate(rng *rand.Rand, w Workload, truth Truth, enc Encoding, opt Options, acc *accumulator) error {
+	profiles := make([]*parse.Profile, 0, len(w.Processes))
+	var buf bytes.Buffer
+	for i, p := range w.Processes {
+		buf.Reset()
+		if err := WriteDump(&buf, p.LgRate, Sample(rng, p), enc); err != nil {
+			return err
+		}
+		prof, err := parse.Read(fmt.Sprintf("sim-%d.heap", i), &buf, parse.Options{})
+		if err != nil {
+			return err
+		}
+		profiles = append(profiles, prof)
+	}
+	rep, err := report.Build(profiles, report.Options{Value: opt.Value, By: aggregate.ByLeaf,
+		Confidence: opt.Confidence, Method: ci.Auto})
+	if err != nil {
+		return err
+	}
+	want := truth.Bytes
+	wantTotal := truth.TotalBytes
+	if !opt.Value.IsSpace() {
+		want, wantTotal = truth.Objects, truth.TotalObjects
+	}
+	index := rowIndex(len(want))
+	for _, row := range rep.Rows {
+		i, ok := index[row.Key]
+		if !ok {
+			return fmt.Errorf("report row %q is no simulated stack", row.Key)
+		}
+		if err := acc.score(row.Stats, want[i], opt.Confidence); err != nil {
+			return err
+		}
+	}
+	if rep.Total.Stats.N > 0 {
+		return acc.score(rep.Total.Stats, wantTotal, opt.Confidence)
+	}
+	return nil
+}
+
+func rowIndex(n int) map[string]int {
+	m := make(map[string]int, n)
+	for i := range n {
+		m[RowKey(i)] = i
+	}
+	return m
+}
+
+// score computes every method's interval for one row.
+func (a *accumulator) score(s ci.Stats, truth, conf float64) error {
+	exact, err := ci.Interval(s, ci.Exact, conf)
+	if err != nil {
+		return err
+	}
+	exactApplies := exact.Method == ci.Exact.String() && exact.Hi > exact.Lo
+	for i, m := range Methods {
+		r, err := ci.Interval(s, m, conf)
+		if err != nil {
+			return err
+		}
+		if m == ci.Auto {
+			a.used[r.Method]++
+		}
+		if (m == ci.Exact || m == ci.CampPaulson) && r.Method != m.String() {
+			continue // fell back to gamma: not this method's row
+		}
+		t := &a.t[i]
+		t.Rows++
+		switch {
+		case truth < r.Lo:
+			t.Below++
+		case truth > r.Hi:
+			t.Above++
+		default:
+			t.Covered++
+		}
+		t.RelWidth += (r.Hi - r.Lo) / truth
+		if exactApplies {
+			t.ExactRows++
+			t.WidthVsExact += (r.Hi - r.Lo) / (exact.Hi - exact.Lo)
+		}
+	}
+	return nil
+}

@@ -4,6 +4,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"gonum.org/v1/gonum/mathext"
 )
 
 const dotnetP = 1.0 / 102400
@@ -246,5 +248,22 @@ func TestIntervalBiasWidens(t *testing.T) {
 	s.Bias = -1
 	if _, err := Interval(s, Auto, 0.95); err == nil {
 		t.Error("negative bias bound accepted")
+	}
+}
+
+func TestGammaQuantileWilsonHilferty(t *testing.T) {
+	// Just above the switch, the approximation agrees with the inverse
+	// incomplete gamma function to 3·10⁻⁷.
+	for _, shape := range []float64{wilsonHilfertyShape * 1.01, 1e5} {
+		for _, upper := range []bool{false, true} {
+			approx := gammaQuantile(shape, 2, 0.025, upper)
+			want := 2 * mathext.GammaIncRegInv(shape, 0.025)
+			if upper {
+				want = 2 * mathext.GammaIncRegCompInv(shape, 0.025)
+			}
+			if rel := math.Abs(approx-want) / want; rel > 3e-7 {
+				t.Errorf("shape %v upper %v: %v vs %v (rel %.2g)", shape, upper, approx, want, rel)
+			}
+		}
 	}
 }

@@ -43,9 +43,14 @@ bytes.
                     interval is the .NET design's Approach 2 with p = 1/R.
   neither           the sampled allocations are much smaller than R (one byte).
 
-The exact intervals come from negative-binomial quantiles, exact to the byte;
---method camp-paulson uses the Camp–Paulson approximation, gamma and normal the
-variance-based intervals heapest uses for mixed rows.
+The exact intervals come from negative-binomial quantiles, exact to the byte.
+The default method, auto, treats the samples like a row of a profile, which is
+shown only because it has at least one sample: its lower bound accounts for
+that (with one sample it is a single allocation). --method exact gives the
+unconditional interval of SPEC §4.4 (N_lo = s + Q(α/2; s, π),
+N_hi = s + 1 + Q(1−α/2; s+1, π)); camp-paulson the same with the Camp–Paulson
+approximation; gamma and normal the variance-based intervals heapest uses for
+rows that mix sizes. See docs/statistics.md.
 ` + exitStatusHelp,
 		Example: `  # The .NET design's worked example: 8 samples, u = 10,908 bytes
   heapest ci --samples 8 --rate 102400 --offset-bytes 10908
@@ -66,10 +71,10 @@ variance-based intervals heapest uses for mixed rows.
 		},
 	}
 	f := cmd.Flags()
-	f.Float64Var(&opts.Samples, "samples", -1, "number of samples `S` (an integer ≥ 0)")
+	f.Float64Var(&opts.Samples, "samples", 0, "number of samples `S` (an integer ≥ 0)")
 	f.Float64Var(&opts.Rate, "rate", 0, "mean sampling period `R` in bytes (jemalloc: 2^lg_prof_sample, .NET: 102400)")
 	f.Float64Var(&opts.Size, "size", 0, "size `Z` in bytes of every sampled allocation")
-	f.Float64Var(&opts.OffsetBytes, "offset-bytes", -1, "sum `U` of ObjectSize − SampledByteOffset over .NET samples")
+	f.Float64Var(&opts.OffsetBytes, "offset-bytes", 0, "sum `U` of ObjectSize − SampledByteOffset over .NET samples")
 	f.StringVar(&opts.Method, "method", "auto", "interval `method`: auto, exact, camp-paulson, gamma or normal")
 	f.Float64Var(&opts.Confidence, "confidence", 0.95, "coverage of the interval, in (0,1)")
 	f.StringVar(&opts.Format, "format", "table", "output `format`: table or json")

@@ -72,6 +72,11 @@ func Interval(s Stats, m Method, confidence float64) (Result, error) {
 	default:
 		r = dispatch(s, m, alpha)
 	}
+	for _, x := range []float64{r.Estimate, r.Lo, r.Hi} {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return Result{}, fmt.Errorf("invalid statistics: %s interval of %+v is out of range", r.Method, s)
+		}
+	}
 	r.Samples = s.Samples
 	if s.SamplesBound {
 		r.Notes = append(r.Notes, NoteSamplesBound)

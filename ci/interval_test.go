@@ -267,3 +267,10 @@ func TestGammaQuantileWilsonHilferty(t *testing.T) {
 		}
 	}
 }
+
+func TestIntervalOverflowIsAnError(t *testing.T) {
+	s := Stats{N: 1, Estimate: 1.7e308, Var: 1, Mixed: true, Bias: 1.7e308}
+	if r, err := Interval(s, Gamma, 0.95); err == nil {
+		t.Errorf("no error, got %+v", r)
+	}
+}

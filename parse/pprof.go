@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/google/pprof/profile"
@@ -325,35 +326,40 @@ func newProfile(p *profile.Profile, format string) *Profile {
 }
 
 // stacker turns location lists into leaf-first Frame stacks, expanding
-// inlined frames (a location's Line[0] is the innermost) and sharing one
-// backing array per distinct location list.
+// inlined frames (a location's Line[0] is the innermost). Stacks are carved
+// from large chunks: a profile has many short stacks, and one allocation per
+// stack would dominate parsing time. A sample repeating its predecessor's
+// location list (Go writes one sample per (stack, size)) shares its stack.
 type stacker struct {
-	byLoc  map[*profile.Location][]Frame
-	byList map[string][]Frame
-	key    []byte
+	byLoc map[*profile.Location][]Frame
+	chunk []Frame
+	prevL []*profile.Location
+	prevS []Frame
 }
 
 func newStacker() *stacker {
-	return &stacker{byLoc: map[*profile.Location][]Frame{}, byList: map[string][]Frame{}}
+	return &stacker{byLoc: map[*profile.Location][]Frame{}}
 }
 
+const stackChunk = 1 << 14
+
 func (st *stacker) stack(locs []*profile.Location) []Frame {
-	st.key = st.key[:0]
+	if slices.Equal(locs, st.prevL) && st.prevS != nil {
+		return st.prevS
+	}
+	n := 0
 	for _, l := range locs {
-		id := l.ID
-		for i := 0; i < 8; i++ {
-			st.key = append(st.key, byte(id>>(8*i)))
-		}
+		n += len(st.frames(l))
 	}
-	if s, ok := st.byList[string(st.key)]; ok {
-		return s
+	if len(st.chunk)+n > cap(st.chunk) {
+		st.chunk = make([]Frame, 0, max(stackChunk, n))
 	}
-	var s []Frame
+	start := len(st.chunk)
 	for _, l := range locs {
-		s = append(s, st.frames(l)...)
+		st.chunk = append(st.chunk, st.frames(l)...)
 	}
-	st.byList[string(st.key)] = s
-	return s
+	st.prevL, st.prevS = locs, st.chunk[start:len(st.chunk):len(st.chunk)]
+	return st.prevS
 }
 
 func (st *stacker) frames(l *profile.Location) []Frame {

@@ -15,6 +15,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/google/pprof/profile"
@@ -488,18 +489,45 @@ func FuzzPprof(f *testing.F) {
 
 // BenchmarkPprofGoParse parses a Go heap profile of 120,000 samples (stacks
 // of depth 8–40 over 5,000 functions, sizes 16 B–1 MiB), as the runtime
-// writes it (gzip-compressed, scaled values, "bytes" labels).
+// writes it (gzip-compressed, scaled values, "bytes" labels): heapest's
+// whole parse, and google/pprof's profile.Parse alone as the baseline it
+// builds on.
 func BenchmarkPprofGoParse(b *testing.B) {
 	data := bigGoProfile(b, 120000)
-	b.SetBytes(int64(len(data)))
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		p, err := parse.Read("big.pb.gz", bytes.NewReader(data), parse.Options{})
-		if err != nil || len(p.Records) != 120000 {
-			b.Fatal(err, len(p.Records))
+	b.Run("heapest", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		b.ReportAllocs()
+		defer reportCPU(b)()
+		for i := 0; i < b.N; i++ {
+			p, err := parse.Read("big.pb.gz", bytes.NewReader(data), parse.Options{})
+			if err != nil || len(p.Records) != 120000 {
+				b.Fatal(err, len(p.Records))
+			}
 		}
-	}
+	})
+	b.Run("profile.Parse", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		b.ReportAllocs()
+		defer reportCPU(b)()
+		for i := 0; i < b.N; i++ {
+			if _, err := profile.Parse(bytes.NewReader(data)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// reportCPU adds the process CPU time per operation (all threads, GC
+// included) as a metric: on a shared machine wall time measures the load.
+func reportCPU(b *testing.B) func() {
+	start := cpuTime()
+	return func() { b.ReportMetric(float64(cpuTime()-start)/1e6/float64(b.N), "cpu-ms/op") }
+}
+
+func cpuTime() int64 {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return ru.Utime.Nano() + ru.Stime.Nano()
 }
 
 func bigGoProfile(b *testing.B, n int) []byte {

@@ -13,6 +13,7 @@ func FuzzInterval(f *testing.F) {
 	f.Add(uint8(1), 0.9, 819192.0, 1e10, 8.0, 102399.0, 0.0, 0.0, 102400.0, 10908.0, 0.0, true, true, false)
 	f.Add(uint8(3), 0.5, 10.0, 0.0, 3.0, 0.0, 1.0, 1.0, 1.0, 0.0, 0.0, false, false, true)
 	f.Add(uint8(4), 0.99, 5e7, 1e14, 3.0, 524288.0, 0.0, 0.0, 0.0, 0.0, 1.5e6, true, false, false)
+	f.Add(uint8(3), 0.95, 5.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 10.0, true, false, false)
 	f.Fuzz(func(t *testing.T, m uint8, conf, est, v, samples, wmax, p, unit, rate, offset, bias float64, mixed, hasOffset, complete bool) {
 		s := Stats{N: 1, Estimate: est, Var: v, Samples: samples, MaxWeight: wmax, P: p, Unit: unit, Rate: rate,
 			Offset: offset, Bias: bias, Mixed: mixed, HasOffset: hasOffset, Complete: complete}

@@ -144,6 +144,9 @@ const wilsonHilfertyShape = 1e4
 // gammaQuantile is the lower (or, with upper, the upper) tail-prob
 // quantile of a gamma distribution with the given shape and scale.
 func gammaQuantile(shape, scale, tail float64, upper bool) float64 {
+	if !(shape > 0) || !(scale > 0) {
+		return 0 // a gamma of shape or scale 0 is the point mass at 0
+	}
 	if shape > wilsonHilfertyShape {
 		// Wilson–Hilferty: relative error O(shape^(−3/2)), below 3·10⁻⁷
 		// here, where the interval itself is a few percent wide; and many

@@ -10,6 +10,7 @@ package parse
 import (
 	"fmt"
 	"math"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -118,93 +119,84 @@ func preCounts(pre *Precomputed, space, objects int) Counts {
 	return c
 }
 
-// statsFields are the encoded fields of ci.Stats, in a fixed order.
-var statsFields = []struct {
-	key string
-	get func(*ci.Stats) *float64
-}{
-	{"est", func(s *ci.Stats) *float64 { return &s.Estimate }},
-	{"var", func(s *ci.Stats) *float64 { return &s.Var }},
-	{"s", func(s *ci.Stats) *float64 { return &s.Samples }},
-	{"mw", func(s *ci.Stats) *float64 { return &s.MaxWeight }},
-	{"p", func(s *ci.Stats) *float64 { return &s.P }},
-	{"unit", func(s *ci.Stats) *float64 { return &s.Unit }},
-	{"rate", func(s *ci.Stats) *float64 { return &s.Rate }},
-	{"off", func(s *ci.Stats) *float64 { return &s.Offset }},
-}
-
-// statsFlags are the boolean fields, one letter each in the "f=" field.
-var statsFlags = []struct {
-	letter byte
-	get    func(*ci.Stats) *bool
-}{
-	{'b', func(s *ci.Stats) *bool { return &s.SamplesBound }},
-	{'m', func(s *ci.Stats) *bool { return &s.Mixed }},
-	{'r', func(s *ci.Stats) *bool { return &s.MixedRate }},
-	{'o', func(s *ci.Stats) *bool { return &s.HasOffset }},
-	{'c', func(s *ci.Stats) *bool { return &s.Complete }},
-	{'n', func(s *ci.Stats) *bool { return &s.NoInterval }},
-	{'a', func(s *ci.Stats) *bool { return &s.Approx }},
-}
-
-// EncodeStats writes s as "n=… est=… var=… … f=flags", every float in the
-// shortest form that parses back to the same bits.
+// EncodeStats writes every field of s as "Name=value", space-separated:
+// integers in decimal, floats in the shortest form that parses back to the
+// same bits, booleans as 0 or 1. The fields are found by reflection, so a
+// field added to ci.Stats is carried without a change here.
 func EncodeStats(s ci.Stats) string {
 	var b strings.Builder
-	b.WriteString("n=")
-	b.WriteString(strconv.FormatInt(s.N, 10))
-	for _, f := range statsFields {
-		b.WriteByte(' ')
-		b.WriteString(f.key)
+	v := reflect.ValueOf(s)
+	for i := 0; i < v.NumField(); i++ {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(v.Type().Field(i).Name)
 		b.WriteByte('=')
-		b.WriteString(strconv.FormatFloat(*f.get(&s), 'g', -1, 64))
-	}
-	b.WriteString(" f=")
-	for _, f := range statsFlags {
-		if *f.get(&s) {
-			b.WriteByte(f.letter)
+		f := v.Field(i)
+		switch f.Kind() {
+		case reflect.Float64:
+			b.WriteString(strconv.FormatFloat(f.Float(), 'g', -1, 64))
+		case reflect.Int64:
+			b.WriteString(strconv.FormatInt(f.Int(), 10))
+		case reflect.Bool:
+			if f.Bool() {
+				b.WriteByte('1')
+			} else {
+				b.WriteByte('0')
+			}
 		}
 	}
 	return b.String()
 }
 
-// DecodeStats parses what EncodeStats wrote; every field must be present.
+// DecodeStats parses what EncodeStats wrote. A field the encoding lacks
+// stays zero (a file from a heapest that did not have it); a field this
+// ci.Stats does not know is an error (a file from a newer heapest).
 func DecodeStats(enc string) (ci.Stats, error) {
 	var s ci.Stats
-	kv := map[string]string{}
-	for _, f := range strings.Fields(enc) {
-		k, v, ok := strings.Cut(f, "=")
+	v := reflect.ValueOf(&s).Elem()
+	seen := 0
+	for _, kv := range strings.Fields(enc) {
+		k, val, ok := strings.Cut(kv, "=")
 		if !ok {
-			return s, fmt.Errorf("statistics field %q: expected key=value", f)
+			return s, fmt.Errorf("statistics field %q: expected Name=value", kv)
 		}
-		kv[k] = v
-	}
-	n, err := strconv.ParseInt(kv["n"], 10, 64)
-	if err != nil || n < 0 {
-		return s, fmt.Errorf("statistics field n=%q: expected a count", kv["n"])
-	}
-	s.N = n
-	for _, f := range statsFields {
-		v, err := strconv.ParseFloat(kv[f.key], 64)
-		if err != nil || math.IsNaN(v) {
-			return s, fmt.Errorf("statistics field %s=%q: expected a number", f.key, kv[f.key])
+		f := v.FieldByName(k)
+		if !f.IsValid() || !f.CanSet() {
+			return s, fmt.Errorf("statistics field %q unknown (written by a newer heapest?)", k)
 		}
-		*f.get(&s) = v
-	}
-	flags, ok := kv["f"]
-	if !ok {
-		return s, fmt.Errorf("statistics field f (flags) missing")
-	}
-	for i := 0; i < len(flags); i++ {
-		found := false
-		for _, f := range statsFlags {
-			if f.letter == flags[i] {
-				*f.get(&s), found = true, true
-			}
+		if err := setStatsField(f, val); err != nil {
+			return s, fmt.Errorf("statistics field %s=%q: %v", k, val, err)
 		}
-		if !found {
-			return s, fmt.Errorf("statistics flag %q unknown", flags[i])
-		}
+		seen++
+	}
+	if seen == 0 || !strings.Contains(" "+enc, " N=") || !strings.Contains(enc, " Estimate=") {
+		return s, fmt.Errorf("statistics %q: expected at least N and Estimate", enc)
 	}
 	return s, nil
+}
+
+func setStatsField(f reflect.Value, val string) error {
+	switch f.Kind() {
+	case reflect.Float64:
+		x, err := strconv.ParseFloat(val, 64)
+		if err != nil || math.IsNaN(x) {
+			return fmt.Errorf("expected a number")
+		}
+		f.SetFloat(x)
+	case reflect.Int64:
+		x, err := strconv.ParseInt(val, 10, 64)
+		if err != nil || x < 0 {
+			return fmt.Errorf("expected a count")
+		}
+		f.SetInt(x)
+	case reflect.Bool:
+		if val != "0" && val != "1" {
+			return fmt.Errorf("expected 0 or 1")
+		}
+		f.SetBool(val == "1")
+	default:
+		return fmt.Errorf("unsupported field kind %s", f.Kind())
+	}
+	return nil
 }

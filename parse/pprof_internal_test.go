@@ -3,6 +3,7 @@ package parse
 import (
 	"math"
 	"math/rand"
+	"reflect"
 	"testing"
 
 	"github.com/heapest/heapest/ci"
@@ -20,17 +21,29 @@ func TestStatsEncodingRoundTrip(t *testing.T) {
 		return rng.ExpFloat64() * math.Pow(10, float64(rng.Intn(30)-10))
 	}
 	for i := 0; i < 2000; i++ {
-		s := ci.Stats{N: rng.Int63n(1 << 40), Estimate: f(), Var: f(), Samples: f(), MaxWeight: f(), P: rng.Float64(),
-			Unit: f(), Rate: f(), Offset: f(), SamplesBound: rng.Intn(2) == 0, Mixed: rng.Intn(2) == 0,
-			MixedRate: rng.Intn(2) == 0, HasOffset: rng.Intn(2) == 0, Complete: rng.Intn(2) == 0,
-			NoInterval: rng.Intn(2) == 0, Approx: rng.Intn(2) == 0}
+		// Every field is set, by reflection, so that fields added to
+		// ci.Stats later are covered too.
+		var s ci.Stats
+		v := reflect.ValueOf(&s).Elem()
+		for k := 0; k < v.NumField(); k++ {
+			switch fld := v.Field(k); fld.Kind() {
+			case reflect.Float64:
+				fld.SetFloat(f())
+			case reflect.Int64:
+				fld.SetInt(rng.Int63n(1 << 40))
+			case reflect.Bool:
+				fld.SetBool(rng.Intn(2) == 0)
+			default:
+				t.Fatalf("ci.Stats field %s has kind %s, which EncodeStats does not handle", v.Type().Field(k).Name, fld.Kind())
+			}
+		}
 		got, err := DecodeStats(EncodeStats(s))
 		if err != nil || got != s {
 			t.Fatalf("%+v\nencoded %q\ndecoded %+v (%v)", s, EncodeStats(s), got, err)
 		}
 	}
-	for _, bad := range []string{"", "n=1", "n=x est=1", "n=1 est=1 var=1 s=1 mw=1 p=1 unit=1 rate=1 off=1 f=z",
-		"n=1 est=NaN var=1 s=1 mw=1 p=1 unit=1 rate=1 off=1 f="} {
+	for _, bad := range []string{"", "N=1", "N=x Estimate=1", "N=1 Estimate=1 Future=3", "N=1 Estimate=NaN",
+		"N=1 Estimate=1 Mixed=yes", "N=-1 Estimate=1", "N=1 Estimate"} {
 		if _, err := DecodeStats(bad); err == nil {
 			t.Errorf("DecodeStats(%q): no error", bad)
 		}

@@ -3,6 +3,7 @@ package sim
 import (
 	"math"
 	"math/rand/v2"
+	"sync"
 )
 
 // Scenario is a named workload of the coverage study.
@@ -66,8 +67,17 @@ func sortAllocs(a []Alloc) {
 	}
 }
 
-// Scenarios are the workloads of the study (SPEC §4.5).
+// Scenarios are the workloads of the study (SPEC §4.5). Each workload is
+// built once, on first use, and then shared.
 func Scenarios() []Scenario {
+	list := scenarioList()
+	for i := range list {
+		list[i].Workload = sync.OnceValue(list[i].Workload)
+	}
+	return list
+}
+
+func scenarioList() []Scenario {
 	const r = 1 << defaultLgR
 	return []Scenario{
 		{"small-s1", "64 B allocations (≪ R), 40 rows expecting 1 sample each", func() Workload {

@@ -111,7 +111,7 @@ func sumCounts(s Sampled) int64 {
 func TestCoverage(t *testing.T) {
 	reps := 150
 	if testing.Short() {
-		reps = 20
+		reps = 12
 	}
 	for _, sc := range Scenarios() {
 		for _, enc := range []Encoding{Raw, Unbias} {

@@ -6,9 +6,12 @@ package e2e
 // jemalloc_test.go.
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -310,4 +313,72 @@ func checkGoCoverage(t *testing.T, runs []*goRun) {
 	if all.rate() < 0.93 {
 		t.Errorf("coverage %.1f%% < 93%%", 100*all.rate())
 	}
+}
+
+// TestPprofBadInputExitStatus: broken pprof-family inputs make heapest exit
+// with status 2 and an error naming the file, never a panic.
+func TestPprofBadInputExitStatus(t *testing.T) {
+	heapest := heapestBinary(t)
+	dir := t.TempDir()
+	good, err := os.ReadFile(filepath.Join(samplesDir(t), "pprof", "parca_alloc_objects.pb.gz"))
+	if err != nil {
+		missing(t, "%v", err)
+	}
+	inputs := map[string][]byte{
+		"truncated.pb.gz": good[:len(good)/3],
+		"garbage.pb":      append([]byte{0x0a, 0xff, 0xff, 0x7f}, bytes.Repeat([]byte{0x12, 0x81}, 64)...),
+		"legacy.heap":     []byte("heap profile: 1: 2 [1: 2] @ heap_v2/4096\n1: 2 [1: 2] @ 0xnothex\n"),
+	}
+	for name, data := range inputs {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, errOut, err := runErr(nil, heapest, "report", path)
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 2 || !bytes.Contains(errOut, []byte(path)) || bytes.Contains(errOut, []byte("panic")) {
+			t.Errorf("%s: exit %v, stderr %q; want status 2 and an error naming the file", name, err, errOut)
+		}
+	}
+}
+
+// TestPprofOutputRoundTripCLI: `report --format pprof -o out.pb.gz` then
+// `report out.pb.gz` gives the same rows and intervals as the original, and
+// go tool pprof opens the file with the estimate as its default type.
+func TestPprofOutputRoundTripCLI(t *testing.T) {
+	heapest := heapestBinary(t)
+	goTool := needTool(t, "go")
+	in := filepath.Join(samplesDir(t), "pprof", "parca_alloc_objects.pb.gz")
+	needFile(t, in)
+	out := filepath.Join(t.TempDir(), "out.pb.gz")
+	run(t, nil, heapest, "report", "--format", "pprof", "-o", out, in)
+	for _, value := range []string{"inuse_space", "alloc_space", "alloc_objects"} {
+		var a, b Report
+		if err := heapestReport(heapest, in, value, &a); err != nil {
+			t.Fatal(err)
+		}
+		if err := heapestReport(heapest, out, value, &b); err != nil {
+			t.Fatal(err)
+		}
+		if len(a.Rows) != len(b.Rows) || !sameRowNums(a.Total, b.Total) {
+			t.Fatalf("%s: %d rows (total %+v), read back %d (total %+v)", value, len(a.Rows), a.Total, len(b.Rows), b.Total)
+		}
+		rb := rowsByKey(b)
+		for _, r := range a.Rows {
+			if !sameRowNums(r, rb[r.Key]) {
+				t.Errorf("%s: %s: %+v, read back %+v", value, r.Key, r, rb[r.Key])
+			}
+		}
+	}
+	top := run(t, nil, goTool, "tool", "pprof", "-top", out)
+	if !bytes.Contains(top, []byte("Type: inuse_space")) {
+		t.Errorf("go tool pprof -top does not show inuse_space by default:\n%s", top)
+	}
+}
+
+// sameRowNums compares two rows' numbers to 1e-9 relative (sums taken in
+// another order may differ in the last bits).
+func sameRowNums(a, b Row) bool {
+	near := func(x, y float64) bool { return math.Abs(x-y) <= 1e-9*math.Max(math.Abs(x), math.Abs(y)) }
+	return a.Method == b.Method && near(a.Estimate, b.Estimate) && near(a.Lo, b.Lo) && near(a.Hi, b.Hi) && near(a.Samples, b.Samples)
 }

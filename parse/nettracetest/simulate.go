@@ -46,6 +46,18 @@ type Truth struct {
 	TotalBytes float64
 	// Events is the number of AllocationSampled events.
 	Events int
+	// Runs are the allocations in program order, for truths over time
+	// windows: events of a run carry its Time.
+	Runs []Run
+}
+
+// Run is a batch of allocations of one type on one thread at one time.
+type Run struct {
+	// Time is in nanoseconds since the trace start, as a reader reports it.
+	Time           int64
+	Type           string
+	Thread         uint64
+	Bytes, Objects float64
 }
 
 // Code layout of the simulated program: one allocating method per type,
@@ -147,6 +159,8 @@ func Simulate(wl Workload, opt Options) ([]byte, Truth) {
 		}
 		t.Bytes[ty.Name] += float64(bytes)
 		t.Objects[ty.Name] += float64(n)
+		t.Runs = append(t.Runs, Run{Time: nanos(now-opt.SyncTicks, opt.Freq), Type: ty.Name,
+			Thread: tid, Bytes: float64(bytes), Objects: float64(n)})
 		t.TotalBytes += float64(bytes)
 		addr += bytes
 		now += int64(bytes/100) + 1 // 1 GB/s at 10 MHz
@@ -159,6 +173,14 @@ func Simulate(wl Workload, opt Options) ([]byte, Truth) {
 	w.Write(Event{Provider: RundownProvider, ID: 154, Version: 1, Thread: 1, Time: now,
 		Payload: Module(moduleID, moduleID+1, `C:\sim\Sim.dll`)})
 	return w.Finish(), t
+}
+
+// nanos converts ticks to nanoseconds.
+func nanos(ticks, freq int64) int64 {
+	if 1_000_000_000%freq == 0 {
+		return ticks * (1_000_000_000 / freq)
+	}
+	return int64(float64(ticks) * 1e9 / float64(freq))
 }
 
 // sampleObject runs the trials of one object of z bytes.

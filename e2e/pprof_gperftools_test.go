@@ -62,7 +62,8 @@ func TestGperftoolsRealHeapSamples(t *testing.T) {
 	dir := t.TempDir()
 	prog := buildGperfProg(t, gxx, dir)
 	heapest := heapestBinary(t)
-	perPeriod := 15
+	// 8 periods × 8 runs × 5 call sites = 320 pairs (200 with -short).
+	perPeriod := 8
 	if testing.Short() {
 		perPeriod = 5
 	}

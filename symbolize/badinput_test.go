@@ -3,6 +3,7 @@ package symbolize
 import (
 	"debug/elf"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -146,3 +147,36 @@ func TestCorruptDWARF(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// FuzzELF feeds damaged ELF files to the loader and the lookups: whatever
+// the bytes, a mapped file is usable or a warning, never a crash.
+func FuzzELF(f *testing.F) {
+	if _, err := exec.LookPath("gcc"); err == nil || os.Getenv("CI") == "true" {
+		bin := build(f, "gcc", f.TempDir(), "prog", cProgram, "-O0", "-g", "-fPIE", "-pie")
+		if data, err := os.ReadFile(bin); err == nil {
+			f.Add(data)
+			f.Add(data[:len(data)/2])
+		}
+	}
+	f.Add([]byte("\x7fELF\x02\x01\x01\x00"))
+	f.Add([]byte("\x7fELF"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(t.TempDir(), "fuzz.so")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		o, err := openObject(path)
+		if err != nil {
+			return
+		}
+		for _, s := range o.segs {
+			for _, off := range []uint64{s.off, s.off + s.filesz/2, s.off + s.filesz} {
+				o.resolve(off)
+			}
+		}
+		warnings, err := Symbolize(oneFrameProfile(path), Options{})
+		if err != nil || len(warnings) > 1 {
+			t.Fatalf("err %v, warnings %q", err, warnings)
+		}
+	})
+}

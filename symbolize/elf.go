@@ -48,7 +48,14 @@ type object struct {
 var errNotELF = errors.New("not an ELF file")
 
 // openObject reads path's program headers, symbol table and DWARF.
-func openObject(path string) (*object, error) {
+func openObject(path string) (o *object, err error) {
+	defer func() {
+		// debug/elf is meant to fail cleanly on bad input; this makes sure
+		// a file it chokes on is one more unusable file, not a crash.
+		if r := recover(); r != nil {
+			o, err = nil, fmt.Errorf("malformed ELF: %v", r)
+		}
+	}()
 	// Only regular files: a maps path may name a device or a FIFO, whose
 	// reads could block or never end.
 	if st, err := os.Stat(path); err != nil {
@@ -73,7 +80,7 @@ func openObject(path string) (*object, error) {
 		return nil, fmt.Errorf("malformed ELF: %v", err)
 	}
 	defer ef.Close()
-	o := &object{path: path, typ: ef.Type, demangled: map[string]string{}}
+	o = &object{path: path, typ: ef.Type, demangled: map[string]string{}}
 	o.segs = loadSegments(ef)
 	o.buildID = readBuildID(ef)
 	o.syms, o.symSrc = readSymbols(ef)

@@ -181,18 +181,47 @@ func TestParseMapsSamples(t *testing.T) {
 	}
 }
 
-func FuzzParseMaps(f *testing.F) {
-	f.Add([]byte("55c282113000-55c2831c8000 r-xp 00181000 00:11 4891588 /usr/local/bin/testbinary\n"))
-	f.Add([]byte("0x201000 0x203000 2 0 0xfffff8000 r-x 1 0 0x1000 COW NC vnode /usr/bin/app NCH -1\n"))
-	f.Add([]byte("0000000100000000-0000000100004000: /a.out\n"))
-	f.Add([]byte("-\n0x 0x 0 0 0 0\n\r\n- r-xp\n"))
-	for _, name := range []string{"google-pprof-pr690_jemalloc.heap", "generated/je530_threads_unbias-on.heap"} {
-		if data, err := os.ReadFile(filepath.Join(samplesDir(), "jemalloc", name)); err == nil {
-			if _, maps, ok := bytes.Cut(data, []byte("MAPPED_LIBRARIES:\n")); ok {
-				f.Add(maps)
-			}
+func TestParseMapsTestdata(t *testing.T) {
+	tests := []struct {
+		file    string
+		files   []string // the mapped files, in order
+		wantErr bool
+	}{
+		{"linux_threads.maps", []string{"/opt/heaplab/t2", "/usr/lib/x86_64-linux-gnu/libstdc++.so.6.0.30",
+			"/usr/lib/x86_64-linux-gnu/libgcc_s.so.1", "/usr/lib/x86_64-linux-gnu/libm.so.6",
+			"/usr/lib/x86_64-linux-gnu/libjemalloc.so.2", "/usr/lib/x86_64-linux-gnu/libc.so.6",
+			"/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2"}, false},
+		{"freebsd.map", []string{"/usr/local/bin/app", "/libexec/ld-elf.so.1"}, false},
+		{"macos.maps", []string{"/Users/dev/heaplab/t2", "/usr/lib/system/libsystem_malloc.dylib", "/usr/lib/libjemalloc.2.dylib"}, false},
+		{"garbage.maps", []string{"/usr/local/bin/testbinary"}, true},
+	}
+	for _, tc := range tests {
+		data, err := os.ReadFile(filepath.Join("testdata", "maps", tc.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := ParseMaps(data)
+		if (err != nil) != tc.wantErr {
+			t.Errorf("%s: error %v, want error %v", tc.file, err, tc.wantErr)
+		}
+		var files []string
+		for _, m := range got {
+			files = append(files, m.File)
+		}
+		if strings.Join(files, ",") != strings.Join(tc.files, ",") {
+			t.Errorf("%s: mapped files %q, want %q", tc.file, files, tc.files)
 		}
 	}
+}
+
+func FuzzParseMaps(f *testing.F) {
+	seeds, _ := filepath.Glob(filepath.Join("testdata", "maps", "*"))
+	for _, name := range seeds {
+		if data, err := os.ReadFile(name); err == nil {
+			f.Add(data)
+		}
+	}
+	f.Add([]byte("-\n0x 0x 0 0 0 0\n\r\n- r-xp\n"))
 	f.Fuzz(func(t *testing.T, text []byte) {
 		maps, err := ParseMaps(text)
 		for _, m := range maps {
@@ -203,8 +232,18 @@ func FuzzParseMaps(f *testing.F) {
 		if err != nil && err.Error() == "" {
 			t.Fatal("empty error")
 		}
-		// Whatever the maps, symbolizing against them must not panic.
-		p := &parse.Profile{Records: []parse.Record{{Stack: []parse.Frame{{Addr: 0x400000}, {Addr: 0x7fffffff0000}}}}, MapsText: text}
+		// Whatever the mappings (overlapping, inverted order, huge), using
+		// them must not panic. Their files are renamed to paths that do
+		// not exist, keeping the base name (libjemalloc…): the fuzz input
+		// must not make the test read this machine's files.
+		for i := range maps {
+			maps[i].File = "/nonexistent/" + filepath.Base(maps[i].File)
+		}
+		var stack []parse.Frame
+		for _, m := range maps {
+			stack = append(stack, parse.Frame{Addr: m.Start}, parse.Frame{Addr: m.Limit - 1})
+		}
+		p := &parse.Profile{Records: []parse.Record{{Stack: stack}}, Mappings: maps}
 		if _, err := Symbolize(p, Options{DropAllocator: true}); err != nil {
 			t.Fatalf("Symbolize: %v", err)
 		}

@@ -1,6 +1,7 @@
 package symbolize
 
 import (
+	"debug/dwarf"
 	"debug/elf"
 	"encoding/hex"
 	"math/rand/v2"
@@ -459,4 +460,72 @@ func TestThreadRecordsSymbolized(t *testing.T) {
 	if st := p.Records[0].Stack; len(st) != 1 || st[0].Func != "malloc" {
 		t.Errorf("record stack %+v: the last frame must stay", st)
 	}
+}
+
+const cInline = `#include <stdlib.h>
+static inline __attribute__((always_inline)) int helper(int *p, int n) {
+  int s = 0;
+  for (int i = 0; i < n; i++) s += p[i] * 3;
+  return s;
+}
+__attribute__((noinline)) int outer(int *p, int n) {
+  int a = helper(p, n); // CALL SITE
+  return a + 1;
+}
+int main(int argc, char **argv) { int *p = calloc(argc, sizeof *p); return outer(p, argc); }
+`
+
+func TestInlinedCallReportsCallSite(t *testing.T) {
+	// An address inside code inlined into outer names outer, at the line
+	// of the inlined call: one frame per address, consistent with its
+	// function.
+	dir := t.TempDir()
+	bin := build(t, "gcc", dir, "inl", cInline, "-O2", "-g", "-fno-pie", "-no-pie")
+	pcs := inlinedPCs(t, bin, "helper")
+	if len(pcs) == 0 {
+		t.Skip("skipping: gcc emitted no inlined instance of helper")
+	}
+	p := &parse.Profile{Records: []parse.Record{{Stack: []parse.Frame{{Addr: pcs[0]}}}}, MapsText: []byte(mapsFor(t, bin, 0))}
+	if _, err := Symbolize(p, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	checkStack(t, p.Records[0].Stack, []wantFrame{{"outer", "inl_src.c", sourceLine(t, cInline, "CALL SITE")}})
+}
+
+// inlinedPCs returns the low addresses of the inlined instances of fn,
+// read with debug/dwarf from the file.
+func inlinedPCs(t *testing.T, path, fn string) []uint64 {
+	t.Helper()
+	f, err := elf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	d, err := f.DWARF()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pcs []uint64
+	r := d.Reader()
+	for {
+		e, err := r.Next()
+		if err != nil || e == nil {
+			break
+		}
+		if e.Tag != dwarf.TagInlinedSubroutine {
+			continue
+		}
+		off, _ := e.Val(dwarf.AttrAbstractOrigin).(dwarf.Offset)
+		ar := d.Reader()
+		ar.Seek(off)
+		origin, err := ar.Next()
+		if err != nil || origin == nil || origin.Val(dwarf.AttrName) != fn {
+			continue
+		}
+		ranges, _ := d.Ranges(e)
+		for _, rg := range ranges {
+			pcs = append(pcs, rg[0])
+		}
+	}
+	return pcs
 }

@@ -111,7 +111,7 @@ func (d *ntDecoder) runFastSerialization() error {
 			if !d.haveTrace {
 				return d.errAt(at, nil, "stream ends before its Trace object")
 			}
-			return d.finishStream()
+			return nil
 		}
 		if tag != ntTagBeginObject {
 			return d.errAt(at, nil, "expected BeginPrivateObject tag (5) or NullReference (1), got %d", tag)
@@ -280,7 +280,7 @@ func (d *ntDecoder) runV6() error {
 			return err
 		}
 		if kind == 0 {
-			return d.finishStream()
+			return nil // EndOfStream
 		}
 	}
 }

@@ -41,7 +41,13 @@ func (d *ntDecoder) eventBlock(c *ntCursor, metadata bool) error {
 		if c.bad {
 			return c.err(d, what+" event")
 		}
-		pat := c.off() - int64(len(p))
+		pat := c.off() - int64(len(p)) // the payload's file offset
+		if !compressed {
+			pat = at + ntFixedHeaderV4
+			if d.v6 {
+				pat = at + ntFixedHeaderV6
+			}
+		}
 		if metadata {
 			if err := d.metadataV5(p, pat); err != nil {
 				return err
@@ -95,6 +101,12 @@ func (d *ntDecoder) compressedHeader(c *ntCursor, h *ntHeader) []byte {
 	}
 	return c.bytes(int(min(h.payload, math.MaxInt32)))
 }
+
+// Sizes of the fixed-layout event headers, EventSize included.
+const (
+	ntFixedHeaderV4 = 4 + 76
+	ntFixedHeaderV6 = 4 + 48
+)
 
 // uncompressedHeader decodes a fixed-layout event row. EventSize counts
 // everything after itself, including any alignment padding, so the next row
@@ -472,10 +484,6 @@ func (d *ntDecoder) nanos(ts int64) int64 {
 	}
 	return int64(ns)
 }
-
-// ---- end of stream ----
-
-func (d *ntDecoder) finishStream() error { return nil }
 
 // ntMethodRange is the code range of one jitted or precompiled method body.
 type ntMethodRange struct {

@@ -3,6 +3,7 @@ package parse
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"encoding/binary"
 	"errors"
 	"flag"
@@ -830,4 +831,24 @@ func FuzzNettrace(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestNettraceGzip: a gzip-compressed trace reads like the plain one.
+func TestNettraceGzip(t *testing.T) {
+	data, _ := nt.Simulate(simWorkload(9), nt.Options{Version: nt.V6})
+	var z bytes.Buffer
+	zw := gzip.NewWriter(&z)
+	zw.Write(data)
+	zw.Close()
+	plain, err := parseBytes(t, "t.nettrace", data, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	zipped, err := parseBytes(t, "t.nettrace.gz", z.Bytes(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plain.Records) == 0 || fmt.Sprint(plain.Records) != fmt.Sprint(zipped.Records) {
+		t.Errorf("gzip: %d records, plain %d", len(zipped.Records), len(plain.Records))
+	}
 }

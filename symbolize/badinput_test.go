@@ -180,3 +180,34 @@ func FuzzELF(f *testing.F) {
 		}
 	})
 }
+
+func TestMappingSizeMismatchWarns(t *testing.T) {
+	// The right offset but a mapping longer than the file's code: most
+	// likely another build of the file. Names still come (as jeprof would
+	// give them), with a warning.
+	dir := t.TempDir()
+	bin := build(t, "gcc", dir, "prog", cProgram, "-O0", "-fPIE", "-pie")
+	base := uint64(0x560000000000)
+	var maps strings.Builder
+	for _, l := range strings.SplitAfter(mapsFor(t, bin, base), "\n") {
+		if f := strings.Fields(l); len(f) > 1 && f[1] == "r-xp" {
+			lo, _, _ := strings.Cut(f[0], "-")
+			start, _ := strconv.ParseUint(lo, 16, 64)
+			l = strconv.FormatUint(start, 16) + "-" + strconv.FormatUint(start+0x100000, 16) + l[len(f[0]):]
+		}
+		maps.WriteString(l)
+	}
+	for _, opt := range []Options{{}, {Binary: bin}} {
+		p := &parse.Profile{Records: []parse.Record{{Stack: stackIn(t, bin, base, "leaf_fn")}}, MapsText: []byte(maps.String())}
+		warnings, err := Symbolize(p, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(warnings) != 1 || !strings.Contains(warnings[0], "different build") || !strings.Contains(warnings[0], bin) {
+			t.Errorf("%+v: warnings %q", opt, warnings)
+		}
+		if got := p.Records[0].Stack[0].Func; got != "leaf_fn" {
+			t.Errorf("%+v: leaf %q, want leaf_fn", opt, got)
+		}
+	}
+}

@@ -17,8 +17,8 @@ import (
 // segment is one PT_LOAD program header: where a range of the file is
 // placed in the ELF virtual address space.
 type segment struct {
-	off, filesz, vaddr, align uint64
-	exec                      bool
+	off, filesz, vaddr, memsz, align uint64
+	exec                             bool
 }
 
 // symbol is one function symbol of a symbol table.
@@ -110,7 +110,7 @@ func loadSegments(ef *elf.File) []segment {
 			continue
 		}
 		segs = append(segs, segment{
-			off: p.Off, filesz: p.Filesz, vaddr: p.Vaddr, align: p.Align,
+			off: p.Off, filesz: p.Filesz, vaddr: p.Vaddr, memsz: p.Memsz, align: p.Align,
 			exec: p.Flags&elf.PF_X != 0,
 		})
 	}
@@ -149,6 +149,25 @@ func (o *object) fits(off uint64) bool {
 	}
 	s, ok := o.segmentFor(off)
 	return ok && s.exec
+}
+
+// sizeMatches reports whether a mapping of length n at file offset off has
+// the length the kernel gives the executable segment there, for some page
+// size from 4 KiB to 64 KiB. Another build of a file almost always has
+// code of another length, so a mismatch warns that names may be wrong.
+func (o *object) sizeMatches(off, n uint64) bool {
+	s, ok := o.segmentFor(off)
+	if !ok {
+		return false
+	}
+	for page := uint64(4096); page <= 65536; page *= 2 {
+		lo := s.vaddr &^ (page - 1)
+		hi := (s.vaddr + s.memsz + page - 1) &^ (page - 1)
+		if hi-lo == n {
+			return true
+		}
+	}
+	return false
 }
 
 // toVaddr turns a file offset into the ELF virtual address the symbol and

@@ -156,7 +156,8 @@ type fileState struct {
 	obj        *object
 	problem    string // why obj is nil or cannot be trusted
 	hint       string
-	unresolved int // distinct addresses in this file left without a name
+	unresolved int    // distinct addresses in this file left without a name
+	caution    string // why names from obj may be wrong
 }
 
 func newSession(p *parse.Profile, opt Options) *session {
@@ -232,7 +233,20 @@ func (s *session) openBinary(mainPath string) error {
 		}
 	}
 	fs.obj = o
+	fs.located = true
+	s.checkSize(fs, o)
 	return nil
+}
+
+// checkSize notes, for a warning, when a file's executable segment does
+// not have the length of the profile's mapping of it.
+func (s *session) checkSize(fs *fileState, o *object) {
+	for _, m := range s.maps {
+		if m.file == fs && !o.sizeMatches(m.Offset, m.Limit-m.Start) {
+			fs.caution = fmt.Sprintf("%s: its code is not the size of the profile's mapping %#x-%#x (a different build?); names from it may be wrong", o.path, m.Start, m.Limit)
+			return
+		}
+	}
 }
 
 // placeWithoutMaps handles --binary for a profile without mappings: a
@@ -280,6 +294,7 @@ func (s *session) locate(fs *fileState, m parse.Mapping) {
 		default:
 			s.addDebugFile(o)
 			fs.obj = o
+			s.checkSize(fs, o)
 			return
 		}
 	}
@@ -457,6 +472,9 @@ func (s *session) warnings() []string {
 	sort.Strings(paths)
 	for _, p := range paths {
 		fs := s.files[p]
+		if fs.caution != "" {
+			out = append(out, fs.caution)
+		}
 		if fs.unresolved == 0 {
 			continue
 		}

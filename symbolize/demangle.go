@@ -38,3 +38,105 @@ func splitClone(name string) (base, suffix string) {
 	}
 	return name, ""
 }
+
+// ShortenDemangled brings an already demangled name, as jeprof's --raw
+// symbol sections and other tools print them, to the short form Demangle
+// gives: without jeprof's "<address>" marker, a symbol version
+// ("@@GLIBCXX_3.4.26"), the parameter list and qualifiers, and template
+// arguments. Mangled names are demangled.
+func ShortenDemangled(name string) string {
+	name = strings.TrimSpace(name)
+	if i := strings.LastIndexByte(name, '<'); i > 0 && isAddressMarker(name[i:]) {
+		name = name[:i]
+	}
+	if i := strings.IndexByte(name, '@'); i > 0 {
+		name = name[:i]
+	}
+	if strings.HasPrefix(name, "_Z") || strings.HasPrefix(name, "_R") {
+		return Demangle(name)
+	}
+	name = dropParams(name)
+	return strings.TrimSpace(dropTemplateArgs(name))
+}
+
+// isAddressMarker reports whether s is "<" 16 hex digits ">", the address
+// jeprof appends to names it took from nm.
+func isAddressMarker(s string) bool {
+	if len(s) != 18 || s[0] != '<' || s[17] != '>' {
+		return false
+	}
+	for _, c := range s[1:17] {
+		if !strings.ContainsRune("0123456789abcdefABCDEF", c) {
+			return false
+		}
+	}
+	return true
+}
+
+// dropParams removes a trailing parameter list with its qualifiers:
+// "f(int) const" → "f", "A::operator()(int)" → "A::operator()".
+func dropParams(name string) string {
+	trimmed := name
+	for _, q := range []string{" const", " volatile", " &&", " &", "&&", "&"} {
+		trimmed = strings.TrimSuffix(trimmed, q)
+	}
+	if !strings.HasSuffix(trimmed, ")") {
+		return name
+	}
+	depth := 0
+	for i := len(trimmed) - 1; i >= 0; i-- {
+		switch trimmed[i] {
+		case ')':
+			depth++
+		case '(':
+			depth--
+			if depth == 0 {
+				if i == 0 {
+					return name
+				}
+				return trimmed[:i]
+			}
+		}
+	}
+	return name
+}
+
+// dropTemplateArgs removes "<…>" groups, leaving the angle brackets of
+// operator<, operator<<, operator<=, operator<=> and operator-> alone.
+func dropTemplateArgs(name string) string {
+	if !strings.Contains(name, "<") {
+		return name
+	}
+	var b strings.Builder
+	depth := 0
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if depth == 0 && (c == '<' || c == '>') && isOperatorBracket(name, i) {
+			b.WriteByte(c)
+			continue
+		}
+		switch {
+		case c == '<':
+			depth++
+		case c == '>' && depth > 0:
+			depth--
+		case depth == 0:
+			b.WriteByte(c)
+		}
+	}
+	if depth != 0 {
+		return name // unbalanced: not template arguments after all
+	}
+	return b.String()
+}
+
+// isOperatorBracket reports whether the bracket at i belongs to an
+// operator's name.
+func isOperatorBracket(name string, i int) bool {
+	j := strings.LastIndex(name[:i+1], "operator")
+	if j < 0 {
+		return false
+	}
+	op := name[j+len("operator") : i+1]
+	return strings.Trim(op, "<>=-") == "" && len(op) <= 3
+}

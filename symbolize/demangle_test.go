@@ -50,3 +50,31 @@ func FuzzDemangle(f *testing.F) {
 		}
 	})
 }
+
+func TestShortenDemangled(t *testing.T) {
+	// Inputs are names as jeprof --raw prints them (taken from a real
+	// run) and as c++filt prints them.
+	tests := []struct{ in, want string }{
+		{"main<0000000000001165>", "main"},
+		{"malloc<0000000000023910>", "malloc"},
+		{"_dl_start_user", "_dl_start_user"},
+		{"std::__throw_ios_failure(char const*, int)@@GLIBCXX_3.4.26<00000000000a0a67>", "std::__throw_ios_failure"},
+		{"memcpy@GLIBC_2.2.5", "memcpy"},
+		{"std::vector<int, std::allocator<int> >::push_back(int const&)", "std::vector::push_back"},
+		{"Map<int>::get() const", "Map::get"},
+		{"Foo::operator()(int)", "Foo::operator()"},
+		{"Foo::operator<(Foo const&) const", "Foo::operator<"},
+		{"Foo::operator<<(int)", "Foo::operator<<"},
+		{"Foo::operator->()", "Foo::operator->"},
+		{"bool std::operator< <char>(std::string const&, char const*)", "bool std::operator<"},
+		{"(anonymous namespace)::helper(int)", "(anonymous namespace)::helper"},
+		{"_ZN7heaplab6Widget4growEi", "heaplab::Widget::grow"},
+		{"weird<name", "weird<name"},
+		{"", ""},
+	}
+	for _, tc := range tests {
+		if got := ShortenDemangled(tc.in); got != tc.want {
+			t.Errorf("ShortenDemangled(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

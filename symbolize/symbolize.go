@@ -426,11 +426,11 @@ func (s *session) fromProfileSymbols(pc, addr uint64) (string, bool) {
 		return "", false
 	}
 	name, _, _ = strings.Cut(name, "--")
-	name = strings.TrimSpace(name)
+	name = ShortenDemangled(name)
 	if name == "" {
 		return "", false
 	}
-	return Demangle(name), true
+	return name, true
 }
 
 func (s *session) mappingFor(addr uint64) *mapState {

@@ -130,6 +130,16 @@ func interval(s ci.Stats, opt Options) (ci.Result, error) {
 	return res, nil
 }
 
+// HasValue reports whether every profile has value v.
+func HasValue(profiles []*parse.Profile, v unbias.Value) bool {
+	for _, p := range profiles {
+		if checkValue(p, v) != nil {
+			return false
+		}
+	}
+	return true
+}
+
 // checkValue rejects a value the profile does not have.
 func checkValue(p *parse.Profile, v unbias.Value) error {
 	if v.IsAlloc() && !p.HasAlloc {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/heapest/heapest/aggregate"
 	"github.com/heapest/heapest/ci"
+	"github.com/heapest/heapest/parse"
 	"github.com/heapest/heapest/render"
 	"github.com/heapest/heapest/report"
 	"github.com/heapest/heapest/unbias"
@@ -87,12 +88,40 @@ func runReport(cmd *cobra.Command, opts ReportOptions, args []string) error {
 	if opts.Value == "" {
 		ropt.Value = report.DefaultValue(profiles)
 	}
+	if format == render.Pprof {
+		return writePprofReport(cmd, opts, profiles, ropt)
+	}
 	r, err := report.Build(profiles, ropt)
 	if err != nil {
 		return err
 	}
 	return writeOutput(opts.Output, cmd.OutOrStdout(), func(w io.Writer) error {
 		return render.Write(w, r, format)
+	})
+}
+
+// writePprofReport writes every value the input has, per stack and with no
+// --top cut (a pprof profile must be regroupable), the chosen value first so
+// that it is the profile's default sample type.
+func writePprofReport(cmd *cobra.Command, opts ReportOptions, profiles []*parse.Profile, ropt report.Options) error {
+	ropt.By, ropt.Top = aggregate.ByStack, 0
+	values := []unbias.Value{ropt.Value}
+	for _, v := range []unbias.Value{unbias.InUseSpace, unbias.InUseObjects, unbias.AllocSpace, unbias.AllocObjects} {
+		if v != ropt.Value && report.HasValue(profiles, v) {
+			values = append(values, v)
+		}
+	}
+	var reps []*report.Report
+	for _, v := range values {
+		ropt.Value = v
+		r, err := report.Build(profiles, ropt)
+		if err != nil {
+			return err
+		}
+		reps = append(reps, r)
+	}
+	return writeOutput(opts.Output, cmd.OutOrStdout(), func(w io.Writer) error {
+		return render.WritePprof(w, reps...)
 	})
 }
 

@@ -1,9 +1,11 @@
 package symbolize
 
 import (
+	"cmp"
 	"debug/dwarf"
 	"debug/elf"
 	"io"
+	"slices"
 	"sort"
 )
 
@@ -275,16 +277,22 @@ func (di *dwarfInfo) entryName(e *dwarf.Entry, depth int) string {
 }
 
 func (u *unit) sortAll() {
-	sort.SliceStable(u.rows, func(i, j int) bool {
-		a, b := u.rows[i], u.rows[j]
-		if a.pc != b.pc {
-			return a.pc < b.pc
+	slices.SortStableFunc(u.rows, func(a, b lineRow) int {
+		if c := cmp.Compare(a.pc, b.pc); c != 0 {
+			return c
 		}
 		// A sequence's end before the next one's start at the same pc.
-		return a.file == endSequence && b.file != endSequence
+		return cmp.Compare(seqRank(a), seqRank(b))
 	})
 	sort.Slice(u.funcs, func(i, j int) bool { return u.funcs[i].lo < u.funcs[j].lo })
 	sort.Slice(u.inl, func(i, j int) bool { return u.inl[i].lo < u.inl[j].lo })
+}
+
+func seqRank(r lineRow) int {
+	if r.file == endSequence {
+		return 0
+	}
+	return 1
 }
 
 // row returns the line row in force at pc: the last row at or before it,

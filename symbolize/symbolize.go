@@ -1,11 +1,13 @@
 package symbolize
 
 import (
+	"cmp"
 	"debug/elf"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -78,6 +80,11 @@ func (s *session) symbolizeRecords(recs []parse.Record) {
 	for _, r := range recs {
 		total += len(r.Stack)
 	}
+	if len(s.results) == 0 && total > 4096 {
+		// Sized for the usual share of distinct addresses in heap stacks,
+		// to spare the maps most of their growing.
+		s.callers = make(map[uint64]int32, total/4)
+	}
 	// slot[k] is the result index of the k-th frame, or -1 when the frame
 	// needs nothing (already named, or no address).
 	slot := make([]int32, 0, total)
@@ -102,7 +109,7 @@ func (s *session) symbolizeRecords(recs []parse.Record) {
 			slot = append(slot, n)
 		}
 	}
-	sort.Slice(pending, func(i, j int) bool { return pending[i].addr < pending[j].addr })
+	slices.SortFunc(pending, func(a, b pendingAddr) int { return cmp.Compare(a.addr, b.addr) })
 	for _, q := range pending {
 		s.results[q.n] = s.resolve(q.addr, q.leaf)
 	}

@@ -171,7 +171,7 @@ func FuzzELF(f *testing.F) {
 		}
 		for _, s := range o.segs {
 			for _, off := range []uint64{s.off, s.off + s.filesz/2, s.off + s.filesz} {
-				o.resolve(off)
+				o.resolve(s.pageStart(), off)
 			}
 		}
 		warnings, err := Symbolize(oneFrameProfile(path), Options{})

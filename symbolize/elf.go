@@ -131,8 +131,19 @@ func (s segment) pageStart() uint64 {
 	return s.off &^ (a - 1)
 }
 
-// segmentFor returns the PT_LOAD segment whose mapped file range holds off.
-func (o *object) segmentFor(off uint64) (segment, bool) {
+// segmentFor returns the PT_LOAD segment whose mapped file range holds
+// off, for a mapping that starts at file offset mapOff.
+//
+// A separate debug file (objcopy --only-keep-debug) keeps the program
+// headers' addresses but not their file offsets or sizes; its one
+// executable segment is then taken to start at the mapping, on the page
+// of its address, as the kernel mapped the original.
+func (o *object) segmentFor(mapOff, off uint64) (segment, bool) {
+	if x, ok := o.debugOnlyText(); ok {
+		in := x.vaddr & 0xfff
+		x.off, x.filesz = mapOff+in, x.memsz
+		return x, off >= mapOff && off < x.off+x.filesz
+	}
 	for _, s := range o.segs {
 		if off >= s.pageStart() && off < s.off+s.filesz {
 			return s, true
@@ -141,22 +152,34 @@ func (o *object) segmentFor(off uint64) (segment, bool) {
 	return segment{}, false
 }
 
-// fits reports whether a mapping at file offset off can be a mapping of this
-// file's code: some executable segment starts its pages there or covers it.
-func (o *object) fits(off uint64) bool {
-	if len(o.segs) == 0 {
-		return false
+// debugOnlyText returns the executable segment of a file whose code was
+// left out (a separate debug file), if it has exactly one.
+func (o *object) debugOnlyText() (segment, bool) {
+	var text segment
+	n := 0
+	for _, s := range o.segs {
+		if s.exec {
+			text = s
+			n++
+		}
 	}
-	s, ok := o.segmentFor(off)
+	return text, n == 1 && text.filesz == 0 && text.memsz > 0
+}
+
+// fits reports whether a mapping at file offset mapOff can be a mapping of
+// this file's code: some executable segment starts its pages there or
+// covers it.
+func (o *object) fits(mapOff uint64) bool {
+	s, ok := o.segmentFor(mapOff, mapOff)
 	return ok && s.exec
 }
 
-// sizeMatches reports whether a mapping of length n at file offset off has
-// the length the kernel gives the executable segment there, for some page
-// size from 4 KiB to 64 KiB. Another build of a file almost always has
-// code of another length, so a mismatch warns that names may be wrong.
-func (o *object) sizeMatches(off, n uint64) bool {
-	s, ok := o.segmentFor(off)
+// sizeMatches reports whether a mapping of length n at file offset mapOff
+// has the length the kernel gives the executable segment there, for some
+// page size from 4 KiB to 64 KiB. Another build of a file almost always
+// has code of another length, so a mismatch warns that names may be wrong.
+func (o *object) sizeMatches(mapOff, n uint64) bool {
+	s, ok := o.segmentFor(mapOff, mapOff)
 	if !ok {
 		return false
 	}
@@ -172,8 +195,8 @@ func (o *object) sizeMatches(off, n uint64) bool {
 
 // toVaddr turns a file offset into the ELF virtual address the symbol and
 // line tables use.
-func (o *object) toVaddr(off uint64) (uint64, bool) {
-	s, ok := o.segmentFor(off)
+func (o *object) toVaddr(mapOff, off uint64) (uint64, bool) {
+	s, ok := o.segmentFor(mapOff, off)
 	if !ok {
 		return 0, false
 	}

@@ -392,7 +392,7 @@ func (s *session) resolve(addr uint64, leaf bool) resolved {
 	if m.file.obj == nil {
 		return resolved{}
 	}
-	r, _ := m.file.obj.resolve(pc - m.Start + m.Offset)
+	r, _ := m.file.obj.resolve(m.Offset, pc-m.Start+m.Offset)
 	return r
 }
 
@@ -449,10 +449,11 @@ func (s *session) mappingFor(addr uint64) *mapState {
 	return nil
 }
 
-// resolve names a file offset: the function from the symbol table (else
-// DWARF), the position from DWARF.
-func (o *object) resolve(off uint64) (resolved, bool) {
-	vaddr, ok := o.toVaddr(off)
+// resolve names the file offset off of a mapping at file offset mapOff:
+// the function from the symbol table (else DWARF), the position from
+// DWARF.
+func (o *object) resolve(mapOff, off uint64) (resolved, bool) {
+	vaddr, ok := o.toVaddr(mapOff, off)
 	if !ok {
 		return resolved{}, false
 	}

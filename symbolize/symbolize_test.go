@@ -217,7 +217,7 @@ func TestSymbolizeDWARFFunctionNames(t *testing.T) {
 	for _, name := range []string{"leaf_fn", "middle_fn", "main"} {
 		s := elfSymbol(t, bin, named(name))
 		off := fileOffset(t, bin, s.Value+s.Size/2)
-		r, ok := o.resolve(off)
+		r, ok := o.resolve(off&^0xfff, off)
 		if !ok || r.fn != name || r.line != sourceLine(t, cProgram, "int "+name+"(") {
 			t.Errorf("%s+%d: got %+v (ok %v)", name, s.Size/2, r, ok)
 		}
@@ -528,4 +528,49 @@ func inlinedPCs(t *testing.T, path, fn string) []uint64 {
 		}
 	}
 	return pcs
+}
+
+func TestMappingBuildID(t *testing.T) {
+	// Formats that carry build-ids (pprof) find files by build-id first,
+	// and refuse a file at the mapped path whose build-id differs.
+	dir := t.TempDir()
+	bin := build(t, "gcc", dir, "prog", cProgram, "-O0", "-g", "-fPIE", "-pie", "-Wl,--build-id")
+	id := noteBuildID(t, bin)
+	symDir := filepath.Join(dir, "syms")
+	debugPath := filepath.Join(symDir, ".build-id", id[:2], id[2:]+".debug")
+	if err := os.MkdirAll(filepath.Dir(debugPath), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run(t, "objcopy", "--only-keep-debug", bin, debugPath)
+	base := uint64(0x561000000000)
+	maps, err := ParseMaps([]byte(mapsFor(t, bin, base)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	profile := func(file, buildID string) *parse.Profile {
+		ms := append([]parse.Mapping(nil), maps...)
+		for i := range ms {
+			ms[i].File, ms[i].BuildID = file, buildID
+		}
+		return &parse.Profile{Records: []parse.Record{{Stack: stackIn(t, bin, base, "leaf_fn", "main")}}, Mappings: ms}
+	}
+
+	p := profile("/elsewhere/prog", strings.ToUpper(id))
+	warnings, err := Symbolize(p, Options{SymbolPath: []string{symDir}})
+	if err != nil || len(warnings) != 0 {
+		t.Fatalf("err %v, warnings %q", err, warnings)
+	}
+	checkStack(t, p.Records[0].Stack, []wantFrame{
+		{"leaf_fn", "prog_src.c", sourceLine(t, cProgram, "int leaf_fn(")},
+		{"main", "prog_src.c", sourceLine(t, cProgram, "int main(")},
+	})
+
+	p = profile(bin, "0123456789abcdef0123456789abcdef01234567")
+	warnings, err = Symbolize(p, Options{})
+	if err != nil || len(warnings) != 1 || !strings.Contains(warnings[0], "does not match") {
+		t.Errorf("err %v, warnings %q", err, warnings)
+	}
+	if p.Records[0].Stack[0].Func != "" {
+		t.Errorf("resolved %q from a file of another build", p.Records[0].Stack[0].Func)
+	}
 }

@@ -13,8 +13,6 @@ import (
 	"io"
 	"slices"
 	"strings"
-
-	"github.com/google/pprof/profile"
 )
 
 func init() {
@@ -52,7 +50,7 @@ func parsePprof(name string, r *bufio.Reader, opt Options) (*Profile, error) {
 	if len(data) == 0 {
 		return nil, &Error{File: name, Offset: -1, Msg: "empty pprof profile"}
 	}
-	p, err := decodeProto(data)
+	p, err := decodePprof(data)
 	if err != nil {
 		return nil, &Error{File: name, Offset: -1, Msg: "not a valid pprof protobuf (profile.proto)", Err: err}
 	}
@@ -90,27 +88,8 @@ func gunzipBounded(name string, data []byte, opt Options) ([]byte, error) {
 	return out, nil
 }
 
-// decodeProto runs the pprof decoder and its consistency check. The decoder
-// is third-party code fed with untrusted bytes: a panic in it becomes an
-// error here, so that heapest itself never panics on input.
-func decodeProto(data []byte) (p *profile.Profile, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			p, err = nil, fmt.Errorf("decoder failed: %v", r)
-		}
-	}()
-	p, err = profile.ParseUncompressed(data)
-	if err != nil {
-		return nil, err
-	}
-	if err := p.CheckValid(); err != nil {
-		return nil, err
-	}
-	return p, nil
-}
-
 // fromProto recognises the producer of a decoded profile and converts it.
-func fromProto(name string, p *profile.Profile, opt Options) (*Profile, error) {
+func fromProto(name string, p *pbProfile, opt Options) (*Profile, error) {
 	types, err := indexTypes(name, p)
 	if err != nil {
 		return nil, err
@@ -118,22 +97,11 @@ func fromProto(name string, p *profile.Profile, opt Options) (*Profile, error) {
 	if isHeapestProfile(p) {
 		return readHeapest(name, p)
 	}
-	warning, err := checkNonNegative(name, p, &types)
-	if err != nil {
-		return nil, err
-	}
-	out, err := readProducer(name, p, types, opt)
-	if err != nil {
-		return nil, err
-	}
-	if warning != "" {
-		out.Warnings = append(out.Warnings, warning)
-	}
-	return out, nil
+	return readProducer(name, p, types, opt)
 }
 
 // readProducer dispatches on the sample types and period.
-func readProducer(name string, p *profile.Profile, types sampleTypes, opt Options) (*Profile, error) {
+func readProducer(name string, p *pbProfile, types sampleTypes, opt Options) (*Profile, error) {
 	switch {
 	case types.isGo():
 		return readScaledHeap(name, p, types, opt, "pprof-go")
@@ -194,13 +162,10 @@ var heapprofdTypes = map[string]struct {
 // indexTypes finds the columns of the known sample types, refusing
 // duplicated names and known names with the wrong unit: values read from
 // the wrong column would be silently wrong.
-func indexTypes(name string, p *profile.Profile) (sampleTypes, error) {
+func indexTypes(name string, p *pbProfile) (sampleTypes, error) {
 	t := sampleTypes{-1, -1, -1, -1, -1, -1, false}
 	seen := map[string]bool{}
 	for i, st := range p.SampleType {
-		if st == nil {
-			return t, &Error{File: name, Offset: -1, Msg: fmt.Sprintf("sample type %d is missing", i)}
-		}
 		if seen[st.Type] {
 			return t, &Error{File: name, Offset: -1, Msg: fmt.Sprintf("inconsistent sample types: %q appears twice", st.Type)}
 		}
@@ -229,7 +194,7 @@ func indexTypes(name string, p *profile.Profile) (sampleTypes, error) {
 	return t, nil
 }
 
-func unitError(name string, st *profile.ValueType, want string) error {
+func unitError(name string, st pbValueType, want string) error {
 	return &Error{File: name, Offset: -1, Msg: fmt.Sprintf(
 		"inconsistent sample types: %s has unit %q, expected %q", st.Type, st.Unit, want)}
 }
@@ -264,7 +229,7 @@ func (t *sampleTypes) setHeapprofd(i int, inuse, space bool) {
 	}
 }
 
-func typeList(p *profile.Profile) string {
+func typeList(p *pbProfile) string {
 	var names []string
 	for _, st := range p.SampleType {
 		names = append(names, st.Type+"/"+st.Unit)
@@ -275,119 +240,146 @@ func typeList(p *profile.Profile) string {
 	return strings.Join(names, ", ")
 }
 
-// checkNonNegative refuses negative values in the columns heapest reads: a
+// sampleChecker refuses negative values in the columns heapest reads: a
 // heap profile has none; a pprof -diff_base result does, and is not a sample
 // of anything. One exception is made for delta profiles (parca's, taken over
 // DurationNanos), whose alloc_* columns are valid per-period counts but whose
-// inuse_* columns are differences of two snapshots: those are dropped, with
-// a warning, and the alloc values kept.
-func checkNonNegative(name string, p *profile.Profile, t *sampleTypes) (warning string, err error) {
-	inuse := []int{t.inuseObjects, t.inuseSpace}
-	other := []int{t.allocObjects, t.allocSpace, t.objects, t.space}
-	negInUse := 0
-	for i, s := range p.Sample {
-		for _, c := range other {
-			if c >= 0 && s.Value[c] < 0 {
-				return "", negativeError(name, p, i, c)
-			}
-		}
-		for _, c := range inuse {
-			if c >= 0 && s.Value[c] < 0 {
-				if t.allocSpace < 0 || p.DurationNanos <= 0 {
-					return "", negativeError(name, p, i, c)
-				}
-				negInUse++
-				break
-			}
-		}
-	}
-	if negInUse == 0 {
-		return "", nil
-	}
-	t.inuseObjects, t.inuseSpace = -1, -1
-	return fmt.Sprintf(
-		"delta profile over %.3gs with negative in-use values in %d samples: in-use values of a delta are differences of two snapshots, not heap contents; only alloc_* is read", float64(p.DurationNanos)/1e9, negInUse), nil
+// inuse_* columns are differences of two snapshots: negative in-use values
+// there are counted, and dropInUse then removes the in-use pairs.
+type sampleChecker struct {
+	name     string
+	p        *pbProfile
+	t        sampleTypes
+	negInUse int
 }
 
-func negativeError(name string, p *profile.Profile, sample, col int) error {
-	return &Error{File: name, Offset: -1, Msg: fmt.Sprintf(
+// check decodes sample i into s and checks its values.
+func (c *sampleChecker) check(i int, s *pbSample) error {
+	if err := c.p.Sample(i, s); err != nil {
+		return &Error{File: c.name, Offset: -1, Msg: fmt.Sprintf("sample %d", i), Err: err}
+	}
+	for _, col := range []int{c.t.allocObjects, c.t.allocSpace, c.t.objects, c.t.space} {
+		if col >= 0 && s.Value[col] < 0 {
+			return c.negative(i, col, s)
+		}
+	}
+	for _, col := range []int{c.t.inuseObjects, c.t.inuseSpace} {
+		if col >= 0 && s.Value[col] < 0 {
+			if c.t.allocSpace < 0 || c.p.DurationNanos <= 0 {
+				return c.negative(i, col, s)
+			}
+			c.negInUse++
+			s.Value[c.t.inuseObjects], s.Value[c.t.inuseSpace] = 0, 0
+			break
+		}
+	}
+	return nil
+}
+
+func (c *sampleChecker) negative(i, col int, s *pbSample) error {
+	return &Error{File: c.name, Offset: -1, Msg: fmt.Sprintf(
 		"sample %d: negative %s value %d (a heap profile has none; a diff of two profiles cannot be unbiased)",
-		sample, p.SampleType[col].Type, p.Sample[sample].Value[col])}
+		i, c.p.SampleType[col].Type, s.Value[col])}
+}
+
+// dropInUse removes the in-use pairs of a delta profile that had negative
+// in-use values, with a warning.
+func (c *sampleChecker) dropInUse(out *Profile) {
+	if c.negInUse == 0 {
+		return
+	}
+	out.HasInUse = false
+	kept := out.Records[:0]
+	for _, r := range out.Records {
+		r.InUse = Counts{}
+		if !r.Alloc.IsZero() {
+			kept = append(kept, r)
+		}
+	}
+	out.Records = kept
+	out.Warnings = append(out.Warnings, fmt.Sprintf(
+		"delta profile over %.3gs with negative in-use values in %d samples: in-use values of a delta are differences of two snapshots, not heap contents; only alloc_* is read",
+		float64(c.p.DurationNanos)/1e9, c.negInUse))
 }
 
 // newProfile fills what every pprof-derived Profile shares: mappings and an
 // empty record slice of the right capacity.
-func newProfile(p *profile.Profile, format string) *Profile {
-	out := &Profile{Source: Source{Format: format}, Records: make([]Record, 0, len(p.Sample))}
-	for _, m := range p.Mapping {
-		out.Mappings = append(out.Mappings, Mapping{Start: m.Start, Limit: m.Limit, Offset: m.Offset, File: m.File, BuildID: m.BuildID})
-	}
-	return out
+func newProfile(p *pbProfile, format string) *Profile {
+	return &Profile{Source: Source{Format: format}, Records: make([]Record, 0, p.NumSamples()), Mappings: p.Mappings}
 }
 
 // stacker turns location lists into leaf-first Frame stacks, expanding
-// inlined frames (a location's Line[0] is the innermost). Stacks are carved
-// from large chunks: a profile has many short stacks, and one allocation per
-// stack would dominate parsing time. A sample repeating its predecessor's
-// location list (Go writes one sample per (stack, size)) shares its stack.
+// inlined frames (a location's first line is the innermost). Stacks are
+// carved from large chunks: a profile has many short stacks, and one
+// allocation per stack would dominate parsing time. A sample repeating its
+// predecessor's location list (Go writes one sample per (stack, size))
+// shares its stack.
 type stacker struct {
-	byLoc map[*profile.Location][]Frame
+	p     *pbProfile
+	dense [][]Frame // by location id, when the profile's ids are dense
+	byLoc map[uint64][]Frame
+	refs  [][]Frame
 	chunk []Frame
-	prevL []*profile.Location
+	prevL []uint64
 	prevS []Frame
 }
 
-func newStacker() *stacker {
-	return &stacker{byLoc: map[*profile.Location][]Frame{}}
+func newStacker(p *pbProfile) *stacker {
+	st := &stacker{p: p, byLoc: map[uint64][]Frame{}}
+	if p.dense != nil {
+		st.dense = make([][]Frame, len(p.dense))
+	}
+	return st
 }
 
 const stackChunk = 1 << 14
 
-func (st *stacker) stack(locs []*profile.Location) []Frame {
-	if slices.Equal(locs, st.prevL) && st.prevS != nil {
+func (st *stacker) stack(locs []uint64) []Frame {
+	if st.prevS != nil && slices.Equal(locs, st.prevL) {
 		return st.prevS
 	}
+	st.refs = st.refs[:0]
 	n := 0
-	for _, l := range locs {
-		n += len(st.frames(l))
+	for _, id := range locs {
+		f := st.frames(id)
+		st.refs = append(st.refs, f)
+		n += len(f)
 	}
 	if len(st.chunk)+n > cap(st.chunk) {
 		st.chunk = make([]Frame, 0, max(stackChunk, n))
 	}
 	start := len(st.chunk)
-	for _, l := range locs {
-		st.chunk = append(st.chunk, st.frames(l)...)
+	for _, f := range st.refs {
+		st.chunk = append(st.chunk, f...)
 	}
-	st.prevL, st.prevS = locs, st.chunk[start:len(st.chunk):len(st.chunk)]
+	st.prevL = append(st.prevL[:0], locs...)
+	st.prevS = st.chunk[start:len(st.chunk):len(st.chunk)]
 	return st.prevS
 }
 
-func (st *stacker) frames(l *profile.Location) []Frame {
-	if f, ok := st.byLoc[l]; ok {
+func (st *stacker) frames(id uint64) []Frame {
+	if st.dense != nil {
+		if f := st.dense[id]; f != nil {
+			return f
+		}
+	} else if f, ok := st.byLoc[id]; ok {
 		return f
 	}
+	l := st.p.loc(id) // Sample checked that it exists
 	var f []Frame
-	for _, ln := range l.Line {
-		fr := Frame{Addr: l.Address, Line: int(ln.Line)}
-		if ln.Function != nil {
-			fr.Func, fr.File = ln.Function.Name, ln.Function.Filename
-		}
-		f = append(f, fr)
+	for _, ln := range l.lines {
+		fn := st.p.functions[ln.fn]
+		f = append(f, Frame{Addr: l.addr, Func: fn.name, File: fn.file, Line: int(ln.line)})
 	}
 	if len(f) == 0 {
-		f = []Frame{{Addr: l.Address}}
+		f = []Frame{{Addr: l.addr}}
 	}
-	st.byLoc[l] = f
+	if st.dense != nil {
+		st.dense[id] = f
+	} else {
+		st.byLoc[id] = f
+	}
 	return f
-}
-
-// numLabel returns the first value of a numeric label.
-func numLabel(s *profile.Sample, key string) (int64, bool) {
-	v := s.NumLabel[key]
-	if len(v) == 0 {
-		return 0, false
-	}
-	return v[0], true
 }
 
 // finish sets the profile-level fields derived from the records.

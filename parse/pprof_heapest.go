@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/google/pprof/profile"
 	"github.com/heapest/heapest/ci"
 )
 
@@ -29,7 +28,7 @@ var HeapestValueNames = [4]string{"inuse_space", "inuse_objects", "alloc_space",
 // HeapestStatsLabel is the string label key carrying a value's statistics.
 func HeapestStatsLabel(value string) string { return "heapest." + value }
 
-func isHeapestProfile(p *profile.Profile) bool {
+func isHeapestProfile(p *pbProfile) bool {
 	for _, c := range p.Comments {
 		if c == HeapestPprofMarker {
 			return true
@@ -40,19 +39,23 @@ func isHeapestProfile(p *profile.Profile) bool {
 
 // readHeapest turns heapest's own samples back into records whose Pre holds
 // the statistics as written.
-func readHeapest(name string, p *profile.Profile) (*Profile, error) {
+func readHeapest(name string, p *pbProfile) (*Profile, error) {
 	out := newProfile(p, "heapest")
 	out.Source.Detail = "heapest pprof output: statistics read back exactly"
-	st := newStacker()
+	st := newStacker(p)
 	rate, mixedRate := 0.0, false
-	for i, s := range p.Sample {
+	var s pbSample
+	for i := 0; i < p.NumSamples(); i++ {
+		if err := p.Sample(i, &s); err != nil {
+			return nil, &Error{File: name, Offset: -1, Msg: fmt.Sprintf("sample %d", i), Err: err}
+		}
 		pre := &Precomputed{}
 		for v, vn := range HeapestValueNames {
-			enc := s.Label[HeapestStatsLabel(vn)]
-			if len(enc) == 0 {
+			enc, ok := s.Label(HeapestStatsLabel(vn))
+			if !ok {
 				continue
 			}
-			stats, err := DecodeStats(enc[0])
+			stats, err := DecodeStats(enc)
 			if err != nil {
 				return nil, &Error{File: name, Offset: -1, Msg: fmt.Sprintf("sample %d: label %s", i, HeapestStatsLabel(vn)), Err: err}
 			}
@@ -61,7 +64,7 @@ func readHeapest(name string, p *profile.Profile) (*Profile, error) {
 		if !pre.Has[0] && !pre.Has[1] && !pre.Has[2] && !pre.Has[3] {
 			return nil, &Error{File: name, Offset: -1, Msg: fmt.Sprintf("sample %d has no heapest.* statistics label (file marked %s)", i, HeapestPprofMarker)}
 		}
-		rec := heapestRecord(st.stack(s.Location), pre)
+		rec := heapestRecord(st.stack(s.locs), pre)
 		if len(out.Records) == 0 {
 			rate = rec.Rate
 		} else if rec.Rate != rate {

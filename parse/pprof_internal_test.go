@@ -1,10 +1,19 @@
 package parse
 
 import (
+	"bytes"
+	"compress/gzip"
+	"fmt"
+	"io"
 	"math"
 	"math/rand"
+	"os"
+	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
+
+	"github.com/google/pprof/profile"
 
 	"github.com/heapest/heapest/ci"
 )
@@ -69,4 +78,123 @@ func TestDetectProto(t *testing.T) {
 			t.Errorf("detectProto(%q) = %v, want %v", tt.head, got, tt.want)
 		}
 	}
+}
+
+// samePprof compares heapest's decoder with google/pprof's on one input:
+// sample types, period, comments, and every sample's values, frames and
+// labels. It returns "" when they agree.
+func samePprof(data []byte) string {
+	want, err := profile.ParseUncompressed(data)
+	if err != nil || want.CheckValid() != nil {
+		return "" // only inputs pprof accepts are compared
+	}
+	got, err := decodePprof(data)
+	if err != nil {
+		return fmt.Sprintf("pprof accepts the input, heapest's decoder says %v", err)
+	}
+	if len(got.SampleType) != len(want.SampleType) || got.Period != want.Period ||
+		got.DefaultSampleType != want.DefaultSampleType || !slices.Equal(got.Comments, want.Comments) ||
+		got.NumSamples() != len(want.Sample) || len(got.Mappings) != len(want.Mapping) {
+		return fmt.Sprintf("header: %+v vs %+v", got, want)
+	}
+	for i, st := range want.SampleType {
+		if got.SampleType[i] != (pbValueType{st.Type, st.Unit}) {
+			return fmt.Sprintf("sample type %d: %v vs %v", i, got.SampleType[i], st)
+		}
+	}
+	st := newStacker(got)
+	var s pbSample
+	for i, ws := range want.Sample {
+		if err := got.Sample(i, &s); err != nil {
+			return fmt.Sprintf("sample %d: %v", i, err)
+		}
+		if !slices.Equal(s.Value, ws.Value) {
+			return fmt.Sprintf("sample %d values %v vs %v", i, s.Value, ws.Value)
+		}
+		var wantFrames []Frame
+		for _, l := range ws.Location {
+			if len(l.Line) == 0 {
+				wantFrames = append(wantFrames, Frame{Addr: l.Address})
+			}
+			for _, ln := range l.Line {
+				f := Frame{Addr: l.Address, Line: int(ln.Line)}
+				if ln.Function != nil {
+					f.Func, f.File = ln.Function.Name, ln.Function.Filename
+				}
+				wantFrames = append(wantFrames, f)
+			}
+		}
+		if gotFrames := st.stack(s.locs); !slices.Equal(gotFrames, wantFrames) {
+			return fmt.Sprintf("sample %d frames %v vs %v", i, gotFrames, wantFrames)
+		}
+		for k, vs := range ws.NumLabel {
+			if v, ok := s.NumLabel(k); !ok || v != vs[0] {
+				return fmt.Sprintf("sample %d numeric label %s: %v vs %v", i, k, v, vs)
+			}
+		}
+		for k, vs := range ws.Label {
+			if v, ok := s.Label(k); !ok || v != vs[0] {
+				return fmt.Sprintf("sample %d label %s: %q vs %q", i, k, v, vs)
+			}
+		}
+	}
+	return ""
+}
+
+func gunzipAll(t testing.TB, data []byte) []byte {
+	if len(data) < 2 || data[0] != 0x1f || data[1] != 0x8b {
+		return data
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return data
+	}
+	out, err := io.ReadAll(io.LimitReader(zr, 64<<20))
+	if err != nil {
+		return data
+	}
+	return out
+}
+
+// TestPprofDecoderMatchesPprof: heapest's decoder reads every real proto
+// exactly as google/pprof's profile package does.
+func TestPprofDecoderMatchesPprof(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("..", "..", "shared", "samples", "pprof", "*.pb.gz"))
+	more, _ := filepath.Glob(filepath.Join("testdata", "pprof", "*.pb.gz"))
+	files = append(files, more...)
+	if len(files) < 2 {
+		t.Skip("no pprof sample files")
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := samePprof(gunzipAll(t, data)); diff != "" {
+			t.Errorf("%s: %s", filepath.Base(f), diff)
+		}
+	}
+}
+
+// FuzzPprofDecode: heapest's decoder never panics, and agrees with
+// google/pprof's on every input pprof accepts.
+func FuzzPprofDecode(f *testing.F) {
+	files, _ := filepath.Glob(filepath.Join("..", "..", "shared", "samples", "pprof", "*.pb.gz"))
+	more, _ := filepath.Glob(filepath.Join("testdata", "pprof", "*.pb.gz"))
+	for _, file := range append(files, more...) {
+		if data, err := os.ReadFile(file); err == nil {
+			f.Add(gunzipAll(f, data))
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if p, err := decodePprof(data); err == nil {
+			var s pbSample
+			for i := 0; i < p.NumSamples(); i++ {
+				p.Sample(i, &s)
+			}
+		}
+		if diff := samePprof(data); diff != "" {
+			t.Error(diff)
+		}
+	})
 }

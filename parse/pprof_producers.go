@@ -3,8 +3,6 @@ package parse
 import (
 	"fmt"
 	"math"
-
-	"github.com/google/pprof/profile"
 )
 
 // readScaledHeap reads a profile whose values were scaled per sample by
@@ -13,7 +11,7 @@ import (
 // s = 1/(1−exp(−b/R)), b the numeric label "bytes" and R the Period. The
 // values are already unbiased; the raw sample count is recovered from the
 // space value (reference §1.4).
-func readScaledHeap(name string, p *profile.Profile, t sampleTypes, opt Options, format string) (*Profile, error) {
+func readScaledHeap(name string, p *pbProfile, t sampleTypes, opt Options, format string) (*Profile, error) {
 	out := newProfile(p, format)
 	rate := float64(p.Period)
 	if p.PeriodType != nil && p.PeriodType.Type != "space" {
@@ -41,10 +39,15 @@ func readScaledHeap(name string, p *profile.Profile, t sampleTypes, opt Options,
 		out.Source.Detail = "legacy heap profile converted to proto, values scaled by pprof"
 	}
 	out.HasInUse, out.HasAlloc = io >= 0, ao >= 0
-	st := newStacker()
+	st := newStacker(p)
+	chk := sampleChecker{name: name, p: p, t: t}
 	var approx, zero int
-	for _, s := range p.Sample {
-		b, hasB := numLabel(s, "bytes")
+	var s pbSample
+	for i := 0; i < p.NumSamples(); i++ {
+		if err := chk.check(i, &s); err != nil {
+			return nil, err
+		}
+		b, hasB := s.NumLabel("bytes")
 		var inuse, alloc Counts
 		if io >= 0 {
 			inuse = invertScaled(s.Value[io], s.Value[is], b, hasB, rate)
@@ -58,12 +61,13 @@ func readScaledHeap(name string, p *profile.Profile, t sampleTypes, opt Options,
 			zero++
 			continue
 		}
-		rec := Record{Stack: st.stack(s.Location), Scheme: scheme, Rate: rate, InUse: inuse, Alloc: alloc}
+		rec := Record{Stack: st.stack(s.locs), Scheme: scheme, Rate: rate, InUse: inuse, Alloc: alloc}
 		if rec.InUse.Approx || rec.Alloc.Approx {
 			approx++
 		}
 		out.Records = append(out.Records, rec)
 	}
+	chk.dropInUse(out)
 	if approx > 0 {
 		out.Warnings = append(out.Warnings, fmt.Sprintf(
 			"%d of %d samples do not invert to whole raw counts (missing \"bytes\" label, or values rescaled after writing); their sample counts are approximate",
@@ -73,15 +77,6 @@ func readScaledHeap(name string, p *profile.Profile, t sampleTypes, opt Options,
 		out.Source.Detail = fmt.Sprintf("%d all-zero samples skipped", zero)
 	}
 	return finish(out, rate), nil
-}
-
-func allZero(v []int64) bool {
-	for _, x := range v {
-		if x != 0 {
-			return false
-		}
-	}
-	return true
 }
 
 // invertScaled recovers one pair of a scaled heap sample. With the "bytes"
@@ -133,7 +128,7 @@ const defaultTcmallocRate = 2 << 20
 // of sampled allocations behind a sample is not stored. It is estimated as
 // n̂ = space·p(k)/a with k = request+1 and a = the allocated size (label
 // "bytes"), p(k) = 1−exp(−k/T), and marked Approx.
-func readTcmalloc(name string, p *profile.Profile, t sampleTypes, opt Options) (*Profile, error) {
+func readTcmalloc(name string, p *pbProfile, t sampleTypes, opt Options) (*Profile, error) {
 	out := newProfile(p, "pprof-tcmalloc")
 	rate := opt.Rate
 	if rate <= 0 {
@@ -150,20 +145,25 @@ func readTcmalloc(name string, p *profile.Profile, t sampleTypes, opt Options) (
 	} else {
 		out.HasInUse = true
 	}
-	st := newStacker()
-	for _, s := range p.Sample {
+	st := newStacker(p)
+	chk := sampleChecker{name: name, p: p, t: t}
+	var s pbSample
+	for i := 0; i < p.NumSamples(); i++ {
+		if err := chk.check(i, &s); err != nil {
+			return nil, err
+		}
 		objs, space := s.Value[t.objects], s.Value[t.space]
 		if objs == 0 && space == 0 {
 			continue
 		}
 		c := Counts{Objects: float64(objs), Bytes: float64(space), Enc: Scaled, Approx: true}
-		a, hasA := numLabel(s, "bytes")
+		a, hasA := s.NumLabel("bytes")
 		if !hasA || a <= 0 {
 			if objs > 0 {
 				a = space / objs
 			}
 		}
-		r, hasR := numLabel(s, "request")
+		r, hasR := s.NumLabel("request")
 		if !hasR || r <= 0 {
 			r = a
 		}
@@ -171,7 +171,7 @@ func readTcmalloc(name string, p *profile.Profile, t sampleTypes, opt Options) (
 			c.Size = float64(a)
 			c.Samples = float64(space) * -math.Expm1(-float64(r+1)/rate) / float64(a)
 		}
-		rec := Record{Stack: st.stack(s.Location), Scheme: Bernoulli, Rate: rate}
+		rec := Record{Stack: st.stack(s.locs), Scheme: Bernoulli, Rate: rate}
 		if alloc {
 			rec.Alloc = c
 		} else {
@@ -186,7 +186,7 @@ func readTcmalloc(name string, p *profile.Profile, t sampleTypes, opt Options) (
 // its "… size" values are unbiased bytes, its "… count" values the raw
 // numbers of sampled allocations (reference §3.2). The interval is not in
 // the file; without --rate the values are estimates with no interval.
-func readHeapprofd(name string, p *profile.Profile, t sampleTypes, opt Options) (*Profile, error) {
+func readHeapprofd(name string, p *pbProfile, t sampleTypes, opt Options) (*Profile, error) {
 	out := newProfile(p, "pprof-heapprofd")
 	scheme, rate := Bernoulli, opt.Rate
 	if rate <= 0 {
@@ -198,20 +198,24 @@ func readHeapprofd(name string, p *profile.Profile, t sampleTypes, opt Options) 
 		"heapprofd records the number of sampled allocations, not an estimate of objects: *_objects values are raw sampled counts (a lower bound)"))
 	out.HasInUse = t.inuseSpace >= 0
 	out.HasAlloc = t.allocSpace >= 0
-	st := newStacker()
-	for _, s := range p.Sample {
-		if allZero(s.Value) {
+	st := newStacker(p)
+	chk := sampleChecker{name: name, p: p, t: t}
+	var s pbSample
+	for i := 0; i < p.NumSamples(); i++ {
+		if err := chk.check(i, &s); err != nil {
+			return nil, err
+		}
+		inuse := heapprofdCounts(&s, t.inuseObjects, t.inuseSpace)
+		alloc := heapprofdCounts(&s, t.allocObjects, t.allocSpace)
+		if inuse.IsZero() && alloc.IsZero() {
 			continue
 		}
-		rec := Record{Stack: st.stack(s.Location), Scheme: scheme, Rate: rate}
-		rec.InUse = heapprofdCounts(s, t.inuseObjects, t.inuseSpace)
-		rec.Alloc = heapprofdCounts(s, t.allocObjects, t.allocSpace)
-		out.Records = append(out.Records, rec)
+		out.Records = append(out.Records, Record{Stack: st.stack(s.locs), Scheme: scheme, Rate: rate, InUse: inuse, Alloc: alloc})
 	}
 	return finish(out, rate), nil
 }
 
-func heapprofdCounts(s *profile.Sample, cnt, size int) Counts {
+func heapprofdCounts(s *pbSample, cnt, size int) Counts {
 	var c Counts
 	if size >= 0 {
 		c.Bytes = float64(s.Value[size])
@@ -230,26 +234,31 @@ func heapprofdCounts(s *profile.Sample, cnt, size int) Counts {
 // readUnknown reads a heap-like profile from a producer heapest does not
 // know: its values are taken as estimates, with no interval (Scheme
 // Unknown), and a warning says so. A guess is never shown as an interval.
-func readUnknown(name string, p *profile.Profile, t sampleTypes, opt Options) (*Profile, error) {
+func readUnknown(name string, p *pbProfile, t sampleTypes, opt Options) (*Profile, error) {
 	out := newProfile(p, "pprof")
 	out.Warnings = append(out.Warnings, fmt.Sprintf(
 		"unknown heap profile producer (sample types %s, period %d): values shown as estimates, without intervals", typeList(p), p.Period))
 	out.HasInUse = t.inuseSpace >= 0
 	out.HasAlloc = t.allocSpace >= 0
-	st := newStacker()
-	for _, s := range p.Sample {
-		if allZero(s.Value) {
+	st := newStacker(p)
+	chk := sampleChecker{name: name, p: p, t: t}
+	var s pbSample
+	for i := 0; i < p.NumSamples(); i++ {
+		if err := chk.check(i, &s); err != nil {
+			return nil, err
+		}
+		inuse := unknownCounts(&s, t.inuseObjects, t.inuseSpace)
+		alloc := unknownCounts(&s, t.allocObjects, t.allocSpace)
+		if inuse.IsZero() && alloc.IsZero() {
 			continue
 		}
-		rec := Record{Stack: st.stack(s.Location), Scheme: Unknown, Rate: float64(p.Period)}
-		rec.InUse = unknownCounts(s, t.inuseObjects, t.inuseSpace)
-		rec.Alloc = unknownCounts(s, t.allocObjects, t.allocSpace)
-		out.Records = append(out.Records, rec)
+		out.Records = append(out.Records, Record{Stack: st.stack(s.locs), Scheme: Unknown, Rate: float64(p.Period), InUse: inuse, Alloc: alloc})
 	}
+	chk.dropInUse(out)
 	return finish(out, float64(p.Period)), nil
 }
 
-func unknownCounts(s *profile.Sample, cnt, size int) Counts {
+func unknownCounts(s *pbSample, cnt, size int) Counts {
 	var c Counts
 	if size >= 0 {
 		c.Bytes = float64(s.Value[size])

@@ -334,6 +334,8 @@ func (d *ntDecoder) record(e *ntEvent, frames [][]Frame) Record {
 	if e.tick {
 		r.Scheme, r.Rate = FixedStride, DotNetTickStride
 		r.Alloc = Counts{Bytes: float64(e.a), Enc: Scaled, Samples: 1}
+		// Version 4 names the size of the object that crossed the stride:
+		// the amount over that size is the usual (rough) object estimate.
 		if e.b > 0 {
 			r.Alloc.Size = float64(e.b)
 			r.Alloc.Objects = float64(e.a) / float64(e.b)

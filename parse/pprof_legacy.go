@@ -20,12 +20,13 @@ const maxLegacyLine = 16 << 20
 
 func detectLegacyHeap(head []byte) bool { return hasPrefix(head, "heap profile:") }
 
-// gperftoolsWarning is emitted for every gperftools heap_v2 sample. See
-// docs/gperftools.md for the source analysis behind it.
-const gperftoolsWarning = "gperftools before 2.16 reads TCMALLOC_SAMPLE_PARAMETER in a static initializer that runs after the main thread's first malloc, " +
-	"so the main thread does not sample its first 16 MiB of allocation (minus what start-up allocated): " +
-	"allocations made early in main() are under-represented and their estimates and intervals are too low. " +
-	"Profile after a warm-up, or with gperftools >= 2.16 (docs/gperftools.md)"
+// gperftoolsWarning is emitted for every heap_v2 file (gperftools'
+// GetHeapSample; jemalloc 3 wrote the same header). See docs/gperftools.md
+// for the source analysis behind it.
+const gperftoolsWarning = "if this heap sample comes from gperftools before 2.16: it reads TCMALLOC_SAMPLE_PARAMETER in a static initializer " +
+	"that runs after the main thread's first malloc, so the main thread does not sample its first 16 MiB of allocation " +
+	"(minus what start-up allocated); allocations made early in main() are then under-represented and their estimates " +
+	"and intervals too low. Profile after a warm-up, or with gperftools >= 2.16 (docs/gperftools.md)"
 
 type legacyHeader struct {
 	kind                       string
@@ -67,7 +68,9 @@ func legacyRate(name string, h *legacyHeader, opt Options, out *Profile) error {
 		out.Source.Format, out.Source.Detail = "pprof-go", "Go legacy text (debug=1), raw counts"
 	default:
 		out.Source.Format, out.Source.Detail = "gperftools", h.kind+" text (gperftools or jemalloc 3), raw counts"
-		out.Warnings = append(out.Warnings, gperftoolsWarning)
+		if h.kind == "heap_v2" {
+			out.Warnings = append(out.Warnings, gperftoolsWarning)
+		}
 	}
 	if opt.Rate > 0 {
 		if h.rate > 0 && h.rate != opt.Rate {

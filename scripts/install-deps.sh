@@ -11,6 +11,8 @@ command -v google-pprof >/dev/null || need+=(google-perftools)
 command -v perl >/dev/null || need+=(perl)
 command -v addr2line >/dev/null || need+=(binutils)
 command -v g++ >/dev/null || need+=(g++)
+# symbolize tests build a small Rust program (legacy and v0 mangling).
+command -v rustc >/dev/null || need+=(rustc)
 # bench/run.sh only: hyperfine times the tools, GNU time measures peak RSS.
 command -v hyperfine >/dev/null || need+=(hyperfine)
 [[ -x /usr/bin/time ]] || need+=(time)

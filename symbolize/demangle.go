@@ -22,9 +22,9 @@ func Demangle(name string) string {
 		return base
 	}
 	if d, err := demangle.ToString(base, demangleOptions...); err == nil && d != "" {
-		// Rust v0 generic instances keep an empty "::<>" once their
-		// arguments are dropped.
-		return strings.ReplaceAll(d, "::<>", "")
+		// Rust v0 generic instances keep an empty "::<>" or "<>" once
+		// their arguments are dropped.
+		return strings.ReplaceAll(strings.ReplaceAll(d, "::<>", ""), "<>", "")
 	}
 	return name
 }

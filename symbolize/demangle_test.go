@@ -28,6 +28,9 @@ func TestDemangle(t *testing.T) {
 		{"_RNvNtCs1234_7mycrate3foo3bar", "mycrate::foo::bar"},
 		{"_RNvCs15kBYyAo9fc_7mycrate7example", "mycrate::example"},
 		{"_RINvCs1234_7mycrate4funcmEB2_", "mycrate::func"},
+		// From rustc 1.95's std (v0): an inherent impl of a generic type.
+		{"_RNvMs3_NtCslNYArtu3iFV_5alloc7raw_vecINtB5_6RawVecINtNtB7_3vec3VechEE8grow_oneCsjrHSEGnQ3l9_3std", "<alloc::raw_vec::RawVec>::grow_one"},
+		{"_RNvMNtCs6GmmlP4bgsG_1r7heaplabNtB2_6Widget4grow", "<r::heaplab::Widget>::grow"},
 		// Not valid manglings: returned unchanged.
 		{"_Zfoo", "_Zfoo"},
 		{"_R", "_R"},

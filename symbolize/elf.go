@@ -144,9 +144,14 @@ func (o *object) segmentFor(mapOff, off uint64) (segment, bool) {
 		x.off, x.filesz = mapOff+in, x.memsz
 		return x, off >= mapOff && off < x.off+x.filesz
 	}
-	for _, s := range o.segs {
-		if off >= s.pageStart() && off < s.off+s.filesz {
-			return s, true
+	// Code is looked up: executable segments first, since the page a
+	// mapping starts on may also hold the end of the segment before
+	// (linkers that do not page-align segments in the file, like lld).
+	for _, exec := range []bool{true, false} {
+		for _, s := range o.segs {
+			if s.exec == exec && off >= s.pageStart() && off < s.off+s.filesz {
+				return s, true
+			}
 		}
 	}
 	return segment{}, false

@@ -4,8 +4,10 @@ import (
 	"debug/dwarf"
 	"debug/elf"
 	"encoding/hex"
+	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -96,6 +98,8 @@ func TestSymbolizeCProgram(t *testing.T) {
 		{"nopie-symtab-only", []string{"-O1", "-fno-pie", "-no-pie"}, namesOnly},
 		{"pie-dwarf5", []string{"-O0", "-gdwarf-5", "-fPIE", "-pie"}, withLines},
 		{"pie-dwarf4", []string{"-O0", "-gdwarf-4", "-fPIE", "-pie"}, withLines},
+		{"pie-noseparate-code", []string{"-O0", "-g", "-fPIE", "-pie", "-Wl,-z,noseparate-code"}, withLines},
+		{"nopie-noseparate-code", []string{"-O0", "-g", "-fno-pie", "-no-pie", "-Wl,-z,noseparate-code"}, withLines},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -220,6 +224,32 @@ func TestSymbolizeDWARFFunctionNames(t *testing.T) {
 		r, ok := o.resolve(off&^0xfff, off)
 		if !ok || r.fn != name || r.line != sourceLine(t, cProgram, "int "+name+"(") {
 			t.Errorf("%s+%d: got %+v (ok %v)", name, s.Size/2, r, ok)
+		}
+	}
+}
+
+func TestSymbolizeDWARFFunctionNamesCXX(t *testing.T) {
+	// An out-of-class member definition names itself through
+	// DW_AT_specification; the template instance through its linkage name.
+	dir := t.TempDir()
+	bin := build(t, "g++", dir, "cxx", cxxProgram, "-O0", "-g", "-fPIE", "-pie")
+	o, err := openObject(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.syms = nil
+	for _, tc := range []struct {
+		mangled func(string) bool
+		want    string
+	}{
+		{func(s string) bool { return strings.Contains(s, "Widget4grow") }, "heaplab::Widget::grow"},
+		{func(s string) bool { return strings.Contains(s, "5twice") }, "twice"},
+		{named("main"), "main"},
+	} {
+		s := elfSymbol(t, bin, tc.mangled)
+		off := fileOffset(t, bin, s.Value+s.Size/2)
+		if r, ok := o.resolve(off&^0xfff, off); !ok || r.fn != tc.want {
+			t.Errorf("%s: got %+v (ok %v), want %s", s.Name, r, ok, tc.want)
 		}
 	}
 }
@@ -572,5 +602,55 @@ func TestMappingBuildID(t *testing.T) {
 	}
 	if p.Records[0].Stack[0].Func != "" {
 		t.Errorf("resolved %q from a file of another build", p.Records[0].Stack[0].Func)
+	}
+}
+
+const rustProgram = `mod heaplab {
+    pub struct Widget { pub n: u64 }
+    impl Widget {
+        #[inline(never)]
+        pub fn grow(&mut self, k: u64) -> u64 { self.n = self.n * 3 + k; self.n }
+    }
+}
+fn main() {
+    let mut w = heaplab::Widget { n: std::env::args().count() as u64 };
+    println!("{}", w.grow(2));
+}
+`
+
+func TestSymbolizeRustProgram(t *testing.T) {
+	// Legacy mangling names the method by its path; v0 writes an inherent
+	// impl as <Type>::method (the Rust mangling RFC 2603's form).
+	rustc := needTool(t, "rustc")
+	dir := t.TempDir()
+	src := filepath.Join(dir, "heaplab_rs.rs")
+	if err := os.WriteFile(src, []byte(rustProgram), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Stable rustc takes -C symbol-mangling-version=v0 only; without it,
+	// the toolchain's default (legacy so far) applies.
+	for _, flags := range [][]string{nil, {"-C", "symbol-mangling-version=v0"}} {
+		bin := filepath.Join(dir, fmt.Sprintf("prog%d", len(flags)))
+		args := append(append([]string{"-g", "-C", "opt-level=1"}, flags...), "-o", bin, src)
+		if msg, err := exec.Command(rustc, args...).CombinedOutput(); err != nil {
+			t.Fatalf("rustc %v: %v\n%s", args, err, msg)
+		}
+		grow := elfSymbol(t, bin, func(s string) bool {
+			return strings.Contains(s, "heaplab") && strings.Contains(s, "6Widget4grow")
+		})
+		want := "heaplab_rs::heaplab::Widget::grow"
+		if strings.HasPrefix(grow.Name, "_R") {
+			want = "<heaplab_rs::heaplab::Widget>::grow"
+		}
+		base := uint64(0x562000000000)
+		bias := loadBias(t, bin, base)
+		p := &parse.Profile{
+			Records:  []parse.Record{{Stack: []parse.Frame{{Addr: bias + grow.Value + 1}}}},
+			MapsText: []byte(mapsFor(t, bin, base)),
+		}
+		if _, err := Symbolize(p, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		checkStack(t, p.Records[0].Stack, []wantFrame{{want, "heaplab_rs.rs", sourceLine(t, rustProgram, "pub fn grow(")}})
 	}
 }

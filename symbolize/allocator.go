@@ -25,13 +25,14 @@ var allocatorNames = map[string]bool{
 
 // allocatorPrefixes start the names of allocator internals: jemalloc's
 // (je_, prof_, imalloc…, arena_, tcache_; _rjem_ in Rust's
-// tikv-jemalloc-sys), tcmalloc's (tc_, tcmalloc::), glibc's and Rust's
-// global-allocator shims.
+// tikv-jemalloc-sys), tcmalloc's (tc_, tcmalloc::), glibc's, and Rust's
+// global-allocator shims and std entry points (alloc::alloc::alloc,
+// exchange_malloc, Global::allocate: Rust's operator new).
 var allocatorPrefixes = []string{
 	"je_", "prof_", "imalloc", "ialloc", "arena_", "tcache_", "malloc_",
 	"__libc_malloc", "tc_", "jemalloc::", "tcmalloc::", "_rjem_",
 	"__rg_", "__rdl_", "tikv_jemallocator::", "<tikv_jemallocator::",
-	"<jemallocator::", "jemallocator::",
+	"<jemallocator::", "jemallocator::", "alloc::alloc::", "<alloc::alloc::Global",
 }
 
 // IsAllocatorFunc reports whether a (demangled) function name is an

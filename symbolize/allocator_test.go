@@ -16,8 +16,11 @@ func TestIsAllocatorFunc(t *testing.T) {
 		"tcache_alloc_small_hard", "malloc_default", "__libc_malloc", "tc_malloc", "tc_newarray",
 		"jemalloc::alloc", "tcmalloc::Sampler::RecordAllocation", "_rjem_malloc", "__rust_alloc",
 		"__rg_alloc", "newImpl", "newImpl<false>", "TCMalloc_ThreadCache::Allocate",
+		"_rjem_je_prof_backtrace", "<tikv_jemallocator::Jemalloc as core::alloc::global::GlobalAlloc>::alloc",
+		"alloc::alloc::exchange_malloc", "<alloc::alloc::Global as core::alloc::Allocator>::allocate",
 	}
-	no := []string{"", "main", "alloc_a", "std::vector::push_back", "my_malloc_wrapper", "operator delete", "freeList", "mallory"}
+	no := []string{"", "main", "alloc_a", "std::vector::push_back", "my_malloc_wrapper", "operator delete", "freeList", "mallory",
+		"<alloc::raw_vec::RawVec>::grow_one", "alloc::vec::Vec::push"}
 	for _, n := range yes {
 		if !IsAllocatorFunc(n) {
 			t.Errorf("IsAllocatorFunc(%q) = false, want true", n)

@@ -46,6 +46,8 @@ const (
 	NoteNoInterval   = "no interval: this sampling scheme gives no honest error bound"
 	NoteNotExact     = "exact needs one inclusion probability; used gamma"
 	NoteCampPaulson  = "approximate: Camp–Paulson normal approximation of the exact CDF"
+	NoteOpenEnd      = "upper bound at s+1 samples: the bytes after the last sample are unobserved (.NET design)"
+	NoteOpenStart    = "lower bound at s−1 samples: the window starts between samples (.NET design)"
 	NoteBias         = "estimate from the average size of mixed sizes; interval widened by its error bound"
 )
 
@@ -97,7 +99,7 @@ func dispatch(s Stats, m Method, alpha float64) Result {
 	case Exact, CampPaulson, Auto:
 		approx := m == CampPaulson
 		if s.offsetApplies() {
-			return OffsetInterval(s.Estimate, s.Samples, 1/s.Rate, s.Offset, alpha, approx)
+			return OffsetWindowInterval(s.Estimate, s.Samples, 1/s.Rate, s.Offset, alpha, approx, s.OpenStart, s.OpenEnd)
 		}
 		if s.exactApplies() {
 			if m == Auto {

@@ -88,6 +88,15 @@ func presentLowerQuantile(a, s, p float64) float64 {
 // [Q(α/2; s, p) + u, Q(1−α/2; s, p) + u]. With no sample the upper bound is
 // that of one sample (the window may end just before one).
 func OffsetInterval(est, samples, p, u, alpha float64, approx bool) Result {
+	return OffsetWindowInterval(est, samples, p, u, alpha, approx, false, false)
+}
+
+// OffsetWindowInterval is OffsetInterval for an observation window that does
+// not start (openStart) or end (openEnd) on a sample: the design's
+// compensation takes the lower bound at s−1 samples and the upper at s+1,
+// since the unobserved bytes before the first and after the last sample of
+// the window hold at most one more failure run each.
+func OffsetWindowInterval(est, samples, p, u, alpha float64, approx, openStart, openEnd bool) Result {
 	s := math.Round(samples)
 	r := Result{Estimate: est, Method: Exact.String()}
 	lower, upper := negBinLowerQuantile, negBinUpperQuantile
@@ -97,12 +106,24 @@ func OffsetInterval(est, samples, p, u, alpha float64, approx bool) Result {
 		lower = campPaulsonQuantile
 		upper = func(b, s, p float64) float64 { return campPaulsonQuantile(1-b, s, p) }
 	}
-	if s == 0 {
-		r.Lo, r.Hi = u, upper(alpha/2, 1, p)+u
-		return r
+	sLo, sHi := s, s
+	if openStart {
+		sLo = s - 1
 	}
-	r.Lo = lower(alpha/2, s, p) + u
-	r.Hi = upper(alpha/2, s, p) + u
+	if openEnd || s == 0 {
+		sHi = s + 1
+	}
+	if openStart {
+		r.Notes = append(r.Notes, NoteOpenStart)
+	}
+	if openEnd {
+		r.Notes = append(r.Notes, NoteOpenEnd)
+	}
+	r.Lo = u
+	if sLo > 0 {
+		r.Lo = lower(alpha/2, sLo, p) + u
+	}
+	r.Hi = upper(alpha/2, sHi, p) + u
 	return r
 }
 

@@ -49,6 +49,10 @@ type Stats struct {
 	// HasOffset is set when every contribution carries offsets, so the .NET
 	// Approach 2 interval applies.
 	HasOffset bool
+	// OpenStart and OpenEnd are set when the observation window of offset
+	// data does not start or end on a sample (a trace's end, a --from/--to
+	// window): Approach 2's bounds then take s−1 and s+1 samples.
+	OpenStart, OpenEnd bool
 
 	// Bias bounds |Estimate − the HT estimate| when the estimate itself is
 	// approximate: a raw jemalloc line with mixed sizes, decoded with its
@@ -92,6 +96,8 @@ func (s Stats) Add(o Stats) Stats {
 		Offset:       s.Offset + o.Offset,
 		Bias:         s.Bias + o.Bias,
 		HasOffset:    s.HasOffset && o.HasOffset,
+		OpenStart:    s.OpenStart || o.OpenStart,
+		OpenEnd:      s.OpenEnd || o.OpenEnd,
 		Complete:     s.Complete && o.Complete,
 		NoInterval:   s.NoInterval || o.NoInterval,
 		Approx:       s.Approx || o.Approx,

@@ -52,7 +52,9 @@ func Contribute(rec *parse.Record, v Value) Contribution {
 	out.Rate = rec.Rate
 	out.Approx = out.Approx || c.Approx
 	if rec.HasOffset && v == AllocSpace {
-		out.Offset, out.HasOffset = rec.Offset, true
+		// A trace never ends on a sample of every group: the bytes after
+		// its last sample are unobserved (the design's compensation).
+		out.Offset, out.HasOffset, out.OpenEnd = rec.Offset, true, true
 	}
 	return out
 }

@@ -21,6 +21,8 @@ type ciOptions struct {
 	Rate        float64
 	Size        float64
 	OffsetBytes float64
+	OpenStart   bool
+	OpenEnd     bool
 	Method      string
 	Confidence  float64
 	Format      string
@@ -43,6 +45,11 @@ bytes.
                     interval is the .NET design's Approach 2 with p = 1/R.
   neither           the sampled allocations are much smaller than R (one byte).
 
+With --offset-bytes, --open-end (and --open-start) apply the design's
+compensation for an observation window that does not end (start) on a sample,
+as a whole trace never does: the upper (lower) bound is taken at S+1 (S−1)
+samples. heapest report applies it to every trace row.
+
 The exact intervals come from negative-binomial quantiles, exact to the byte.
 The default method, auto, treats the samples like a row of a profile, which is
 shown only because it has at least one sample: its lower bound accounts for
@@ -54,6 +61,9 @@ rows that mix sizes. See docs/statistics.md.
 ` + exitStatusHelp,
 		Example: `  # The .NET design's worked example: 8 samples, u = 10,908 bytes
   heapest ci --samples 8 --rate 102400 --offset-bytes 10908
+
+  # The same 8 samples as a row of a trace, whose end is not a sample
+  heapest ci --samples 8 --rate 102400 --offset-bytes 10908 --open-end
 
   # 3 samples of 4 KiB objects in a jemalloc dump (R = 2^19), as JSON
   heapest ci --samples 3 --rate 524288 --size 4096 --format json
@@ -75,6 +85,8 @@ rows that mix sizes. See docs/statistics.md.
 	f.Float64Var(&opts.Rate, "rate", 0, "mean sampling period `R` in bytes (jemalloc: 2^lg_prof_sample, .NET: 102400)")
 	f.Float64Var(&opts.Size, "size", 0, "size `Z` in bytes of every sampled allocation")
 	f.Float64Var(&opts.OffsetBytes, "offset-bytes", 0, "sum `U` of ObjectSize − SampledByteOffset over .NET samples")
+	f.BoolVar(&opts.OpenEnd, "open-end", false, "with --offset-bytes: the window does not end on a sample (upper bound at S+1)")
+	f.BoolVar(&opts.OpenStart, "open-start", false, "with --offset-bytes: the window does not start on a sample (lower bound at S−1)")
 	f.StringVar(&opts.Method, "method", "auto", "interval `method`: auto, exact, camp-paulson, gamma or normal")
 	f.Float64Var(&opts.Confidence, "confidence", 0.95, "coverage of the interval, in (0,1)")
 	f.StringVar(&opts.Format, "format", "table", "output `format`: table or json")
@@ -115,6 +127,9 @@ func (o ciOptions) stats(cmd *cobra.Command) (ci.Stats, error) {
 		return ci.Stats{}, fmt.Errorf("--rate %v: want a sampling period of at least 1 byte", o.Rate)
 	}
 	hasSize, hasOffset := cmd.Flags().Changed("size"), cmd.Flags().Changed("offset-bytes")
+	if (o.OpenStart || o.OpenEnd) && !hasOffset {
+		return ci.Stats{}, errors.New("--open-start and --open-end need --offset-bytes")
+	}
 	switch {
 	case hasSize && hasOffset:
 		return ci.Stats{}, errors.New("--size and --offset-bytes exclude each other")
@@ -125,7 +140,9 @@ func (o ciOptions) stats(cmd *cobra.Command) (ci.Stats, error) {
 		if o.Samples == 0 && o.OffsetBytes > 0 {
 			return ci.Stats{}, errors.New("--offset-bytes must be 0 when --samples is 0")
 		}
-		return offsetStats(o.Samples, o.Rate, o.OffsetBytes), nil
+		st := offsetStats(o.Samples, o.Rate, o.OffsetBytes)
+		st.OpenStart, st.OpenEnd = o.OpenStart, o.OpenEnd
+		return st, nil
 	case hasSize:
 		if !(o.Size >= 1) || math.IsInf(o.Size, 0) {
 			return ci.Stats{}, fmt.Errorf("--size %v: want a size of at least 1 byte", o.Size)

@@ -58,13 +58,21 @@ type Group struct {
 	Flat, Cum ci.Stats
 }
 
-// Filter selects records by their frames (pprof's -focus and -ignore).
+// Filter selects records by their frames (pprof's -focus and -ignore) and,
+// for traces, by time.
 type Filter struct {
 	Focus, Ignore *regexp.Regexp
+	// From and To bound Record.Time (ns from the trace start) to [From,
+	// To) when Window is set; To ≤ 0 means the trace's end.
+	From, To int64
+	Window   bool
 }
 
 // keep reports whether a record passes the filter.
 func (f Filter) keep(rec *parse.Record) bool {
+	if f.Window && (rec.Time < f.From || f.To > 0 && rec.Time >= f.To) {
+		return false
+	}
 	if f.Focus == nil && f.Ignore == nil {
 		return true
 	}
@@ -121,6 +129,9 @@ func (a *Aggregator) Add(rec *parse.Record) {
 	c := unbias.Contribute(rec, a.value)
 	if c.N == 0 {
 		return
+	}
+	if a.filter.Window && a.filter.From > 0 && c.HasOffset {
+		c.OpenStart = true // the window starts between samples
 	}
 	a.total = a.total.Add(c.Stats)
 	switch a.by {

@@ -556,6 +556,7 @@ func (d *ntDecoder) profile() *Profile {
 		},
 		Records:  recs,
 		HasAlloc: true,
+		Timed:    true,
 		Warnings: d.warnings,
 	}
 }

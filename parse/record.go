@@ -164,6 +164,9 @@ type Profile struct {
 	Symbols map[uint64]string
 	// HasInUse and HasAlloc say which pairs the format provides.
 	HasInUse, HasAlloc bool
+	// Timed is set when records carry event times (Record.Time), as
+	// traces do.
+	Timed bool
 	// Warnings are caveats found while parsing, printed to stderr.
 	Warnings []string
 }

@@ -23,6 +23,10 @@ type Options struct {
 	// Top limits the rows (0: all).
 	Top           int
 	Focus, Ignore *regexp.Regexp
+	// From and To select a time window of traces (ns from the trace
+	// start; To ≤ 0: the end) when Window is set.
+	From, To int64
+	Window   bool
 }
 
 // Row is one group with its intervals.
@@ -56,11 +60,15 @@ type Report struct {
 
 // Build aggregates the profiles' records and computes every interval.
 func Build(profiles []*parse.Profile, opt Options) (*Report, error) {
-	agg := aggregate.New(opt.By, opt.Value, aggregate.Filter{Focus: opt.Focus, Ignore: opt.Ignore})
+	agg := aggregate.New(opt.By, opt.Value, aggregate.Filter{Focus: opt.Focus, Ignore: opt.Ignore,
+		From: opt.From, To: opt.To, Window: opt.Window})
 	r := &Report{Confidence: opt.Confidence, Value: opt.Value, By: opt.By}
 	for _, p := range profiles {
 		if err := checkValue(p, opt.Value); err != nil {
 			return nil, err
+		}
+		if opt.Window && !p.Timed {
+			return nil, fmt.Errorf("%s: --from/--to select a time window of a trace; this %s profile has no event times", p.Source.Path, p.Source.Format)
 		}
 		recs := p.Records
 		if opt.By == aggregate.ByThread && len(p.ThreadRecords) > 0 {
@@ -149,6 +157,17 @@ func checkValue(p *parse.Profile, v unbias.Value) error {
 		return fmt.Errorf("%s: has no in-use (inuse_*) values; use --value alloc_space or alloc_objects", p.Source.Path)
 	}
 	return nil
+}
+
+// DefaultBy is what a row is when --by is not given: the allocated type for
+// traces (whose stacks are often unsymbolized), the function otherwise.
+func DefaultBy(profiles []*parse.Profile) aggregate.By {
+	for _, p := range profiles {
+		if p.Source.Format != "nettrace" {
+			return aggregate.ByFunc
+		}
+	}
+	return aggregate.ByType
 }
 
 // DefaultValue is the value a report shows when --value is not given:

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -27,6 +28,7 @@ type ReportOptions struct {
 	Ignore     string
 	Format     string
 	Output     string
+	From, To   time.Duration
 }
 
 func newReportCommand() *cobra.Command {
@@ -52,6 +54,9 @@ to sum dumps of a fleet use "heapest merge".
   # Live objects of one subsystem, at 90% confidence
   heapest report --value inuse_objects --focus '^rocksdb::' --confidence 0.9 dump.heap
 
+  # Allocations by type in a .NET trace, minute 1 to 2
+  heapest report --from 1m --to 2m app.nettrace
+
   # A dump taken on another machine
   heapest report --binary ./server --symbol-path ./debug dump.heap`,
 		Args: cobra.MinimumNArgs(1),
@@ -64,10 +69,12 @@ to sum dumps of a fleet use "heapest merge".
 	f.Float64Var(&opts.Confidence, "confidence", 0.95, "coverage of the intervals, in (0,1)")
 	f.StringVar(&opts.Method, "method", "auto", "interval `method`: auto, exact, camp-paulson, gamma or normal")
 	f.StringVar(&opts.Value, "value", "", "`value` to estimate: inuse_space, inuse_objects, alloc_space or alloc_objects (default inuse_space where the input has it, else alloc_space)")
-	f.StringVar(&opts.By, "by", "func", "what a row is: func (flat and cum), stack, leaf, thread, size or type")
+	f.StringVar(&opts.By, "by", "", "what a row is: func (flat and cum), stack, leaf, thread, size or type (default func; type for .NET traces)")
 	f.IntVar(&opts.Top, "top", 20, "show the `N` largest rows (0: all)")
 	f.StringVar(&opts.Focus, "focus", "", "keep only samples with a frame (or type) matching `REGEX`")
 	f.StringVar(&opts.Ignore, "ignore", "", "drop samples with a frame (or type) matching `REGEX`")
+	f.DurationVar(&opts.From, "from", 0, "traces: only events at or after this `time` from the trace start (e.g. 1m30s)")
+	f.DurationVar(&opts.To, "to", 0, "traces: only events before this `time` from the trace start")
 	f.StringVar(&opts.Format, "format", "table", "output `format`: table, csv, json or pprof")
 	f.StringVarP(&opts.Output, "output", "o", "", "write the report to `FILE` (atomically) instead of standard output")
 	return cmd
@@ -87,6 +94,9 @@ func runReport(cmd *cobra.Command, opts ReportOptions, args []string) error {
 	}
 	if opts.Value == "" {
 		ropt.Value = report.DefaultValue(profiles)
+	}
+	if opts.By == "" {
+		ropt.By = report.DefaultBy(profiles)
 	}
 	if format == render.Pprof {
 		return writePprofReport(cmd, opts, profiles, ropt)
@@ -141,9 +151,15 @@ func (o ReportOptions) reportOptions() (report.Options, render.Format, error) {
 			return r, "", err
 		}
 	}
-	if r.By, err = aggregate.ParseBy(o.By); err != nil {
-		return r, "", err
+	if o.By != "" {
+		if r.By, err = aggregate.ParseBy(o.By); err != nil {
+			return r, "", err
+		}
 	}
+	if o.From < 0 || o.To < 0 || o.To > 0 && o.To <= o.From {
+		return r, "", fmt.Errorf("--from %v --to %v: want 0 ≤ from < to", o.From, o.To)
+	}
+	r.From, r.To, r.Window = int64(o.From), int64(o.To), o.From > 0 || o.To > 0
 	if o.Top < 0 {
 		return r, "", fmt.Errorf("--top %d: must be 0 (all rows) or more", o.Top)
 	}

@@ -42,9 +42,12 @@ func (o *inputOptions) load(paths []string, stderr io.Writer) ([]*parse.Profile,
 		if err != nil {
 			return nil, err
 		}
-		warns, err := symbolize.Symbolize(p, sopt)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
+		var warns []string
+		if len(p.Mappings) > 0 || len(p.MapsText) > 0 || len(p.Symbols) > 0 || o.Binary != "" {
+			// Traces name their own frames; they have nothing to map.
+			if warns, err = symbolize.Symbolize(p, sopt); err != nil {
+				return nil, fmt.Errorf("%s: %w", path, err)
+			}
 		}
 		for _, w := range append(p.Warnings, warns...) {
 			fmt.Fprintf(stderr, "heapest: warning: %s: %s\n", path, w)

@@ -38,6 +38,9 @@ type jsonResult struct {
 	SamplesBound bool     `json:"samples_bound,omitempty"`
 	Method       string   `json:"method"`
 	Notes        []string `json:"notes,omitempty"`
+	// OffsetBytes is .NET Approach 2's u, present for trace rows, so that
+	// heapest ci --samples S --offset-bytes U --open-end reproduces the row.
+	OffsetBytes *float64 `json:"offset_bytes,omitempty"`
 }
 
 type jsonRow struct {
@@ -48,8 +51,13 @@ type jsonRow struct {
 }
 
 func toJSONResult(r ci.Result, s ci.Stats) jsonResult {
-	return jsonResult{Estimate: finite(r.Estimate), Lo: finite(r.Lo), Hi: finite(r.Hi), Samples: r.Samples,
+	j := jsonResult{Estimate: finite(r.Estimate), Lo: finite(r.Lo), Hi: finite(r.Hi), Samples: r.Samples,
 		SamplesBound: s.SamplesBound, Method: r.Method, Notes: r.Notes}
+	if s.HasOffset {
+		u := s.Offset
+		j.OffsetBytes = &u
+	}
+	return j
 }
 
 // finite keeps JSON valid: an unbounded upper limit is written as the

@@ -93,7 +93,7 @@ func fresh(recs []parse.Record) []parse.Record {
 
 // BenchmarkSymbolize is a whole Symbolize call on 20,000 stacks × 24
 // frames (~100k distinct addresses), loading the binary's symbols and
-// DWARF each time.
+// DWARF each time (the object cache is emptied before each call).
 func BenchmarkSymbolize(b *testing.B) {
 	p, recs := benchProfile(b, 20000, 24, 120000)
 	var cpu time.Duration
@@ -101,6 +101,7 @@ func BenchmarkSymbolize(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		q := &parse.Profile{MapsText: p.MapsText, Records: fresh(recs)}
+		forgetObjects()
 		c0 := cpuTime()
 		b.StartTimer()
 		if _, err := Symbolize(q, Options{DropAllocator: true}); err != nil {

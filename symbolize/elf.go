@@ -12,6 +12,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // segment is one PT_LOAD program header: where a range of the file is
@@ -42,6 +43,59 @@ type object struct {
 	// demangled caches Demangle per mangled name: a name is demangled once
 	// however many addresses resolve to it.
 	demangled map[string]string
+
+	// mu guards the lazily filled parts (DWARF units, short names, a
+	// debug file's tables) of an object shared through the cache.
+	mu sync.Mutex
+}
+
+// objectKey identifies a file's content well enough for a process's life.
+type objectKey struct {
+	path  string
+	size  int64
+	mtime int64
+}
+
+// objects caches loaded files across Symbolize calls, so that several
+// dumps of one program (heapest report a.heap b.heap …) load it once.
+var objects = struct {
+	sync.Mutex
+	m map[objectKey]*object
+}{m: map[objectKey]*object{}}
+
+// loadObject returns the object for path from the cache, opening it on a
+// miss. Failures are not cached.
+func loadObject(path string) (*object, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, describeOpenError(err)
+	}
+	key := objectKey{path: path, size: st.Size(), mtime: st.ModTime().UnixNano()}
+	objects.Lock()
+	o := objects.m[key]
+	objects.Unlock()
+	if o != nil {
+		return o, nil
+	}
+	o, err = openObject(path)
+	if err != nil {
+		return nil, err
+	}
+	objects.Lock()
+	if prev := objects.m[key]; prev != nil {
+		o = prev // another caller loaded it meanwhile
+	} else {
+		objects.m[key] = o
+	}
+	objects.Unlock()
+	return o, nil
+}
+
+// forgetObjects empties the cache (benchmarks measure loading with it).
+func forgetObjects() {
+	objects.Lock()
+	objects.m = map[objectKey]*object{}
+	objects.Unlock()
 }
 
 // errNotELF marks a file that is readable but not an ELF object.

@@ -224,7 +224,7 @@ func (s *session) mainPath() string {
 // on its own, it must open, be ELF, and fit the mappings it stands for.
 func (s *session) openBinary(mainPath string) error {
 	path := s.opt.Binary
-	o, err := openObject(path)
+	o, err := loadObject(path)
 	if err != nil {
 		return fmt.Errorf("--binary %s: %v (expected an ELF executable or shared object)", path, err)
 	}
@@ -286,7 +286,7 @@ func (s *session) locate(fs *fileState, m parse.Mapping) {
 		}
 	}
 	for _, c := range s.candidates(m) {
-		o, err := openObject(c)
+		o, err := loadObject(c)
 		switch {
 		case errors.Is(err, errNotELF):
 			note(2, fmt.Sprintf("%s: not an ELF file", c))
@@ -346,6 +346,8 @@ func (s *session) buildIDPaths(id string) []string {
 // its separate debug file, found by build-id, keeping its own program
 // headers.
 func (s *session) addDebugFile(o *object) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
 	if o.buildID == "" || (len(o.syms) > 0 && o.dw != nil && o.symSrc == ".symtab") {
 		return
 	}
@@ -392,7 +394,10 @@ func (s *session) resolve(addr uint64, leaf bool) resolved {
 	if m.file.obj == nil {
 		return resolved{}
 	}
-	r, _ := m.file.obj.resolve(m.Offset, pc-m.Start+m.Offset)
+	o := m.file.obj
+	o.mu.Lock()
+	r, _ := o.resolve(m.Offset, pc-m.Start+m.Offset)
+	o.mu.Unlock()
 	return r
 }
 
@@ -487,10 +492,16 @@ func (s *session) warnings() []string {
 			continue
 		}
 		n := addresses(fs.unresolved)
+		hasSymbols := false
+		if fs.obj != nil {
+			fs.obj.mu.Lock()
+			hasSymbols = fs.obj.hasSymbols()
+			fs.obj.mu.Unlock()
+		}
 		switch {
 		case fs.obj == nil:
 			out = append(out, fmt.Sprintf("%s; %s unsymbolized; %s", fs.problem, n, fs.hint))
-		case !fs.obj.hasSymbols():
+		case !hasSymbols:
 			out = append(out, fmt.Sprintf("%s: no symbol table or DWARF (stripped); %s unsymbolized; use --symbol-path with a directory holding its debug file", fs.obj.path, n))
 		default:
 			out = append(out, fmt.Sprintf("%s: %s outside every function symbol (local symbols stripped?); use --symbol-path with a directory holding its debug file", fs.obj.path, n))

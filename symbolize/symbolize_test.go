@@ -654,3 +654,34 @@ func TestSymbolizeRustProgram(t *testing.T) {
 		checkStack(t, p.Records[0].Stack, []wantFrame{{want, "heaplab_rs.rs", sourceLine(t, rustProgram, "pub fn grow(")}})
 	}
 }
+
+func TestConcurrentSymbolizeSharesFiles(t *testing.T) {
+	// Profiles of one program symbolized at once share the cached file.
+	dir := t.TempDir()
+	bin := build(t, "gcc", dir, "prog", cProgram, "-O0", "-g", "-fPIE", "-pie")
+	rng := rand.New(rand.NewPCG(13, 14))
+	const n = 4
+	profiles := make([]*parse.Profile, n)
+	for i := range profiles {
+		base := randomBase(rng, false)
+		profiles[i] = &parse.Profile{
+			Records:  []parse.Record{{Stack: stackIn(t, bin, base, "leaf_fn", "middle_fn", "main")}},
+			MapsText: []byte(mapsFor(t, bin, base)),
+		}
+	}
+	errs := make(chan error, n)
+	for _, p := range profiles {
+		go func() {
+			_, err := Symbolize(p, Options{})
+			errs <- err
+		}()
+	}
+	for range profiles {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range profiles {
+		checkStack(t, p.Records[0].Stack, []wantFrame{{"leaf_fn", "", 0}, {"middle_fn", "", 0}, {"main", "", 0}})
+	}
+}

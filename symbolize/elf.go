@@ -98,8 +98,12 @@ func forgetObjects() {
 	objects.Unlock()
 }
 
-// errNotELF marks a file that is readable but not an ELF object.
-var errNotELF = errors.New("not an ELF file")
+var (
+	// errNotELF marks a file that is readable but not an ELF object.
+	errNotELF = errors.New("not an ELF file")
+	// errNoFile marks a file that does not exist.
+	errNoFile = errors.New("no such file")
+)
 
 // openObject reads path's program headers, symbol table and DWARF.
 func openObject(path string) (o *object, err error) {
@@ -146,7 +150,7 @@ func openObject(path string) (o *object, err error) {
 func describeOpenError(err error) error {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return errors.New("no such file")
+		return errNoFile
 	case errors.Is(err, fs.ErrPermission):
 		return errors.New("permission denied")
 	}

@@ -280,8 +280,9 @@ func (s *session) locate(fs *fileState, m parse.Mapping) {
 	// Of several failed candidates the report names the most telling: a
 	// file found but wrong beats one that is not ELF beats one not found.
 	problem, rank := "", -1
-	note := func(r int, msg string) {
-		if r > rank {
+	// Among equals, the mapped path itself is the one to name.
+	note := func(r int, c, msg string) {
+		if r > rank || (r == rank && c == m.File) {
 			problem, rank = msg, r
 		}
 	}
@@ -289,15 +290,15 @@ func (s *session) locate(fs *fileState, m parse.Mapping) {
 		o, err := loadObject(c)
 		switch {
 		case errors.Is(err, errNotELF):
-			note(2, fmt.Sprintf("%s: not an ELF file", c))
-		case err != nil && err.Error() == "no such file":
-			note(0, fmt.Sprintf("cannot open %s: %v", c, err))
+			note(2, c, fmt.Sprintf("%s: not an ELF file", c))
+		case errors.Is(err, errNoFile):
+			note(0, c, fmt.Sprintf("cannot open %s: %v", c, err))
 		case err != nil:
-			note(1, fmt.Sprintf("cannot open %s: %v", c, err))
+			note(1, c, fmt.Sprintf("cannot open %s: %v", c, err))
 		case m.BuildID != "" && o.buildID != "" && !strings.EqualFold(m.BuildID, o.buildID):
-			note(3, fmt.Sprintf("%s: build-id %s does not match the profile's %s", c, o.buildID, m.BuildID))
+			note(3, c, fmt.Sprintf("%s: build-id %s does not match the profile's %s", c, o.buildID, m.BuildID))
 		case !o.fits(m.Offset):
-			note(3, fmt.Sprintf("%s: no executable segment at file offset %#x as the profile's mapping needs (a different build?)", c, m.Offset))
+			note(3, c, fmt.Sprintf("%s: no executable segment at file offset %#x as the profile's mapping needs (a different build?)", c, m.Offset))
 		default:
 			s.addDebugFile(o)
 			fs.obj = o

@@ -161,6 +161,7 @@ func FuzzELF(f *testing.F) {
 	f.Add([]byte("\x7fELF\x02\x01\x01\x00"))
 	f.Add([]byte("\x7fELF"))
 	f.Fuzz(func(t *testing.T, data []byte) {
+		defer forgetObjects() // every input is a new file: do not keep them
 		path := filepath.Join(t.TempDir(), "fuzz.so")
 		if err := os.WriteFile(path, data, 0o644); err != nil {
 			t.Fatal(err)

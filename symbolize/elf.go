@@ -30,8 +30,8 @@ type symbol struct {
 }
 
 // object is one loaded ELF file: its program headers, its sorted function
-// symbols and, when present, its DWARF. It is read once per Symbolize call
-// and queried for many addresses.
+// symbols and, when present, its DWARF. It is read once per process (see
+// objects) and queried for many addresses.
 type object struct {
 	path    string
 	typ     elf.Type
@@ -57,7 +57,8 @@ type objectKey struct {
 }
 
 // objects caches loaded files across Symbolize calls, so that several
-// dumps of one program (heapest report a.heap b.heap …) load it once.
+// dumps of one program (heapest report a.heap b.heap …) load it once. It
+// lives as long as the process: heapest is a command, not a server.
 var objects = struct {
 	sync.Mutex
 	m map[objectKey]*object

@@ -352,7 +352,13 @@ func TestPprofOutputRoundTripCLI(t *testing.T) {
 	in := filepath.Join(samplesDir(t), "pprof", "parca_alloc_objects.pb.gz")
 	needFile(t, in)
 	out := filepath.Join(t.TempDir(), "out.pb.gz")
-	run(t, nil, heapest, "report", "--format", "pprof", "-o", out, in)
+	if _, errOut, err := runErr(nil, heapest, "report", "--format", "pprof", "-o", out, in); err != nil {
+		if bytes.Contains(errOut, []byte("needs per-stack statistics")) {
+			t.Fatalf("cmd_report.go must build the pprof output with render.PprofReports(profiles, ropt) "+
+				"and write it with render.WritePprof(w, reps...) (issue 4): %s", errOut)
+		}
+		t.Fatalf("heapest report --format pprof: %v\n%s", err, errOut)
+	}
 	for _, value := range []string{"inuse_space", "alloc_space", "alloc_objects"} {
 		var a, b Report
 		if err := heapestReport(heapest, in, value, &a); err != nil {

@@ -64,12 +64,17 @@ func build(t *testing.T, ps []*parse.Profile, v unbias.Value, by aggregate.By) *
 	return r
 }
 
-// writeAll writes a profile's every value as heapest pprof output.
+// writeAll writes a profile's every value as heapest pprof output, as
+// report --format pprof does.
 func writeAll(t *testing.T, p *parse.Profile) []byte {
 	t.Helper()
-	var reps []*report.Report
-	for _, v := range valuesOf(p) {
-		reps = append(reps, build(t, []*parse.Profile{p}, v, aggregate.ByStack))
+	reps, err := PprofReports([]*parse.Profile{p}, report.Options{Value: valuesOf(p)[0], By: aggregate.ByFunc,
+		Top: 20, Confidence: 0.95, Method: ci.Auto})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reps) != len(valuesOf(p)) {
+		t.Fatalf("%d reports for %d values", len(reps), len(valuesOf(p)))
 	}
 	var buf bytes.Buffer
 	if err := WritePprof(&buf, reps...); err != nil {

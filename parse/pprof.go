@@ -269,7 +269,11 @@ func (c *sampleChecker) check(i int, s *pbSample) error {
 				return c.negative(i, col, s)
 			}
 			c.negInUse++
-			s.Value[c.t.inuseObjects], s.Value[c.t.inuseSpace] = 0, 0
+			for _, z := range []int{c.t.inuseObjects, c.t.inuseSpace} {
+				if z >= 0 {
+					s.Value[z] = 0
+				}
+			}
 			break
 		}
 	}

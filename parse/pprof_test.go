@@ -304,6 +304,14 @@ func TestPprofProducers(t *testing.T) {
 		p.Sample = []*profile.Sample{{Location: []*profile.Location{loc}, Value: vals, NumLabel: num}}
 		return encode(t, p)
 	}
+	// A delta profile (DurationNanos set) with alloc_space and a negative
+	// inuse_space but no inuse_objects: the in-use column is dropped.
+	deltaP := &profile.Profile{DurationNanos: 1e9, Period: 1, PeriodType: &profile.ValueType{Type: "space", Unit: "bytes"},
+		SampleType: []*profile.ValueType{{Type: "alloc_space", Unit: "bytes"}, {Type: "inuse_space", Unit: "bytes"}},
+		Function:   []*profile.Function{fn}, Location: []*profile.Location{loc},
+		Sample: []*profile.Sample{{Location: []*profile.Location{loc}, Value: []int64{100, -40}},
+			{Location: []*profile.Location{loc}, Value: []int64{50, 10}}}}
+	delta := encode(t, deltaP)
 	tcTypes := [][2]string{{"objects", "count"}, {"space", "bytes"}, {"resident_space", "bytes"}}
 	// One tcmalloc sample: 100 objects of 64 bytes (request 60), 6400 bytes.
 	tc := mk(tcTypes, 0, "space", []int64{100, 6400, 6400}, map[string][]int64{"bytes": {64}, "request": {60}})
@@ -323,6 +331,7 @@ func TestPprofProducers(t *testing.T) {
 		{"heapprofd without rate", "pprof-heapprofd", hp, parse.Options{}, 3, parse.Unknown, "--rate"},
 		{"heapprofd --rate", "pprof-heapprofd", hp, parse.Options{Rate: 4096}, 3, parse.Bernoulli, "raw sampled counts"},
 		{"unknown producer", "pprof", node, parse.Options{}, 0, parse.Unknown, "unknown heap profile producer"},
+		{"unknown delta profile", "pprof", delta, parse.Options{}, 0, parse.Unknown, "only alloc_* is read"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -336,6 +345,9 @@ func TestPprofProducers(t *testing.T) {
 			}
 			if tt.warn != "" && !strings.Contains(strings.Join(p.Warnings, "\n"), tt.warn) {
 				t.Errorf("warnings %q lack %q", p.Warnings, tt.warn)
+			}
+			if strings.Contains(tt.name, "delta") && (p.HasInUse || !r.InUse.IsZero() || r.Alloc.Bytes != 100) {
+				t.Errorf("delta profile kept in-use values: %+v", r)
 			}
 			if tt.format == "pprof-tcmalloc" && !r.InUse.Approx {
 				t.Error("tcmalloc sample counts must be marked approximate")

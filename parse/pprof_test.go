@@ -569,3 +569,68 @@ func bigGoProfile(b *testing.B, n int) []byte {
 	}
 	return encode(b, p)
 }
+
+// FuzzPprofProducers builds well-formed profiles from the fuzzer's bytes —
+// any mix of known and unknown sample types and units, periods, durations,
+// negative values, labels, heapest markers — so that every producer's
+// reader, not only the decoder, meets odd but valid input. None may panic.
+func FuzzPprofProducers(f *testing.F) {
+	f.Add([]byte{0, 1, 2, 3, 4, 5, 6, 7})
+	f.Add([]byte{9, 9, 1, 200, 3, 77, 1, 0, 5, 5, 5})
+	f.Add([]byte("heapprofd tcmalloc go delta"))
+	names := [][2]string{{"alloc_objects", "count"}, {"alloc_space", "bytes"}, {"inuse_objects", "count"},
+		{"inuse_space", "bytes"}, {"objects", "count"}, {"space", "bytes"}, {"Total malloc count", "count"},
+		{"Total malloc size", "bytes"}, {"Unreleased malloc size", "bytes"}, {"cpu", "nanoseconds"}, {"space", "count"}}
+	labels := []string{"bytes", "request", "heapest.inuse_space", "other"}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		next := func() int {
+			if len(data) == 0 {
+				return 0
+			}
+			b := int(data[0])
+			data = data[1:]
+			return b
+		}
+		fn := &profile.Function{ID: 1, Name: "f"}
+		loc := &profile.Location{ID: 1, Address: 0x10, Line: []profile.Line{{Function: fn}}}
+		p := &profile.Profile{Period: int64(next() * next()), DurationNanos: int64(next() % 2),
+			Function: []*profile.Function{fn}, Location: []*profile.Location{loc}}
+		if next()%2 == 0 {
+			p.PeriodType = &profile.ValueType{Type: "space", Unit: "bytes"}
+		}
+		if next()%4 == 0 {
+			p.Comments = []string{parse.HeapestPprofMarker}
+		}
+		for n := 1 + next()%5; n > 0; n-- {
+			nm := names[next()%len(names)]
+			p.SampleType = append(p.SampleType, &profile.ValueType{Type: nm[0], Unit: nm[1]})
+		}
+		for n := next() % 6; n > 0; n-- {
+			s := &profile.Sample{Location: []*profile.Location{loc}, NumLabel: map[string][]int64{}, Label: map[string][]string{}}
+			for range p.SampleType {
+				s.Value = append(s.Value, int64(next()-64)*int64(next()))
+			}
+			if k := next(); k%3 == 0 {
+				s.NumLabel[labels[k%len(labels)]] = []int64{int64(next() - 8)}
+			} else if k%3 == 1 {
+				s.Label[labels[k%len(labels)]] = []string{fmt.Sprintf("N=%d Estimate=%d Rate=%d", next(), next(), next())}
+			}
+			p.Sample = append(p.Sample, s)
+		}
+		var buf bytes.Buffer
+		if err := p.WriteUncompressed(&buf); err != nil {
+			return
+		}
+		for _, opt := range []parse.Options{{}, {Rate: float64(1 + next()*100)}} {
+			out, err := parse.Read("fuzz.pb", bytes.NewReader(buf.Bytes()), opt)
+			if err != nil {
+				continue
+			}
+			for i := range out.Records {
+				for _, v := range []unbias.Value{unbias.InUseSpace, unbias.InUseObjects, unbias.AllocSpace, unbias.AllocObjects} {
+					unbias.Contribute(&out.Records[i], v)
+				}
+			}
+		}
+	})
+}

@@ -354,8 +354,8 @@ func TestPprofOutputRoundTripCLI(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out.pb.gz")
 	if _, errOut, err := runErr(nil, heapest, "report", "--format", "pprof", "-o", out, in); err != nil {
 		if bytes.Contains(errOut, []byte("needs per-stack statistics")) {
-			t.Fatalf("cmd_report.go must build the pprof output with render.PprofReports(profiles, ropt) "+
-				"and write it with render.WritePprof(w, reps...) (issue 4): %s", errOut)
+			t.Fatalf("report --format pprof must write per-stack reports of every value (render.PprofReports, "+
+				"render.WritePprof): %s", errOut)
 		}
 		t.Fatalf("heapest report --format pprof: %v\n%s", err, errOut)
 	}

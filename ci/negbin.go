@@ -260,6 +260,13 @@ func refineQuantile(guess, s, p, q float64, gap func(cdf, sf float64) float64) f
 			return walk(y, g, pmf, lo, hi, s, q)
 		}
 		next := math.Round(y - g/pmf) // ±Inf or NaN when pmf underflows
+		// Newton lands on the answer's neighbourhood; step at least one
+		// integer towards the boundary so the bracket closes.
+		if g >= 0 {
+			next = math.Min(next, y-1)
+		} else {
+			next = math.Max(next, y+1)
+		}
 
 		if !(next > lo && next < hi) {
 			next = stepInto(y, g, lo, hi)

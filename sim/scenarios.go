@@ -104,7 +104,7 @@ func scenarioList() []Scenario {
 		{"huge", "4 MiB allocations (Z = 8R, π ≈ 0.9997), rows of 1 to 20 allocations", func() Workload {
 			return oneSize(4<<20, []int64{1, 2, 5, 20})
 		}},
-		{"lognormal-s5", "log-normal sizes within a row (median 200 B, σ = 2), 40 rows expecting about 5 samples", func() Workload {
+		{"lognormal-s2", "log-normal sizes within a row (median 200 B, σ = 2), 40 rows expecting about 2.4 samples", func() Workload {
 			rng := rand.New(rand.NewPCG(11, 0))
 			p := Process{LgRate: defaultLgR}
 			for range 40 {

@@ -172,3 +172,33 @@ func rowsByKey(r Report) map[string]Row {
 	}
 	return m
 }
+
+// heapestReport runs `heapest report --by func` with JSON output.
+func heapestReport(heapest, dump, value string, dst *Report) error {
+	return heapestReportBy(heapest, dump, value, "func", dst)
+}
+
+// heapestReportBy runs `heapest report --by BY` with JSON output.
+func heapestReportBy(heapest, dump, value, by string, dst *Report) error {
+	out, errOut, err := runErr(nil, heapest, "report", "--by", by, "--format", "json",
+		"--top", "0", "--value", value, dump)
+	if err != nil {
+		return fmt.Errorf("heapest report --value %s %s: %v\n%s", value, dump, err, errOut)
+	}
+	if err := json.Unmarshal(out, dst); err != nil {
+		return fmt.Errorf("heapest JSON output: %v\n%s", err, out)
+	}
+	return nil
+}
+
+// coverage counts how often an interval contains the truth.
+type coverage struct{ hit, n int }
+
+func (c *coverage) add(lo, truth, hi float64) {
+	c.n++
+	if lo <= truth && truth <= hi {
+		c.hit++
+	}
+}
+
+func (c coverage) rate() float64 { return float64(c.hit) / float64(c.n) }

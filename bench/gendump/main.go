@@ -59,6 +59,7 @@ type image struct {
 	base  uint64 // load bias: 0 for ET_EXEC
 	loads []elf.ProgHeader
 	funcs []elf.Symbol // functions with a size, in executable segments
+	sites map[int][]uint64
 }
 
 // loadImage reads an ELF file's loadable segments and function symbols.
@@ -69,7 +70,7 @@ func loadImage(path string, base uint64, names map[string]bool) (*image, error) 
 		return nil, err
 	}
 	defer f.Close()
-	im := &image{path: path}
+	im := &image{path: path, sites: map[int][]uint64{}}
 	if f.Type == elf.ET_DYN {
 		im.base = base
 	}
@@ -112,11 +113,20 @@ func (im *image) executable(addr uint64) bool {
 	return false
 }
 
-// retAddr is a return address inside function i: past its first bytes, as
-// a call instruction's successor would be.
+// retAddr is a return address inside function i. As in a real program,
+// each function has a few call sites (1-4, fixed on first use), so the same
+// return addresses recur across stacks.
 func (im *image) retAddr(r *rand.Rand, i int) uint64 {
-	s := im.funcs[i]
-	return im.base + s.Value + 5 + r.Uint64N(s.Size-5)
+	sites := im.sites[i]
+	if sites == nil {
+		s := im.funcs[i]
+		for k := 1 + r.IntN(4); k > 0; k-- {
+			// past the first bytes, as a call instruction's successor is
+			sites = append(sites, im.base+s.Value+5+r.Uint64N(s.Size-5))
+		}
+		im.sites[i] = sites
+	}
+	return sites[r.IntN(len(sites))]
 }
 
 // maps writes /proc/PID/maps lines for the image's loadable segments.

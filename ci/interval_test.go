@@ -274,3 +274,20 @@ func TestIntervalOverflowIsAnError(t *testing.T) {
 		t.Errorf("no error, got %+v", r)
 	}
 }
+
+func TestOffsetWindowInterval(t *testing.T) {
+	// An open end takes the upper bound at s+1 samples, an open start the
+	// lower at s−1: with the .NET table, s = 8 open at both ends spans the
+	// rows for 7 and 9 samples (±1 for the table's rounding).
+	r := OffsetWindowInterval(0, 8, dotnetP, 100, 0.05, false, true, true)
+	if math.Abs(r.Lo-(288185+100)) > 1 || math.Abs(r.Hi-(1614137+100)) > 1 {
+		t.Errorf("[%v, %v]", r.Lo, r.Hi)
+	}
+	if len(r.Notes) != 2 {
+		t.Errorf("notes %q", r.Notes)
+	}
+	// One sample with an open start: the lower bound is u alone.
+	if r := OffsetWindowInterval(0, 1, dotnetP, 100, 0.05, false, true, false); r.Lo != 100 {
+		t.Errorf("s=1 open start: lower %v", r.Lo)
+	}
+}

@@ -229,7 +229,7 @@ func (p *jeParser) parseBody() (bool, error) {
 			if err != nil {
 				return false, &Error{File: p.name, Line: p.line + 1, Offset: -1, Msg: "reading MAPPED_LIBRARIES", Err: err}
 			}
-			p.prof.MapsText = maps
+			p.prof.MapsText, p.prof.MapsLine = maps, p.line+1
 			return true, nil
 		default:
 			uid, rest, ok := threadPrefix(l)

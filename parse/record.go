@@ -133,6 +133,9 @@ type Mapping struct {
 	Start, Limit, Offset uint64
 	File                 string
 	BuildID              string
+	// Line is the 1-based line of the mapping in the input file, when it
+	// came from a text maps section (0 otherwise), for error messages.
+	Line int
 }
 
 // Source describes one parsed input for output headers and caveats.
@@ -159,6 +162,8 @@ type Profile struct {
 	// MapsText is a raw /proc/<pid>/maps copy (jemalloc MAPPED_LIBRARIES)
 	// for symbolize to parse when Mappings is empty.
 	MapsText []byte
+	// MapsLine is the line of the input file on which MapsText begins.
+	MapsLine int
 	// Symbols maps addresses to names when the file carries them (jeprof
 	// --raw "--- symbol" sections).
 	Symbols map[uint64]string

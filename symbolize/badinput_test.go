@@ -58,11 +58,16 @@ func TestBadMappedFiles(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			p := oneFrameProfile(tc.path)
 			warnings, err := Symbolize(p, Options{})
-			if err != nil {
-				t.Fatalf("a bad mapped file must be a warning, got error %v", err)
-			}
-			if len(warnings) != 1 || !strings.Contains(warnings[0], tc.path) || !strings.Contains(warnings[0], tc.want) {
-				t.Errorf("warnings %q: want one naming %s and %q", warnings, tc.path, tc.want)
+			switch {
+			case name == "missing":
+				// A dump from another machine: the file is simply absent.
+				if err != nil || len(warnings) != 1 || !strings.Contains(warnings[0], tc.path) || !strings.Contains(warnings[0], tc.want) {
+					t.Errorf("warnings %q, err %v: want one warning naming %s and %q", warnings, err, tc.path, tc.want)
+				}
+			case err == nil:
+				t.Errorf("a mapped file that exists but is unusable must be an error; got warnings %q", warnings)
+			case !strings.Contains(err.Error(), tc.path) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "expected an ELF"):
+				t.Errorf("error %q does not name %s, %q and what was expected", err, tc.path, tc.want)
 			}
 			// The same file given with --binary is an error naming it.
 			_, err = Symbolize(oneFrameProfile(tc.path), Options{Binary: tc.path})
@@ -210,5 +215,30 @@ func TestMappingSizeMismatchWarns(t *testing.T) {
 		if got := p.Records[0].Stack[0].Func; got != "leaf_fn" {
 			t.Errorf("%+v: leaf %q, want leaf_fn", opt, got)
 		}
+	}
+}
+
+// A mapped path that exists but holds no ELF object is an error naming the
+// dump's MAPPED_LIBRARIES line; a path that does not exist (a dump from
+// another machine) is only a warning.
+func TestMappedFileNotELF(t *testing.T) {
+	dir := t.TempDir()
+	notELF := filepath.Join(dir, "server")
+	if err := os.WriteFile(notELF, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dump := "heap_v2/524288\n  t*: 1: 64 [0: 0]\n  t0: 1: 64 [0: 0]\n@ 0x401010 0x401020\n  t*: 1: 64 [0: 0]\n  t0: 1: 64 [0: 0]\n\nMAPPED_LIBRARIES:\n" +
+		"00400000-00452000 r-xp 00000000 08:02 173521      " + notELF + "\n"
+	p, err := parse.Read("d.heap", strings.NewReader(dump), parse.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Symbolize(p, Options{DropAllocator: true})
+	if err == nil || !strings.Contains(err.Error(), "d.heap:9: MAPPED_LIBRARIES: "+notELF+": not an ELF file (expected an ELF") {
+		t.Errorf("err = %v", err)
+	}
+	p, _ = parse.Read("d.heap", strings.NewReader(strings.Replace(dump, notELF, filepath.Join(dir, "absent"), 1)), parse.Options{})
+	if warns, err := Symbolize(p, Options{}); err != nil || len(warns) == 0 {
+		t.Errorf("absent file: err %v, warnings %v; want a warning only", err, warns)
 	}
 }

@@ -55,6 +55,7 @@ func ParseMaps(text []byte) ([]parse.Mapping, error) {
 			continue
 		}
 		if ok {
+			m.Line = lineNo
 			out = append(out, m)
 		}
 	}

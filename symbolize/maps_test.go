@@ -97,6 +97,10 @@ func TestParseMapsLines(t *testing.T) {
 				t.Fatalf("got %d mappings %+v, want %+v", len(got), got, tc.want)
 			}
 			for i := range got {
+				if got[i].Line < 1 || got[i].Line > strings.Count(tc.text, "\n")+1 {
+					t.Errorf("mapping %d: line %d is outside the text", i, got[i].Line)
+				}
+				got[i].Line = 0 // checked above; the table lists the mappings
 				if got[i] != tc.want[i] {
 					t.Errorf("mapping %d: got %+v, want %+v", i, got[i], tc.want[i])
 				}
@@ -174,6 +178,10 @@ func TestParseMapsSamples(t *testing.T) {
 			if n := execLines(string(maps)); len(got) != n || n == 0 {
 				t.Fatalf("%d mappings, want %d", len(got), n)
 			}
+			if !strings.Contains(strings.Split(string(maps), "\n")[got[0].Line-1], want.File) {
+				t.Errorf("first mapping's line %d does not hold %s", got[0].Line, want.File)
+			}
+			got[0].Line = 0
 			if want.File != "" && got[0] != want {
 				t.Errorf("first mapping %+v, want %+v", got[0], want)
 			}

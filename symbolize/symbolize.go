@@ -59,10 +59,13 @@ func Symbolize(p *parse.Profile, opt Options) (warnings []string, err error) {
 		p.Mappings = maps
 	}
 	if err := s.setup(); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", p.Source.Path, err)
 	}
 	s.symbolizeRecords(p.Records)
 	s.symbolizeRecords(p.ThreadRecords)
+	if s.fatal != nil {
+		return nil, s.fatal
+	}
 	s.countUnresolved()
 	warnings = s.warnings()
 	if mapsWarning != "" {
@@ -148,6 +151,8 @@ type session struct {
 	results         []resolved
 	// outside counts unresolved addresses in no mapping.
 	outside int
+	// fatal is set when a mapped file exists but is unusable.
+	fatal error
 }
 
 type mapState struct {
@@ -157,6 +162,12 @@ type mapState struct {
 }
 
 // fileState is what came of looking for one mapped file.
+// usablePath reports whether a mapped path names a file that could hold
+// symbols (not a device, an anonymous or deleted mapping).
+func usablePath(path string) bool {
+	return strings.HasPrefix(path, "/") && !strings.HasPrefix(path, "/dev/") && !strings.HasSuffix(path, " (deleted)")
+}
+
 type fileState struct {
 	path       string // as the mapping names it
 	located    bool   // locate has run (or --binary supplied obj)
@@ -307,6 +318,16 @@ func (s *session) locate(fs *fileState, m parse.Mapping) {
 		}
 	}
 	fs.problem = problem
+	if rank >= 1 && rank < 3 && s.fatal == nil && usablePath(m.File) {
+		// The mapped file is there but is no ELF object (or cannot be
+		// read): not the "dump from another machine" case, where the file
+		// is simply absent, but a wrong or damaged file at that path.
+		loc := s.p.Source.Path
+		if m.Line > 0 && s.p.MapsLine > 0 {
+			loc = fmt.Sprintf("%s:%d", loc, s.p.MapsLine+m.Line-1)
+		}
+		s.fatal = fmt.Errorf("%s: MAPPED_LIBRARIES: %s (expected an ELF executable or shared library there; --symbol-path DIR can supply the right one)", loc, problem)
+	}
 	fs.hint = "use --symbol-path"
 	if fs.path == s.mainPath() {
 		fs.hint = "use --binary or --symbol-path"

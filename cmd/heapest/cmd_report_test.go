@@ -32,6 +32,11 @@ func TestReportExitStatus(t *testing.T) {
 	os.WriteFile(junk, []byte("\x00\x01garbage"), 0o644)
 	empty := filepath.Join(dir, "empty")
 	os.WriteFile(empty, nil, 0o644)
+	notELF := filepath.Join(dir, "server")
+	os.WriteFile(notELF, []byte("#!/bin/sh\n"), 0o755)
+	badMaps := filepath.Join(dir, "badmaps.heap")
+	os.WriteFile(badMaps, []byte("heap_v2/524288\n  t*: 1: 64 [0: 0]\n  t0: 1: 64 [0: 0]\n@ 0x401010\n  t*: 1: 64 [0: 0]\n  t0: 1: 64 [0: 0]\n\nMAPPED_LIBRARIES:\n"+
+		"00400000-00452000 r-xp 00000000 08:02 173521      "+notELF+"\n"), 0o644)
 	tests := []struct {
 		name string
 		args []string
@@ -53,6 +58,7 @@ func TestReportExitStatus(t *testing.T) {
 		{"bad focus", []string{"report", "--focus", "(", example}, 2, "--focus"},
 		{"bad format", []string{"report", "--format", "xml", example}, 2, "unknown --format"},
 		{"alloc value absent", []string{"report", "--value", "alloc_space", "../../testdata/jemalloc/je530_threads_unbias-on.heap"}, 2, "has no allocation"},
+		{"non-ELF mapped file", []string{"report", badMaps}, 2, badMaps + ":9: MAPPED_LIBRARIES: " + notELF + ": not an ELF file (expected an ELF"},
 		{"bad unbias mode", []string{"report", "--jemalloc-unbias", "maybe", example}, 2, "--jemalloc-unbias"},
 	}
 	for _, tt := range tests {

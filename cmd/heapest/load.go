@@ -46,7 +46,7 @@ func (o *inputOptions) load(paths []string, stderr io.Writer) ([]*parse.Profile,
 		if len(p.Mappings) > 0 || len(p.MapsText) > 0 || len(p.Symbols) > 0 || o.Binary != "" {
 			// Traces name their own frames; they have nothing to map.
 			if warns, err = symbolize.Symbolize(p, sopt); err != nil {
-				return nil, fmt.Errorf("%s: %w", path, err)
+				return nil, err // located by symbolize: file, line, what was expected
 			}
 		}
 		for _, w := range append(p.Warnings, warns...) {

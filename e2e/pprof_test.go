@@ -354,7 +354,7 @@ func TestPprofOutputRoundTripCLI(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out.pb.gz")
 	if _, errOut, err := runErr(nil, heapest, "report", "--format", "pprof", "-o", out, in); err != nil {
 		if bytes.Contains(errOut, []byte("needs per-stack statistics")) {
-			t.Fatalf("report --format pprof must write per-stack reports of every value (render.PprofReports, "+
+			t.Fatalf("report --format pprof must write per-stack reports of every value (report.BuildPerStack, "+
 				"render.WritePprof): %s", errOut)
 		}
 		t.Fatalf("heapest report --format pprof: %v\n%s", err, errOut)

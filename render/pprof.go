@@ -39,40 +39,6 @@ func WritePprof(w io.Writer, reps ...*report.Report) error {
 	return p.Write(w)
 }
 
-// PprofReports builds what WritePprof needs from parsed profiles: per-stack
-// reports with every stack (opt's By and Top do not apply), opt.Value first
-// (it becomes the default sample type), then every other value all the
-// profiles have, so that the file can be re-read, and merged, for any value.
-func PprofReports(profiles []*parse.Profile, opt report.Options) ([]*report.Report, error) {
-	opt.By, opt.Top = aggregate.ByStack, 0
-	values := []unbias.Value{opt.Value}
-	for _, v := range []unbias.Value{unbias.InUseSpace, unbias.InUseObjects, unbias.AllocSpace, unbias.AllocObjects} {
-		if v != opt.Value && allHave(profiles, v) {
-			values = append(values, v)
-		}
-	}
-	var reps []*report.Report
-	for _, v := range values {
-		opt.Value = v
-		r, err := report.Build(profiles, opt)
-		if err != nil {
-			return nil, err
-		}
-		reps = append(reps, r)
-	}
-	return reps, nil
-}
-
-// allHave reports whether every profile has value v.
-func allHave(profiles []*parse.Profile, v unbias.Value) bool {
-	for _, p := range profiles {
-		if (v.IsAlloc() && !p.HasAlloc) || (!v.IsAlloc() && !p.HasInUse) {
-			return false
-		}
-	}
-	return true
-}
-
 // pprofProfile builds the profile.Profile of WritePprof.
 func pprofProfile(reps []*report.Report) (*profile.Profile, error) {
 	if err := checkPprofReports(reps); err != nil {

@@ -68,7 +68,7 @@ func build(t *testing.T, ps []*parse.Profile, v unbias.Value, by aggregate.By) *
 // report --format pprof does.
 func writeAll(t *testing.T, p *parse.Profile) []byte {
 	t.Helper()
-	reps, err := PprofReports([]*parse.Profile{p}, report.Options{Value: valuesOf(p)[0], By: aggregate.ByFunc,
+	reps, err := report.BuildPerStack([]*parse.Profile{p}, report.Options{Value: valuesOf(p)[0], By: aggregate.ByFunc,
 		Top: 20, Confidence: 0.95, Method: ci.Auto})
 	if err != nil {
 		t.Fatal(err)

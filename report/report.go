@@ -138,6 +138,31 @@ func interval(s ci.Stats, opt Options) (ci.Result, error) {
 	return res, nil
 }
 
+// BuildPerStack builds what a pprof rendering needs: per-stack reports
+// with every stack (opt's By and Top do not apply), opt.Value first (it
+// becomes the default sample type), then every other value all the
+// profiles have, so that the file can be read back, and merged, for any
+// value.
+func BuildPerStack(profiles []*parse.Profile, opt Options) ([]*Report, error) {
+	opt.By, opt.Top = aggregate.ByStack, 0
+	values := []unbias.Value{opt.Value}
+	for _, v := range []unbias.Value{unbias.InUseSpace, unbias.InUseObjects, unbias.AllocSpace, unbias.AllocObjects} {
+		if v != opt.Value && HasValue(profiles, v) {
+			values = append(values, v)
+		}
+	}
+	var reps []*Report
+	for _, v := range values {
+		opt.Value = v
+		r, err := Build(profiles, opt)
+		if err != nil {
+			return nil, err
+		}
+		reps = append(reps, r)
+	}
+	return reps, nil
+}
+
 // HasValue reports whether every profile has value v.
 func HasValue(profiles []*parse.Profile, v unbias.Value) bool {
 	for _, p := range profiles {

@@ -114,21 +114,9 @@ func runReport(cmd *cobra.Command, opts ReportOptions, args []string) error {
 // --top cut (a pprof profile must be regroupable), the chosen value first so
 // that it is the profile's default sample type.
 func writePprofReport(cmd *cobra.Command, opts ReportOptions, profiles []*parse.Profile, ropt report.Options) error {
-	ropt.By, ropt.Top = aggregate.ByStack, 0
-	values := []unbias.Value{ropt.Value}
-	for _, v := range []unbias.Value{unbias.InUseSpace, unbias.InUseObjects, unbias.AllocSpace, unbias.AllocObjects} {
-		if v != ropt.Value && report.HasValue(profiles, v) {
-			values = append(values, v)
-		}
-	}
-	var reps []*report.Report
-	for _, v := range values {
-		ropt.Value = v
-		r, err := report.Build(profiles, ropt)
-		if err != nil {
-			return err
-		}
-		reps = append(reps, r)
+	reps, err := report.BuildPerStack(profiles, ropt)
+	if err != nil {
+		return err
 	}
 	return writeOutput(opts.Output, cmd.OutOrStdout(), func(w io.Writer) error {
 		return render.WritePprof(w, reps...)

@@ -12,7 +12,8 @@ import (
 
 type traceRow struct {
 	Key         string   `json:"key"`
-	Lo, Hi      float64  `json:"lo"`
+	Lo          float64  `json:"lo"`
+	Hi          float64  `json:"hi"`
 	Samples     float64  `json:"samples"`
 	OffsetBytes *float64 `json:"offset_bytes"`
 	Method      string   `json:"method"`
@@ -60,7 +61,7 @@ func TestTraceRowsMatchCalculator(t *testing.T) {
 		if err := json.Unmarshal([]byte(out), &c); err != nil {
 			t.Fatal(err)
 		}
-		if c.Total.Lo != r.Lo || c.Total.Hi != r.Hi || c.Total.Method != r.Method {
+		if r.Hi <= r.Lo || c.Total.Lo != r.Lo || c.Total.Hi != r.Hi || c.Total.Method != r.Method {
 			t.Errorf("%s: report [%v, %v] %s, ci [%v, %v] %s", r.Key, r.Lo, r.Hi, r.Method, c.Total.Lo, c.Total.Hi, c.Total.Method)
 		}
 	}

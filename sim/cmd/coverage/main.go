@@ -1,5 +1,6 @@
 // Command coverage runs heapest's coverage study (package sim) and writes
 // its results into the docs: docs/coverage.csv (every number),
+// docs/coverage_objects.csv (the same for object counts),
 // docs/coverage.svg (the plot) and the generated sections of
 // docs/statistics.md (between the "BEGIN GENERATED" and "END GENERATED"
 // markers).
@@ -21,45 +22,64 @@ import (
 )
 
 func main() {
-	reps := flag.Int("reps", 10000, "replicates per scenario and dump encoding")
+	reps := flag.Int("reps", 10000, "replicates per scenario and dump encoding (0: skip the bytes study)")
+	objReps := flag.Int("objects-reps", 10000, "replicates for the object-count study (0: skip it)")
 	docs := flag.String("docs", "docs", "docs directory to write into")
 	seed := flag.Uint64("seed", 2026, "random seed")
 	flag.Parse()
-	if err := run(*reps, *seed, *docs); err != nil {
+	if err := run(*reps, *objReps, *seed, *docs); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(reps int, seed uint64, docs string) error {
-	start := time.Now()
-	var results []sim.StudyResult
-	for _, sc := range sim.Scenarios() {
-		for _, enc := range []sim.Encoding{sim.Raw, sim.Unbias} {
-			r, err := sim.Run(sc, enc, sim.Options{Reps: reps, Seed: seed, Confidence: 0.95, Value: unbias.InUseSpace})
-			if err != nil {
-				return err
-			}
-			log.Printf("%s/%s: auto %.4f (%s)", sc.Name, enc, r.Tallies[0].Coverage(), time.Since(start).Round(time.Second))
-			results = append(results, r)
-		}
-	}
-	if err := writeCSV(filepath.Join(docs, "coverage.csv"), results); err != nil {
-		return err
-	}
-	if err := writePlot(filepath.Join(docs, "coverage.svg"), results); err != nil {
-		return err
-	}
+func run(reps, objReps int, seed uint64, docs string) error {
 	cp, err := campPaulsonTable()
 	if err != nil {
 		return err
 	}
-	sections := map[string]string{
-		"coverage":     coverageTable(results, reps),
-		"widths":       widthTable(results),
-		"scenarios":    scenarioList(),
-		"camp-paulson": cp,
+	sections := map[string]string{"scenarios": scenarioList(), "camp-paulson": cp}
+	if reps > 0 {
+		results, err := study(reps, seed, unbias.InUseSpace)
+		if err != nil {
+			return err
+		}
+		if err := writeCSV(filepath.Join(docs, "coverage.csv"), results); err != nil {
+			return err
+		}
+		if err := writePlot(filepath.Join(docs, "coverage.svg"), results); err != nil {
+			return err
+		}
+		sections["coverage"] = coverageTable(results, reps)
+		sections["widths"] = widthTable(results)
+	}
+	if objReps > 0 {
+		objects, err := study(objReps, seed+1, unbias.InUseObjects)
+		if err != nil {
+			return err
+		}
+		if err := writeCSV(filepath.Join(docs, "coverage_objects.csv"), objects); err != nil {
+			return err
+		}
+		sections["coverage-objects"] = coverageTable(objects, objReps)
 	}
 	return replaceSections(filepath.Join(docs, "statistics.md"), sections)
+}
+
+// study runs every scenario in both dump encodings for one value.
+func study(reps int, seed uint64, v unbias.Value) ([]sim.StudyResult, error) {
+	start := time.Now()
+	var results []sim.StudyResult
+	for _, sc := range sim.Scenarios() {
+		for _, enc := range []sim.Encoding{sim.Raw, sim.Unbias} {
+			r, err := sim.Run(sc, enc, sim.Options{Reps: reps, Seed: seed, Confidence: 0.95, Value: v})
+			if err != nil {
+				return nil, err
+			}
+			log.Printf("%s %s/%s: auto %.4f (%s)", v, sc.Name, enc, r.Tallies[0].Coverage(), time.Since(start).Round(time.Second))
+			results = append(results, r)
+		}
+	}
+	return results, nil
 }
 
 // replaceSections rewrites the text between "<!-- BEGIN GENERATED name -->"

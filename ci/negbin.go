@@ -49,9 +49,11 @@ func NegBinSF(y float64, s float64, p float64) (float64, error) {
 	return sf, nil
 }
 
-// NegBinQuantile returns the smallest integer y with P(Y ≤ y) ≥ prob.
-// Probabilities above one half are handled through the upper tail, so the
-// answer is exact to the integer at both ends.
+// NegBinQuantile returns the smallest integer y with P(Y ≤ y) ≥ prob
+// (+Inf for prob = 1 when p < 1). Probabilities above one half are handled
+// through the upper tail, so the answer is exact to the integer at both
+// ends while s·(1−p) ≤ 2·10⁴; beyond that it comes from a fourth-order
+// Cornish–Fisher expansion and may be one off at a rounding boundary.
 func NegBinQuantile(prob float64, s float64, p float64) (float64, error) {
 	if err := checkNegBin(s, p); err != nil {
 		return 0, err
@@ -84,7 +86,7 @@ func negBinTails(y, s, p, q float64) (cdf, sf float64) {
 	if y < 0 {
 		return 0, 1
 	}
-	if s == 0 || q == 0 {
+	if s == 0 || q == 0 || math.IsInf(y, 1) {
 		return 1, 0
 	}
 	n := y + s

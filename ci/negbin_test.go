@@ -135,6 +135,21 @@ func TestNegBinLargeFailures(t *testing.T) {
 	}
 }
 
+func TestNegBinCDFEdges(t *testing.T) {
+	cases := []struct{ y, s, p, want float64 }{
+		{-1, 3, 0.5, 0}, {math.Inf(1), 3, 0.5, 1}, {0, 0, 0.5, 1}, {0, 5, 1, 1}, {4, 1, 0.5, 1 - 1.0/32},
+	}
+	for _, c := range cases {
+		got, err := NegBinCDF(c.y, c.s, c.p)
+		if err != nil || math.Abs(got-c.want) > 1e-15 {
+			t.Errorf("CDF(%v; %v, %v) = %v, %v; want %v", c.y, c.s, c.p, got, err, c.want)
+		}
+	}
+	if q, _ := NegBinQuantile(1, 3, 0.5); !math.IsInf(q, 1) {
+		t.Errorf("Q(1) = %v, want +Inf", q)
+	}
+}
+
 func TestNegBinInvalid(t *testing.T) {
 	bad := []struct{ prob, s, p float64 }{
 		{0.5, -1, 0.5}, {0.5, 1.5, 0.5}, {0.5, 3, 0}, {0.5, 3, 1.5}, {0.5, 3, math.NaN()},

@@ -57,6 +57,8 @@ type StudyResult struct {
 	Encoding Encoding
 	Reps     int
 	Tallies  []Tally // in Methods order
+	// Totals are the same tallies for the dumps' totals alone.
+	Totals []Tally
 	// AutoUsed counts which method auto chose.
 	AutoUsed map[string]int
 }
@@ -80,6 +82,7 @@ func Run(sc Scenario, enc Encoding, opt Options) (StudyResult, error) {
 	res := StudyResult{Scenario: sc.Name, Encoding: enc, Reps: opt.Reps, AutoUsed: map[string]int{}}
 	for _, m := range Methods {
 		res.Tallies = append(res.Tallies, Tally{Method: m})
+		res.Totals = append(res.Totals, Tally{Method: m})
 	}
 	workers := opt.Workers
 	if workers <= 0 {
@@ -113,23 +116,32 @@ func Run(sc Scenario, enc Encoding, opt Options) (StudyResult, error) {
 	return res, firstErr
 }
 
-// accumulator is one worker's tallies.
+// accumulator is one worker's tallies: every scored row, and totals alone.
 type accumulator struct {
-	t    []Tally
-	used map[string]int
+	t, totals []Tally
+	used      map[string]int
 }
 
 func newAccumulator() *accumulator {
 	a := &accumulator{used: map[string]int{}}
 	for _, m := range Methods {
 		a.t = append(a.t, Tally{Method: m})
+		a.totals = append(a.totals, Tally{Method: m})
 	}
 	return a
 }
 
 func (a *accumulator) mergeInto(r *StudyResult) {
-	for i, t := range a.t {
-		d := &r.Tallies[i]
+	mergeTallies(r.Tallies, a.t)
+	mergeTallies(r.Totals, a.totals)
+	for k, v := range a.used {
+		r.AutoUsed[k] += v
+	}
+}
+
+func mergeTallies(dst, src []Tally) {
+	for i, t := range src {
+		d := &dst[i]
 		d.Rows += t.Rows
 		d.Covered += t.Covered
 		d.Below += t.Below
@@ -137,9 +149,6 @@ func (a *accumulator) mergeInto(r *StudyResult) {
 		d.RelWidth += t.RelWidth
 		d.ExactRows += t.ExactRows
 		d.WidthVsExact += t.WidthVsExact
-	}
-	for k, v := range a.used {
-		r.AutoUsed[k] += v
 	}
 }
 
@@ -175,12 +184,12 @@ func replicate(rng *rand.Rand, w Workload, truth Truth, enc Encoding, opt Option
 		if !ok {
 			return fmt.Errorf("report row %q is no simulated stack", row.Key)
 		}
-		if err := acc.score(row.Stats, want[i], opt.Confidence); err != nil {
+		if err := acc.score(row.Stats, want[i], opt.Confidence, false); err != nil {
 			return err
 		}
 	}
 	if rep.Total.Stats.N > 0 {
-		return acc.score(rep.Total.Stats, wantTotal, opt.Confidence)
+		return acc.score(rep.Total.Stats, wantTotal, opt.Confidence, true)
 	}
 	return nil
 }
@@ -193,8 +202,8 @@ func rowIndex(n int) map[string]int {
 	return m
 }
 
-// score computes every method's interval for one row.
-func (a *accumulator) score(s ci.Stats, truth, conf float64) error {
+// score computes every method's interval for one row (or total).
+func (a *accumulator) score(s ci.Stats, truth, conf float64, total bool) error {
 	exact, err := ci.Interval(s, ci.Exact, conf)
 	if err != nil {
 		return err
@@ -211,21 +220,28 @@ func (a *accumulator) score(s ci.Stats, truth, conf float64) error {
 		if (m == ci.Exact || m == ci.CampPaulson) && r.Method != m.String() {
 			continue // fell back to gamma: not this method's row
 		}
-		t := &a.t[i]
-		t.Rows++
-		switch {
-		case truth < r.Lo:
-			t.Below++
-		case truth > r.Hi:
-			t.Above++
-		default:
-			t.Covered++
-		}
-		t.RelWidth += (r.Hi - r.Lo) / truth
-		if exactApplies {
-			t.ExactRows++
-			t.WidthVsExact += (r.Hi - r.Lo) / (exact.Hi - exact.Lo)
+		a.t[i].add(r, truth, exact, exactApplies)
+		if total {
+			a.totals[i].add(r, truth, exact, exactApplies)
 		}
 	}
 	return nil
+}
+
+// add scores one interval against the truth.
+func (t *Tally) add(r ci.Result, truth float64, exact ci.Result, exactApplies bool) {
+	t.Rows++
+	switch {
+	case truth < r.Lo:
+		t.Below++
+	case truth > r.Hi:
+		t.Above++
+	default:
+		t.Covered++
+	}
+	t.RelWidth += (r.Hi - r.Lo) / truth
+	if exactApplies {
+		t.ExactRows++
+		t.WidthVsExact += (r.Hi - r.Lo) / (exact.Hi - exact.Lo)
+	}
 }

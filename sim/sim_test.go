@@ -124,6 +124,9 @@ func TestCoverage(t *testing.T) {
 			if auto.Coverage() < 0.945-4*se {
 				t.Errorf("%s/%s: auto covers %.3f over %d rows", sc.Name, enc, auto.Coverage(), auto.Rows)
 			}
+			if tot := r.Totals[0]; tot.Rows != reps || tot.Coverage() < 0.945-4*math.Sqrt(0.05*0.95/float64(reps)) {
+				t.Errorf("%s/%s: auto covers %.3f of %d totals", sc.Name, enc, tot.Coverage(), tot.Rows)
+			}
 			t.Logf("%s/%s: auto %.3f normal %.3f (%d rows)", sc.Name, enc, auto.Coverage(), r.Tallies[4].Coverage(), auto.Rows)
 			if sc.Name == "small-s3" {
 				// The normal interval's under-coverage at few samples must

@@ -51,6 +51,7 @@ func run(reps, objReps int, seed uint64, docs string) error {
 		}
 		sections["coverage"] = coverageTable(results, reps)
 		sections["widths"] = widthTable(results)
+		sections["totals"] = totalsTable(results)
 	}
 	if objReps > 0 {
 		objects, err := study(objReps, seed+1, unbias.InUseObjects)

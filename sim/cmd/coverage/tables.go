@@ -19,13 +19,19 @@ func writeCSV(path string, results []sim.StudyResult) error {
 		return err
 	}
 	w := csv.NewWriter(f)
-	w.Write([]string{"scenario", "dump", "replicates", "method", "rows", "coverage", "truth_below_lo", "truth_above_hi",
+	w.Write([]string{"scenario", "dump", "replicates", "scope", "method", "rows", "coverage", "truth_below_lo", "truth_above_hi",
 		"mean_width_over_truth", "exact_rows", "mean_width_over_exact"})
 	for _, r := range results {
-		for _, t := range r.Tallies {
-			w.Write([]string{r.Scenario, r.Encoding.String(), strconv.Itoa(r.Reps), t.Method.String(), strconv.Itoa(t.Rows),
-				fmt.Sprintf("%.5f", t.Coverage()), strconv.Itoa(t.Below), strconv.Itoa(t.Above),
-				fmt.Sprintf("%.5f", t.MeanRelWidth()), strconv.Itoa(t.ExactRows), fmt.Sprintf("%.5f", t.MeanWidthVsExact())})
+		for _, sc := range []struct {
+			scope   string
+			tallies []sim.Tally
+		}{{"rows+totals", r.Tallies}, {"totals", r.Totals}} {
+			scope := sc.scope
+			for _, t := range sc.tallies {
+				w.Write([]string{r.Scenario, r.Encoding.String(), strconv.Itoa(r.Reps), scope, t.Method.String(), strconv.Itoa(t.Rows),
+					fmt.Sprintf("%.5f", t.Coverage()), strconv.Itoa(t.Below), strconv.Itoa(t.Above),
+					fmt.Sprintf("%.5f", t.MeanRelWidth()), strconv.Itoa(t.ExactRows), fmt.Sprintf("%.5f", t.MeanWidthVsExact())})
+			}
 		}
 	}
 	w.Flush()
@@ -80,6 +86,20 @@ func used(m map[string]int) string {
 		parts = append(parts, fmt.Sprintf("%s %.0f%%", k, 100*float64(m[k])/float64(max(total, 1))))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// totalsTable is the coverage of the dumps' totals alone: one per
+// replicate, summing every row (and, for merges, every process).
+func totalsTable(results []sim.StudyResult) string {
+	var b strings.Builder
+	b.WriteString("Coverage of the totals alone (one per replicate: the sum over every row, and over\n")
+	b.WriteString("every process for merges), with the mean width over the truth.\n\n")
+	b.WriteString("| scenario | dump | totals | auto | gamma | normal |\n|---|---|---:|---|---|---|\n")
+	for _, r := range results {
+		t := r.Totals
+		fmt.Fprintf(&b, "| %s | %s | %d | **%s** | %s | %s |\n", r.Scenario, r.Encoding, t[0].Rows, cell(t[0]), cell(t[3]), cell(t[4]))
+	}
+	return b.String()
 }
 
 func widthTable(results []sim.StudyResult) string {

@@ -37,7 +37,7 @@ var (
 )
 
 // heapestBinary builds cmd/heapest once per test run and returns its path.
-func heapestBinary(t *testing.T) string {
+func heapestBinary(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		out := filepath.Join(buildDir, "heapest")
@@ -56,7 +56,7 @@ func heapestBinary(t *testing.T) string {
 }
 
 // repoRoot is the module root: the directory above this test's package.
-func repoRoot(t *testing.T) string {
+func repoRoot(t testing.TB) string {
 	t.Helper()
 	_, file, _, ok := runtime.Caller(0)
 	if !ok {
@@ -66,7 +66,7 @@ func repoRoot(t *testing.T) string {
 }
 
 // samplesDir is ../shared/samples beside the repository.
-func samplesDir(t *testing.T) string {
+func samplesDir(t testing.TB) string {
 	return filepath.Join(repoRoot(t), "..", "shared", "samples")
 }
 

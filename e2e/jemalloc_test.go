@@ -103,6 +103,7 @@ func TestJemallocRealDumps(t *testing.T) {
 
 	t.Run("symbolized", func(t *testing.T) { checkSymbolized(t, runs) })
 	t.Run("threads", func(t *testing.T) { checkThreads(t, heapest, runs[0]) })
+	t.Run("stacks", func(t *testing.T) { checkStacks(t, heapest, runs[0]) })
 	t.Run("jeprof", func(t *testing.T) { checkJeprof(t, runs) })
 	t.Run("coverage", func(t *testing.T) { checkCoverage(t, runs) })
 }
@@ -243,6 +244,29 @@ func checkThreads(t *testing.T, heapest string, r *jeRun) {
 		}
 		if !found {
 			t.Errorf("%s: no thread row named %q; keys: %v", r.name(), name, keys(rowsByKey(rep)))
+		}
+	}
+}
+
+// checkStacks: --by stack gives each call site's stack leaf first, with the
+// allocator's frames (malloc and jemalloc's internals) dropped from the top:
+// the call-site function, then its caller worker.
+func checkStacks(t *testing.T, heapest string, r *jeRun) {
+	var rep Report
+	if err := heapestReportBy(heapest, r.dump, "inuse_space", "stack", &rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, fn := range callSites {
+		found := false
+		for _, row := range rep.Rows {
+			found = found || len(row.Stack) >= 2 && row.Stack[0] == fn && row.Stack[1] == "worker"
+		}
+		if !found {
+			var stacks [][]string
+			for _, row := range rep.Rows {
+				stacks = append(stacks, row.Stack)
+			}
+			t.Errorf("%s: no stack row [%s worker ...]; stacks: %q", r.name(), fn, stacks)
 		}
 	}
 }

@@ -56,6 +56,9 @@ type Group struct {
 	// Flat are the statistics of the group itself; Cum, for ByFunc, those
 	// of every stack the function appears in.
 	Flat, Cum ci.Stats
+	// stamp is the last record whose cum this group took, so that a
+	// recursive stack counts once per function.
+	stamp uint64
 }
 
 // Filter selects records by their frames (pprof's -focus and -ignore) and,
@@ -113,12 +116,43 @@ type Aggregator struct {
 	filter Filter
 	groups map[string]*Group
 	total  ci.Stats
-	seen   map[string]bool // scratch for ByFunc cum
+	gen    uint64 // records added, for Group.stamp
+	// byAddr caches the group of a frame address within one profile
+	// (AddProfile): it spares a string hash per frame. Inlined frames
+	// share an address, so an entry holds only while the name matches.
+	byAddr map[uint64]addrGroup
+}
+
+type addrGroup struct {
+	fn string // Frame.Func the entry was made for
+	g  *Group
 }
 
 // New returns an empty Aggregator.
 func New(by By, value unbias.Value, filter Filter) *Aggregator {
-	return &Aggregator{by: by, value: value, filter: filter, groups: map[string]*Group{}, seen: map[string]bool{}}
+	return &Aggregator{by: by, value: value, filter: filter, groups: map[string]*Group{}}
+}
+
+// AddProfile adds every record of one profile.
+func (a *Aggregator) AddProfile(recs []parse.Record) {
+	a.byAddr = make(map[uint64]addrGroup, 1024)
+	for i := range recs {
+		a.Add(&recs[i])
+	}
+	a.byAddr = nil
+}
+
+// frameGroup is the group of a frame's function.
+func (a *Aggregator) frameGroup(f *parse.Frame) *Group {
+	if a.byAddr == nil || f.Addr == 0 {
+		return a.group(FrameName(f), nil)
+	}
+	if e, ok := a.byAddr[f.Addr]; ok && e.fn == f.Func {
+		return e.g
+	}
+	g := a.group(FrameName(f), nil)
+	a.byAddr[f.Addr] = addrGroup{f.Func, g}
+	return g
 }
 
 // Add unbiases one record and adds it to its group(s) and to the total.
@@ -133,23 +167,25 @@ func (a *Aggregator) Add(rec *parse.Record) {
 	if a.filter.Window && a.filter.From > 0 && c.HasOffset {
 		c.OpenStart = true // the window starts between samples
 	}
-	a.total = a.total.Add(c.Stats)
+	a.total.Merge(&c.Stats)
 	switch a.by {
 	case ByFunc:
-		a.group(leafName(rec), nil).Flat = a.group(leafName(rec), nil).Flat.Add(c.Stats)
-		clear(a.seen)
-		for i := range rec.Stack {
-			name := FrameName(&rec.Stack[i])
-			if a.seen[name] {
-				continue // recursion: count a stack once per function
-			}
-			a.seen[name] = true
-			g := a.group(name, nil)
-			g.Cum = g.Cum.Add(c.Stats)
-		}
+		a.gen++
 		if len(rec.Stack) == 0 {
 			g := a.group(leafName(rec), nil)
-			g.Cum = g.Cum.Add(c.Stats)
+			g.Flat.Merge(&c.Stats)
+			g.Cum.Merge(&c.Stats)
+			break
+		}
+		leaf := a.frameGroup(&rec.Stack[0])
+		leaf.Flat.Merge(&c.Stats)
+		for i := range rec.Stack {
+			g := a.frameGroup(&rec.Stack[i])
+			if g.stamp == a.gen {
+				continue // recursion: count a stack once per function
+			}
+			g.stamp = a.gen
+			g.Cum.Merge(&c.Stats)
 		}
 	case ByStack:
 		names := make([]string, len(rec.Stack))
@@ -157,10 +193,10 @@ func (a *Aggregator) Add(rec *parse.Record) {
 			names[i] = FrameName(&rec.Stack[i])
 		}
 		g := a.group(stackKey(names), names)
-		g.Flat = g.Flat.Add(c.Stats)
+		g.Flat.Merge(&c.Stats)
 	default:
 		g := a.group(a.key(rec, c), nil)
-		g.Flat = g.Flat.Add(c.Stats)
+		g.Flat.Merge(&c.Stats)
 	}
 }
 
@@ -218,11 +254,11 @@ func (a *Aggregator) group(key string, stack []string) *Group {
 
 // Merge adds another aggregator's groups (same By and value) into a.
 func (a *Aggregator) Merge(o *Aggregator) {
-	a.total = a.total.Add(o.total)
+	a.total.Merge(&o.total)
 	for k, og := range o.groups {
 		g := a.group(k, og.Stack)
-		g.Flat = g.Flat.Add(og.Flat)
-		g.Cum = g.Cum.Add(og.Cum)
+		g.Flat.Merge(&og.Flat)
+		g.Cum.Merge(&og.Cum)
 	}
 }
 

@@ -75,38 +75,40 @@ type Stats struct {
 // Add returns the statistics of the union of two disjoint groups of
 // independent allocations.
 func (s Stats) Add(o Stats) Stats {
-	if s.N == 0 {
-		return o
+	s.Merge(&o)
+	return s
+}
+
+// Merge adds o into s in place: s.Add(o) without copying either struct,
+// for aggregation's inner loop.
+func (s *Stats) Merge(o *Stats) {
+	switch {
+	case o.N == 0:
+		return
+	case s.N == 0:
+		*s = *o
+		return
 	}
-	if o.N == 0 {
-		return s
+	s.N += o.N
+	s.Estimate += o.Estimate
+	s.Var += o.Var
+	s.Samples += o.Samples
+	s.SamplesBound = s.SamplesBound || o.SamplesBound
+	s.MaxWeight = math.Max(s.MaxWeight, o.MaxWeight)
+	s.Mixed = s.Mixed || o.Mixed || s.P != o.P || s.Unit != o.Unit
+	s.MixedRate = s.MixedRate || o.MixedRate || s.Rate != o.Rate
+	s.Offset += o.Offset
+	s.Bias += o.Bias
+	s.HasOffset = s.HasOffset && o.HasOffset
+	s.OpenStart = s.OpenStart || o.OpenStart
+	s.OpenEnd = s.OpenEnd || o.OpenEnd
+	s.Complete = s.Complete && o.Complete
+	s.NoInterval = s.NoInterval || o.NoInterval
+	s.Approx = s.Approx || o.Approx
+	if s.Mixed {
+		s.P, s.Unit = 0, 0
 	}
-	r := Stats{
-		N:            s.N + o.N,
-		Estimate:     s.Estimate + o.Estimate,
-		Var:          s.Var + o.Var,
-		Samples:      s.Samples + o.Samples,
-		SamplesBound: s.SamplesBound || o.SamplesBound,
-		MaxWeight:    math.Max(s.MaxWeight, o.MaxWeight),
-		Mixed:        s.Mixed || o.Mixed || s.P != o.P || s.Unit != o.Unit,
-		P:            s.P,
-		Unit:         s.Unit,
-		Rate:         s.Rate,
-		MixedRate:    s.MixedRate || o.MixedRate || s.Rate != o.Rate,
-		Offset:       s.Offset + o.Offset,
-		Bias:         s.Bias + o.Bias,
-		HasOffset:    s.HasOffset && o.HasOffset,
-		OpenStart:    s.OpenStart || o.OpenStart,
-		OpenEnd:      s.OpenEnd || o.OpenEnd,
-		Complete:     s.Complete && o.Complete,
-		NoInterval:   s.NoInterval || o.NoInterval,
-		Approx:       s.Approx || o.Approx,
+	if s.MixedRate {
+		s.Rate = 0
 	}
-	if r.Mixed {
-		r.P, r.Unit = 0, 0
-	}
-	if r.MixedRate {
-		r.Rate = 0
-	}
-	return r
 }

@@ -3,7 +3,9 @@ package parse
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"math"
 	"strconv"
@@ -54,15 +56,25 @@ type jeParser struct {
 	sum    jeCounts // exact sum of stack t* lines
 	// lastT and lastThreads (an index into ThreadRecords) locate the last
 	// stack's lines, the only ones a truncation can leave incomplete.
-	lastT       jeCounts
-	lastThreads int
-	names       map[string]string
-	seen        map[string]int // stack text -> line, to reject duplicates
+	lastT jeCounts
+	names map[string]string
+	seen  map[uint64]int // hash of the stack's addresses -> line, to reject duplicates
+	seed  maphash.Seed
+	// frames is a slab the stacks are cut from: one allocation for many
+	// stacks instead of one each.
+	frames []Frame
+	// threadNames interns "tUID name" per thread.
+	threadNames map[string]string
+	// lastSum sums the last stack's thread lines, for lastStackWhole when
+	// thread records are not kept.
+	lastSum  jeCounts
+	lastDec  [2]float64 // decoded current and accumulated bytes of those lines
+	lastNThr int
 }
 
 func parseJemalloc(name string, r *bufio.Reader, opt Options) (*Profile, error) {
 	p := &jeParser{name: name, r: r, opt: opt, prof: &Profile{HasInUse: true, HasAlloc: true},
-		names: map[string]string{}, seen: map[string]int{}}
+		names: map[string]string{}, seen: map[uint64]int{}, seed: maphash.MakeSeed(), threadNames: map[string]string{}}
 	if err := p.parse(); err != nil {
 		if !opt.KeepGoing || p.prof == nil || len(p.prof.Records) == 0 {
 			return nil, err
@@ -264,19 +276,39 @@ func (p *jeParser) countsLine(uid string, rest []byte, stack []Frame, cur **Reco
 			return p.errorf("%v", err)
 		}
 		p.prof.Records = append(p.prof.Records, jeRecord(stack, "", c, p.rate))
-		p.lastT, p.lastThreads = c, len(p.prof.ThreadRecords)
+		p.lastT, p.lastSum, p.lastDec, p.lastNThr = c, jeCounts{}, [2]float64{}, 0
 		*cur = &p.prof.Records[len(p.prof.Records)-1]
 		*wantT = false
 	case *cur != nil && uid != "*":
-		th := "t" + uid
-		if n := p.names[uid]; n != "" {
-			th += " " + n
-		}
-		p.prof.ThreadRecords = append(p.prof.ThreadRecords, jeRecord(stack, th, c, p.rate))
+		p.addThreadLine(uid, stack, c)
 	default:
 		return p.errorf("unexpected \"  t%s: \" line", uid)
 	}
 	return nil
+}
+
+// addThreadLine keeps a thread line under a stack (with --by thread) and
+// adds it to the last stack's sums.
+func (p *jeParser) addThreadLine(uid string, stack []Frame, c jeCounts) {
+	r := float64(p.rate)
+	p.lastSum, _ = addCounts(p.lastSum, c) // bounded by the t* line checked later
+	_, cur := JeprofDecode(float64(c.curObjs), float64(c.curBytes), r)
+	_, acc := JeprofDecode(float64(c.accObjs), float64(c.accBytes), r)
+	p.lastDec[0] += cur
+	p.lastDec[1] += acc
+	p.lastNThr++
+	if !p.opt.Threads {
+		return
+	}
+	th, ok := p.threadNames[uid]
+	if !ok {
+		th = "t" + uid
+		if n := p.names[uid]; n != "" {
+			th += " " + n
+		}
+		p.threadNames[uid] = th
+	}
+	p.prof.ThreadRecords = append(p.prof.ThreadRecords, jeRecord(stack, th, c, p.rate))
 }
 
 func jeRecord(stack []Frame, thread string, c jeCounts, rate uint64) Record {
@@ -294,27 +326,64 @@ func (p *jeParser) parseStack(l []byte) ([]Frame, error) {
 	if len(l) > 1 && l[1] != ' ' {
 		return nil, p.errorf("expected \"@ 0xADDR ...\", got %q", clip(l))
 	}
-	key := string(bytes.TrimSpace(l[1:]))
+	rest := l[1:]
+	n := bytes.Count(rest, []byte(" ")) + 1 // an upper bound on the frames
+	if len(p.frames) < n {
+		p.frames = make([]Frame, max(n, 8192))
+	}
+	frames := p.frames[:0:n]
+	var h maphash.Hash
+	h.SetSeed(p.seed)
+	var buf [8]byte
+	for i := 0; i < len(rest); {
+		if c := rest[i]; c == ' ' || c == '\t' {
+			i++
+			continue
+		}
+		a, end, ok := scanHexAddr(rest, i)
+		if !ok {
+			return nil, p.errorf("expected a 0x-prefixed hex address, got %q", clip(rest[i:end]))
+		}
+		frames = append(frames, Frame{Addr: a})
+		binary.LittleEndian.PutUint64(buf[:], a)
+		h.Write(buf[:])
+		i = end
+	}
+	p.frames = p.frames[len(frames):]
+	key := h.Sum64()
 	if prev, dup := p.seen[key]; dup {
 		return nil, p.errorf("duplicated stack (first seen on line %d)", prev)
 	}
 	p.seen[key] = p.line
-	n := bytes.Count(l, []byte(" 0x"))
-	frames := make([]Frame, 0, n)
-	for _, f := range bytes.Fields(l[1:]) {
-		if !bytes.HasPrefix(f, []byte("0x")) || len(f) < 3 || len(f) > 18 {
-			return nil, p.errorf("expected a 0x-prefixed hex address, got %q", clip(f))
-		}
-		a, err := strconv.ParseUint(string(f[2:]), 16, 64)
-		if err != nil {
-			return nil, p.errorf("expected a 0x-prefixed hex address, got %q", clip(f))
-		}
-		frames = append(frames, Frame{Addr: a})
-	}
-	if frames == nil {
-		frames = []Frame{} // a bare '@': a stack whose unwinding failed
-	}
 	return frames, nil
+}
+
+// scanHexAddr parses "0x" and 1 to 16 hex digits at b[i:], up to the next
+// blank or the end. It returns the address and where the field ends.
+func scanHexAddr(b []byte, i int) (uint64, int, bool) {
+	end := i
+	for end < len(b) && b[end] != ' ' && b[end] != '\t' {
+		end++
+	}
+	f := b[i:end]
+	if len(f) < 3 || len(f) > 18 || f[0] != '0' || f[1] != 'x' {
+		return 0, end, false
+	}
+	var a uint64
+	for _, c := range f[2:] {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		case c >= 'A' && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, end, false
+		}
+		a = a<<4 | uint64(c)
+	}
+	return a, end, true
 }
 
 // finish decides how the numbers were written (raw or prof_unbias) and
@@ -395,29 +464,16 @@ func (p *jeParser) lastStackWhole(unbiased bool) bool {
 	if len(p.prof.Records) == 0 {
 		return p.header == jeCounts{}
 	}
-	threads := p.prof.ThreadRecords[p.lastThreads:]
-	if len(threads) == 0 {
+	if p.lastNThr == 0 {
 		return false // jemalloc writes at least one thread line per stack
 	}
-	r := float64(p.rate)
-	var sum jeCounts
-	var cur, acc float64
-	for _, t := range threads {
-		sum.curObjs += uint64(t.InUse.Objects)
-		sum.curBytes += uint64(t.InUse.Bytes)
-		sum.accObjs += uint64(t.Alloc.Objects)
-		sum.accBytes += uint64(t.Alloc.Bytes)
-		_, b := JeprofDecode(t.InUse.Objects, t.InUse.Bytes, r)
-		cur += b
-		_, b = JeprofDecode(t.Alloc.Objects, t.Alloc.Bytes, r)
-		acc += b
-	}
 	if !unbiased {
-		return sum == p.lastT
+		return p.lastSum == p.lastT
 	}
+	r := float64(p.rate)
 	_, hCur := JeprofDecode(float64(p.lastT.curObjs), float64(p.lastT.curBytes), r)
 	_, hAcc := JeprofDecode(float64(p.lastT.accObjs), float64(p.lastT.accBytes), r)
-	return near(cur, hCur, r) && near(acc, hAcc, r)
+	return near(p.lastDec[0], hCur, r) && near(p.lastDec[1], hAcc, r)
 }
 
 // near compares decoded byte totals, which agree only up to the rounding

@@ -43,7 +43,7 @@ func TestJemallocSamples(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
-			p := mustRead(t, filepath.Join(dir, tt.file), Options{})
+			p := mustRead(t, filepath.Join(dir, tt.file), Options{Threads: true})
 			if p.Source.Format != "jemalloc" || p.Source.Rate != tt.rate {
 				t.Errorf("format %q rate %v, want jemalloc %v", p.Source.Format, p.Source.Rate, tt.rate)
 			}
@@ -81,7 +81,10 @@ func TestJemallocSampleLines(t *testing.T) {
 	if !d.InUse.IsZero() || d.Alloc.Objects != 44 || d.Alloc.Bytes != 2816 {
 		t.Errorf("stack D = %+v / %+v", d.InUse, d.Alloc)
 	}
-	th := mustRead(t, filepath.Join(dir, "generated/je530_threads_unbias-on.heap"), Options{})
+	th := mustRead(t, filepath.Join(dir, "generated/je530_threads_unbias-on.heap"), Options{Threads: true})
+	if len(mustRead(t, filepath.Join(dir, "generated/je530_threads_unbias-on.heap"), Options{}).ThreadRecords) != 0 {
+		t.Errorf("thread records kept without Options.Threads")
+	}
 	var names []string
 	for _, r := range th.ThreadRecords {
 		names = append(names, r.Thread)
@@ -92,7 +95,7 @@ func TestJemallocSampleLines(t *testing.T) {
 }
 
 func TestJemallocVariants(t *testing.T) {
-	p := mustRead(t, "testdata/jemalloc/variants.heap", Options{})
+	p := mustRead(t, "testdata/jemalloc/variants.heap", Options{Threads: true})
 	if p.Symbols[0x401000] != "alloc_thing" || p.Symbols[0x401100] != "main" {
 		t.Errorf("symbols %v", p.Symbols)
 	}

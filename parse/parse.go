@@ -20,6 +20,9 @@ type Options struct {
 	// KeepGoing salvages what precedes a truncation or a bad record, with a
 	// warning saying what was skipped, instead of failing.
 	KeepGoing bool
+	// Threads keeps per-thread breakdowns (Profile.ThreadRecords) where
+	// the format has them; they cost memory and only --by thread uses them.
+	Threads bool
 	// MaxDecompressed bounds gzip output in bytes (0: DefaultMaxDecompressed).
 	MaxDecompressed int64
 }

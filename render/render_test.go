@@ -26,7 +26,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 // output does not depend on this machine's libraries.
 func buildDump(t *testing.T, file string, opt report.Options) *report.Report {
 	t.Helper()
-	p, err := parse.ReadFile(filepath.Join("..", "testdata", "jemalloc", file), parse.Options{})
+	p, err := parse.ReadFile(filepath.Join("..", "testdata", "jemalloc", file), parse.Options{Threads: opt.By == aggregate.ByThread})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -75,9 +75,7 @@ func Build(profiles []*parse.Profile, opt Options) (*Report, error) {
 			recs = p.ThreadRecords
 		}
 		before := agg.Total().Samples
-		for i := range recs {
-			agg.Add(&recs[i])
-		}
+		agg.AddProfile(recs)
 		src := p.Source
 		src.Samples = agg.Total().Samples - before // the samples this report rests on
 		r.Sources = append(r.Sources, src)

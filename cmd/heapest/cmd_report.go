@@ -88,6 +88,7 @@ func runReport(cmd *cobra.Command, opts ReportOptions, args []string) error {
 	if len(args) > 1 {
 		return usageError{fmt.Errorf("report takes one profile; to sum dumps of several processes use \"heapest merge\"")}
 	}
+	opts.threads = opts.By == "thread"
 	profiles, err := opts.load(args, cmd.ErrOrStderr())
 	if err != nil {
 		return err

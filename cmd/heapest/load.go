@@ -20,6 +20,8 @@ type inputOptions struct {
 	Binary         string
 	SymbolPath     []string
 	KeepAllocator  bool
+	// threads keeps per-thread breakdowns (set for --by thread).
+	threads bool
 }
 
 func (o *inputOptions) addFlags(cmd *cobra.Command) {
@@ -34,7 +36,7 @@ func (o *inputOptions) addFlags(cmd *cobra.Command) {
 
 // load parses and symbolizes each input. Warnings go to stderr.
 func (o *inputOptions) load(paths []string, stderr io.Writer) ([]*parse.Profile, error) {
-	popt := parse.Options{JemallocUnbias: o.JemallocUnbias, Rate: o.Rate, KeepGoing: o.KeepGoing}
+	popt := parse.Options{JemallocUnbias: o.JemallocUnbias, Rate: o.Rate, KeepGoing: o.KeepGoing, Threads: o.threads}
 	sopt := symbolize.Options{Binary: o.Binary, SymbolPath: o.SymbolPath, DropAllocator: !o.KeepAllocator}
 	var out []*parse.Profile
 	for _, path := range expandInputs(paths) {

@@ -175,9 +175,12 @@ func FuzzELF(f *testing.F) {
 		if err != nil {
 			return
 		}
-		for _, s := range o.segs {
-			for _, off := range []uint64{s.off, s.off + s.filesz/2, s.off + s.filesz} {
-				o.resolve(s.pageStart(), off)
+		for _, lines := range []bool{false, true} {
+			dw := loadDWARF(path, lines)
+			for _, s := range o.segs {
+				for _, off := range []uint64{s.off, s.off + s.filesz/2, s.off + s.filesz} {
+					o.resolve(s.pageStart(), off, lines, func() *dwarfInfo { return dw })
+				}
 			}
 		}
 		warnings, err := Symbolize(oneFrameProfile(path), Options{})

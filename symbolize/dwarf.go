@@ -3,6 +3,7 @@ package symbolize
 import (
 	"cmp"
 	"debug/dwarf"
+	"encoding/binary"
 	"debug/elf"
 	"io"
 	"slices"
@@ -11,11 +12,17 @@ import (
 
 // dwarfInfo indexes a file's compilation units by address range. A unit's
 // line table and functions are read the first time an address falls in it,
-// so a large binary costs only the units its stacks touch.
+// so a large binary costs only the units its stacks touch. It belongs to
+// one Symbolize call and is dropped with it.
 type dwarfInfo struct {
 	d     *dwarf.Data
 	units []unitRange // sorted by lo
 	cus   []*unit
+	// lines says whether positions are wanted: without them a unit's line
+	// table and inlined calls are not read, only its functions.
+	lines bool
+	// demangled caches Demangle per DWARF function name.
+	demangled map[string]string
 }
 
 type unitRange struct {
@@ -61,45 +68,172 @@ type inlRange struct {
 // instead of DW_AT_linkage_name.
 const attrMIPSLinkageName dwarf.Attr = 0x2007
 
-// loadDWARF indexes ef's DWARF, or returns nil when it has none (or it is
-// unreadable: the symbol table then still names functions).
-func loadDWARF(ef *elf.File) (info *dwarfInfo) {
+// dwarfSections are the DWARF sections symbolization reads: entries,
+// their abbreviations and strings, line tables and address ranges. The
+// others (.debug_frame, .debug_loc*, .debug_types, ...) are never
+// decompressed.
+var dwarfSections = []string{"abbrev", "info", "str", "line", "ranges", "addr", "line_str", "rnglists", "str_offsets"}
+
+// hasDWARF reports whether ef has debug entries to read.
+func hasDWARF(ef *elf.File) bool {
+	return ef.Section(".debug_info") != nil || ef.Section(".zdebug_info") != nil
+}
+
+// loadDWARF opens path's DWARF and indexes its compilation units, or
+// returns nil when it has none (or it is unreadable: the symbol table then
+// still names functions).
+func loadDWARF(path string, lines bool) (info *dwarfInfo) {
 	defer func() {
 		if recover() != nil { // malformed DWARF must not stop the run
 			info = nil
 		}
 	}()
-	if ef.Section(".debug_info") == nil && ef.Section(".zdebug_info") == nil {
-		return nil
-	}
-	d, err := ef.DWARF()
+	ef, err := elf.Open(path)
 	if err != nil {
 		return nil
 	}
-	info = &dwarfInfo{d: d}
-	r := d.Reader()
-	for {
-		e, err := r.Next()
-		if err != nil || e == nil {
-			break
-		}
-		if e.Tag == dwarf.TagCompileUnit {
-			ranges, _ := d.Ranges(e)
-			for _, rg := range ranges {
-				if rg[1] > rg[0] {
-					info.units = append(info.units, unitRange{lo: rg[0], hi: rg[1], cu: len(info.cus)})
-				}
-			}
-			info.cus = append(info.cus, &unit{off: e.Offset})
-		}
-		r.SkipChildren()
+	defer ef.Close()
+	d, entries, err := readDWARF(ef)
+	if err != nil {
+		return nil
 	}
-	sort.Slice(info.units, func(i, j int) bool { return info.units[i].lo < info.units[j].lo })
+	info = &dwarfInfo{d: d, lines: lines, demangled: map[string]string{}}
+	info.indexUnits(entries)
 	return info
 }
 
+// readDWARF loads the sections in dwarfSections, and returns with them
+// the offsets of the units' first entries (see unitEntries). Relocatable
+// objects, whose debug sections need relocating, go through debug/elf's
+// DWARF.
+func readDWARF(ef *elf.File) (*dwarf.Data, []dwarf.Offset, error) {
+	if ef.Type == elf.ET_REL {
+		d, err := ef.DWARF()
+		if err != nil {
+			return nil, nil, err
+		}
+		s := ef.Section(".debug_info")
+		if s == nil {
+			return d, nil, nil
+		}
+		b, err := s.Data()
+		return d, unitEntries(b, ef.ByteOrder), err
+	}
+	data := map[string][]byte{}
+	for _, name := range dwarfSections {
+		s := ef.Section(".debug_" + name)
+		if s == nil {
+			s = ef.Section(".zdebug_" + name)
+		}
+		if s == nil || s.Type == elf.SHT_NOBITS {
+			continue
+		}
+		b, err := s.Data()
+		if err != nil {
+			return nil, nil, err
+		}
+		data[name] = b
+	}
+	d, err := dwarf.New(data["abbrev"], nil, nil, data["info"], data["line"], nil, data["ranges"], data["str"])
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, name := range []string{"addr", "line_str", "rnglists", "str_offsets"} {
+		if b, ok := data[name]; ok {
+			if err := d.AddSection(".debug_"+name, b); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	return d, unitEntries(data["info"], ef.ByteOrder), nil
+}
+
+// unitEntries returns the offset of the first entry of each unit of a
+// .debug_info section: the unit's own entry, past the unit header. It
+// reads the headers as debug/dwarf does (zero-length padding units are
+// skipped) and stops at the first it cannot read.
+func unitEntries(info []byte, bo binary.ByteOrder) []dwarf.Offset {
+	var out []dwarf.Offset
+	for off := uint64(0); off+4 <= uint64(len(info)); {
+		n, is64, hdr := uint64(bo.Uint32(info[off:])), false, uint64(4)
+		if n == 0xffffffff {
+			if off+12 > uint64(len(info)) {
+				break
+			}
+			n, is64, hdr = bo.Uint64(info[off+4:]), true, 12
+		}
+		if n > uint64(len(info))-off-hdr {
+			break
+		}
+		if n > 0 {
+			if size, ok := unitHeaderSize(info[off+hdr:off+hdr+n], bo, is64); ok {
+				out = append(out, dwarf.Offset(off+hdr+size))
+			}
+		}
+		off += hdr + n
+	}
+	return out
+}
+
+// unitHeaderSize is the length of a unit header after its unit_length
+// field: version, (DWARF 5) unit type and address size, abbreviation
+// offset, (before 5) address size, and the fields some DWARF 5 unit types
+// add.
+func unitHeaderSize(u []byte, bo binary.ByteOrder, is64 bool) (uint64, bool) {
+	if len(u) < 2 {
+		return 0, false
+	}
+	offSize := uint64(4)
+	if is64 {
+		offSize = 8
+	}
+	version := bo.Uint16(u)
+	if version < 2 || version > 5 {
+		return 0, false
+	}
+	if version < 5 {
+		return 2 + offSize + 1, true
+	}
+	if len(u) < 3 {
+		return 0, false
+	}
+	size := 2 + 2 + offSize
+	switch u[2] {
+	case 4, 5: // DW_UT_skeleton, DW_UT_split_compile: unit id
+		size += 8
+	case 2, 6: // DW_UT_type, DW_UT_split_type: signature, type offset
+		size += 8 + offSize
+	}
+	return size, true
+}
+
+// indexUnits reads the address ranges of every compilation unit from its
+// unit entry alone, jumping from unit to unit: none of their children are
+// decoded until an address falls in the unit.
+func (di *dwarfInfo) indexUnits(entries []dwarf.Offset) {
+	r := di.d.Reader()
+	for _, off := range entries {
+		r.Seek(off)
+		e, err := r.Next()
+		if err != nil || e == nil {
+			continue
+		}
+		if e.Tag == dwarf.TagCompileUnit {
+			ranges, _ := di.d.Ranges(e)
+			for _, rg := range ranges {
+				if rg[1] > rg[0] {
+					di.units = append(di.units, unitRange{lo: rg[0], hi: rg[1], cu: len(di.cus)})
+				}
+			}
+			di.cus = append(di.cus, &unit{off: e.Offset})
+		}
+	}
+	sort.Slice(di.units, func(i, j int) bool { return di.units[i].lo < di.units[j].lo })
+}
+
 // lookup returns the source position and function of vaddr. file is ""
-// when no line row covers it, fn "" when no function does.
+// when no line row covers it (always, when lines are not wanted), fn ""
+// when no function does.
 func (di *dwarfInfo) lookup(vaddr uint64) (file string, line int, fn string) {
 	u := di.unitFor(vaddr)
 	if u == nil {
@@ -133,7 +267,7 @@ func (di *dwarfInfo) unitFor(vaddr uint64) *unit {
 }
 
 // load reads a unit's line table and walks its entries for functions and
-// outermost inlined calls.
+// outermost inlined calls (only for functions when lines are not wanted).
 func (di *dwarfInfo) load(u *unit) {
 	u.loaded = true
 	defer func() {
@@ -148,8 +282,10 @@ func (di *dwarfInfo) load(u *unit) {
 		return
 	}
 	var files []*dwarf.LineFile
-	if lr, err := di.d.LineReader(cu); err == nil && lr != nil {
-		files = u.readRows(lr)
+	if di.lines {
+		if lr, err := di.d.LineReader(cu); err == nil && lr != nil {
+			files = u.readRows(lr)
+		}
 	}
 	if cu.Children {
 		di.walk(r, u, files)
@@ -207,7 +343,7 @@ func (di *dwarfInfo) walk(r *dwarf.Reader, u *unit, files []*dwarf.LineFile) {
 				}
 			}
 		case dwarf.TagInlinedSubroutine:
-			if !insideInlined(open) {
+			if di.lines && !insideInlined(open) {
 				di.addInlined(u, e, files)
 			}
 			// Calls inlined into this one are not outermost: skip them.
@@ -326,4 +462,15 @@ func (u *unit) inlined(pc uint64) (inlRange, bool) {
 		return in[i], true
 	}
 	return inlRange{}, false
+}
+
+// demangle returns the short demangled form of a DWARF function name,
+// cached.
+func (di *dwarfInfo) demangle(name string) string {
+	if d, ok := di.demangled[name]; ok {
+		return d
+	}
+	d := Demangle(name)
+	di.demangled[name] = d
+	return d
 }

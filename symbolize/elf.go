@@ -10,8 +10,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"sort"
-	"strings"
 	"sync"
 )
 
@@ -22,31 +20,27 @@ type segment struct {
 	exec                             bool
 }
 
-// symbol is one function symbol of a symbol table.
-type symbol struct {
-	addr, size uint64
-	name       string // as stored (mangled)
-	short      string // Demangle(name), filled on first use
-}
-
-// object is one loaded ELF file: its program headers, its sorted function
-// symbols and, when present, its DWARF. It is read once per process (see
-// objects) and queried for many addresses.
+// object is one loaded ELF file: its program headers and its sorted code
+// symbols, kept in a process-wide cache (see objects) and queried for many
+// addresses. Its DWARF is not kept: a Symbolize call that needs it loads
+// it for itself (see loadDWARF), so that the cache holds no debug data.
 type object struct {
 	path    string
 	typ     elf.Type
 	buildID string
 	segs    []segment
-	syms    []symbol
-	symSrc  string // ".symtab", ".dynsym" or ""
-	dw      *dwarfInfo
-	// demangled caches Demangle per mangled name: a name is demangled once
-	// however many addresses resolve to it.
-	demangled map[string]string
+	tab     symbolTable
+	// dwarfPath is the file holding DWARF for this object's code: the
+	// file itself, its separate debug file, or "" when neither has any.
+	dwarfPath string
 
-	// mu guards the lazily filled parts (DWARF units, short names, a
-	// debug file's tables) of an object shared through the cache.
+	// mu guards the parts filled later (short names, a debug file's
+	// tables) of an object shared through the cache.
 	mu sync.Mutex
+	// short caches the demangled names of the symbols hit so far, by
+	// index in tab: a name is demangled once however many addresses
+	// resolve to it, and names never hit are never demangled.
+	short map[int32]string
 }
 
 // objectKey identifies a file's content well enough for a process's life.
@@ -106,7 +100,8 @@ var (
 	errNoFile = errors.New("no such file")
 )
 
-// openObject reads path's program headers, symbol table and DWARF.
+// openObject reads path's program headers, build-id and code symbols, and
+// notes whether it has DWARF; no debug section is read.
 func openObject(path string) (o *object, err error) {
 	defer func() {
 		// debug/elf is meant to fail cleanly on bad input; this makes sure
@@ -139,11 +134,13 @@ func openObject(path string) (o *object, err error) {
 		return nil, fmt.Errorf("malformed ELF: %v", err)
 	}
 	defer ef.Close()
-	o = &object{path: path, typ: ef.Type, demangled: map[string]string{}}
+	o = &object{path: path, typ: ef.Type, short: map[int32]string{}}
 	o.segs = loadSegments(ef)
 	o.buildID = readBuildID(ef)
-	o.syms, o.symSrc = readSymbols(ef)
-	o.dw = loadDWARF(ef)
+	o.tab = readSymbols(ef)
+	if hasDWARF(ef) {
+		o.dwarfPath = path
+	}
 	return o, nil
 }
 
@@ -306,163 +303,19 @@ func findBuildID(data []byte, bo binary.ByteOrder) string {
 
 func align4(n uint64) uint64 { return (n + 3) &^ 3 }
 
-// readSymbols returns the function symbols of .symtab, or of .dynsym when
-// the file was stripped, sorted by address with aliases resolved.
-func readSymbols(ef *elf.File) ([]symbol, string) {
-	if syms, err := ef.Symbols(); err == nil {
-		if out := functionSymbols(ef, syms); len(out) > 0 {
-			return out, ".symtab"
-		}
-	}
-	if syms, err := ef.DynamicSymbols(); err == nil {
-		if out := functionSymbols(ef, syms); len(out) > 0 {
-			return out, ".dynsym"
-		}
-	}
-	return nil, ""
-}
-
-// functionSymbols keeps defined code symbols, sorted by address; of
-// several at one address it keeps the best-named (see better). Code
-// symbols are functions, and untyped labels in executable sections
-// (assembly entry points such as ld.so's _dl_start_user), as nm lists them.
-func functionSymbols(ef *elf.File, syms []elf.Symbol) []symbol {
-	var fn []elf.Symbol
-	for _, s := range syms {
-		if !isCodeSymbol(ef, s) {
-			continue
-		}
-		if i := strings.IndexByte(s.Name, '@'); i > 0 {
-			s.Name = s.Name[:i] // symbol version: memcpy@@GLIBC_2.14
-		}
-		fn = append(fn, s)
-	}
-	sort.Slice(fn, func(i, j int) bool {
-		if fn[i].Value != fn[j].Value {
-			return fn[i].Value < fn[j].Value
-		}
-		return better(fn[i], fn[j])
-	})
-	out := make([]symbol, 0, len(fn))
-	for i, s := range fn {
-		if i > 0 && fn[i-1].Value == s.Value {
-			continue
-		}
-		out = append(out, symbol{addr: s.Value, size: s.Size, name: s.Name})
-	}
-	return out
-}
-
-func isCodeSymbol(ef *elf.File, s elf.Symbol) bool {
-	if s.Section == elf.SHN_UNDEF || s.Value == 0 || s.Name == "" {
-		return false
-	}
-	switch elf.ST_TYPE(s.Info) {
-	case elf.STT_FUNC, elf.STT_GNU_IFUNC:
-		return true
-	case elf.STT_NOTYPE:
-		// ARM and RISC-V mapping symbols ($x, $d) and local labels (.L)
-		// are not names.
-		if s.Name[0] == '$' || strings.HasPrefix(s.Name, ".L") {
-			return false
-		}
-		i := int(s.Section)
-		return i < len(ef.Sections) && ef.Sections[i].Flags&elf.SHF_EXECINSTR != 0
-	}
-	return false
-}
-
-// better orders aliases at one address: functions before labels, sized
-// before unsized, global
-// before weak before local, fewer leading underscores, then by name so the
-// choice does not depend on table order.
-func better(a, b elf.Symbol) bool {
-	fa, fb := elf.ST_TYPE(a.Info) != elf.STT_NOTYPE, elf.ST_TYPE(b.Info) != elf.STT_NOTYPE
-	if fa != fb {
-		return fa
-	}
-	if (a.Size > 0) != (b.Size > 0) {
-		return a.Size > 0
-	}
-	ra, rb := bindRank(a), bindRank(b)
-	if ra != rb {
-		return ra < rb
-	}
-	ua, ub := underscores(a.Name), underscores(b.Name)
-	if ua != ub {
-		return ua < ub
-	}
-	return a.Name < b.Name
-}
-
-func bindRank(s elf.Symbol) int {
-	switch elf.ST_BIND(s.Info) {
-	case elf.STB_GLOBAL:
-		return 0
-	case elf.STB_WEAK:
-		return 1
-	}
-	return 2
-}
-
-func underscores(s string) int {
-	n := 0
-	for n < len(s) && s[n] == '_' {
-		n++
-	}
-	return n
-}
-
-// lookupSymbol returns the index of the function symbol holding vaddr, or
-// -1.
-func (o *object) lookupSymbol(vaddr uint64) int {
-	syms := o.syms
-	i := sort.Search(len(syms), func(i int) bool { return syms[i].addr > vaddr }) - 1
+// funcName returns the demangled name of the symbol holding vaddr, or ""
+// when no symbol does. Each symbol's name is demangled once.
+func (o *object) funcName(vaddr uint64) string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	i := o.tab.lookup(vaddr)
 	if i < 0 {
-		return -1
+		return ""
 	}
-	// A symbol without a size runs to the next one; a sized one that ends
-	// before vaddr may still sit inside an earlier, larger one.
-	for k, j := 0, i; k < 4 && j >= 0; k, j = k+1, j-1 {
-		s := &syms[j]
-		if (s.size == 0 && j == i) || (s.size > 0 && vaddr < s.addr+s.size) {
-			return j
-		}
+	if name, ok := o.short[int32(i)]; ok {
+		return name
 	}
-	// Just past a function's end is its alignment padding: a return
-	// address there comes from a call to a function that does not return
-	// (abort, a throw) ending the function, and belongs to it.
-	if s := &syms[i]; vaddr-(s.addr+s.size) < maxPadding {
-		return i
-	}
-	return -1
-}
-
-// symbolName returns symbol i's demangled name, demangling it once.
-func (o *object) symbolName(i int) string {
-	s := &o.syms[i]
-	if s.short == "" {
-		s.short = Demangle(s.name)
-	}
-	return s.short
-}
-
-// maxPadding bounds the alignment padding after a function (compilers
-// align functions to at most 64 bytes).
-const maxPadding = 64
-
-// demangle returns the short demangled form of a DWARF function name,
-// cached.
-func (o *object) demangle(name string) string {
-	if d, ok := o.demangled[name]; ok {
-		return d
-	}
-	d := Demangle(name)
-	o.demangled[name] = d
-	return d
-}
-
-// hasSymbols reports whether the file can name functions at all.
-func (o *object) hasSymbols() bool {
-	return len(o.syms) > 0 || (o.dw != nil && len(o.dw.units) > 0)
+	name := Demangle(o.tab.name(i))
+	o.short[int32(i)] = name
+	return name
 }

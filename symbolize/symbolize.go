@@ -27,18 +27,25 @@ type Options struct {
 	// DropAllocator drops allocator frames from the leaf end of each stack
 	// (see IsAllocatorFunc), keeping at least one frame.
 	DropAllocator bool
+	// Lines fills File and Line from DWARF line tables (an address inside
+	// inlined code gets the position of the outermost inlined call).
+	// Without it, File and Line stay empty and DWARF is read only for
+	// addresses no symbol covers: function names come from the symbol
+	// tables, which is much cheaper than reading debug sections.
+	Lines bool
 }
 
 // systemDebugDirs hold separate debug files of installed packages
 // (Debian's *-dbg and *-dbgsym packages install under .build-id there).
 var systemDebugDirs = []string{"/usr/lib/debug"}
 
-// Symbolize fills Func, File and Line of every frame of p's records (and
-// thread records) that has an address and no name yet. When p has no
+// Symbolize fills Func (and with opt.Lines File and Line) of every frame
+// of p's records (and thread records) that has an address and no name
+// yet. When p has no
 // Mappings but a raw maps copy (MapsText), it parses that first and stores
 // the result in p.Mappings. Names come first from p.Symbols (a
-// symbolized jeprof --raw file), then from the ELF symbol tables and DWARF
-// of the mapped files, demangled to pprof's short form. Frames that cannot
+// symbolized jeprof --raw file), then from the ELF symbol tables of the
+// mapped files, then from their DWARF, demangled to pprof's short form. Frames that cannot
 // be resolved keep Func "".
 //
 // As jeprof does, every frame but the leaf is a return address and is
@@ -153,6 +160,9 @@ type session struct {
 	outside int
 	// fatal is set when a mapped file exists but is unusable.
 	fatal error
+	// dwarf holds the DWARF loaded by this call, by file path (nil when
+	// a file's could not be read): it is dropped with the session.
+	dwarf map[string]*dwarfInfo
 }
 
 type mapState struct {
@@ -182,6 +192,7 @@ func newSession(p *parse.Profile, opt Options) *session {
 	return &session{
 		p: p, opt: opt,
 		files:   map[string]*fileState{},
+		dwarf:   map[string]*dwarfInfo{},
 		callers: map[uint64]int32{},
 		leaves:  map[uint64]int32{},
 	}
@@ -366,11 +377,12 @@ func (s *session) buildIDPaths(id string) []string {
 
 // addDebugFile completes a stripped object with the symbols and DWARF of
 // its separate debug file, found by build-id, keeping its own program
-// headers.
+// headers. Only the debug file's symbols are read now; its DWARF is read
+// when a lookup needs it.
 func (s *session) addDebugFile(o *object) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.buildID == "" || (len(o.syms) > 0 && o.dw != nil && o.symSrc == ".symtab") {
+	if o.buildID == "" || (o.tab.src == ".symtab" && o.dwarfPath != "") {
 		return
 	}
 	for _, c := range s.buildIDPaths(o.buildID) {
@@ -381,11 +393,12 @@ func (s *session) addDebugFile(o *object) {
 		if err != nil || (dbg.buildID != "" && dbg.buildID != o.buildID) {
 			continue
 		}
-		if len(dbg.syms) > 0 && o.symSrc != ".symtab" {
-			o.syms, o.symSrc = dbg.syms, dbg.symSrc
+		if len(dbg.tab.syms) > 0 && o.tab.src != ".symtab" {
+			o.tab = dbg.tab
+			o.short = map[int32]string{} // indexes of the old table
 		}
-		if dbg.dw != nil && o.dw == nil {
-			o.dw = dbg.dw
+		if dbg.dwarfPath != "" && o.dwarfPath == "" {
+			o.dwarfPath = dbg.dwarfPath
 		}
 		return
 	}
@@ -417,10 +430,39 @@ func (s *session) resolve(addr uint64, leaf bool) resolved {
 		return resolved{}
 	}
 	o := m.file.obj
-	o.mu.Lock()
-	r, _ := o.resolve(m.Offset, pc-m.Start+m.Offset)
-	o.mu.Unlock()
+	r, _ := o.resolve(m.Offset, pc-m.Start+m.Offset, s.opt.Lines, func() *dwarfInfo { return s.dwarfFor(o) })
 	return r
+}
+
+// dwarfFor returns o's DWARF, loading it on first use in this call.
+func (s *session) dwarfFor(o *object) *dwarfInfo {
+	o.mu.Lock()
+	path := o.dwarfPath
+	o.mu.Unlock()
+	if path == "" {
+		return nil
+	}
+	dw, ok := s.dwarf[path]
+	if !ok {
+		dw = loadDWARF(path, s.opt.Lines)
+		s.dwarf[path] = dw
+	}
+	return dw
+}
+
+// hasNames reports whether o can name functions at all: it has symbols,
+// or DWARF with compilation units (as far as this call has read it).
+func (s *session) hasNames(o *object) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if len(o.tab.syms) > 0 {
+		return true
+	}
+	dw, loaded := s.dwarf[o.dwarfPath]
+	if !loaded {
+		return o.dwarfPath != ""
+	}
+	return dw != nil && len(dw.units) > 0
 }
 
 // countUnresolved counts, per file, the distinct addresses still without a
@@ -477,22 +519,28 @@ func (s *session) mappingFor(addr uint64) *mapState {
 }
 
 // resolve names the file offset off of a mapping at file offset mapOff:
-// the function from the symbol table (else DWARF), the position from
-// DWARF.
-func (o *object) resolve(mapOff, off uint64) (resolved, bool) {
+// the function from the symbol table, else from DWARF, and with lines the
+// position from DWARF. dwarf supplies the DWARF (nil when there is none);
+// it is called only when the symbol table is not enough.
+func (o *object) resolve(mapOff, off uint64, lines bool, dwarf func() *dwarfInfo) (resolved, bool) {
 	vaddr, ok := o.toVaddr(mapOff, off)
 	if !ok {
 		return resolved{}, false
 	}
-	var r resolved
-	var dwFn string
-	if o.dw != nil {
-		r.file, r.line, dwFn = o.dw.lookup(vaddr)
+	r := resolved{fn: o.funcName(vaddr)}
+	if r.fn != "" && !lines {
+		return r, true
 	}
-	if i := o.lookupSymbol(vaddr); i >= 0 {
-		r.fn = o.symbolName(i)
-	} else if dwFn != "" {
-		r.fn = o.demangle(dwFn)
+	dw := dwarf()
+	if dw == nil {
+		return r, r.fn != ""
+	}
+	file, line, fn := dw.lookup(vaddr)
+	if lines {
+		r.file, r.line = file, line
+	}
+	if r.fn == "" && fn != "" {
+		r.fn = dw.demangle(fn)
 	}
 	return r, r.fn != ""
 }
@@ -516,9 +564,7 @@ func (s *session) warnings() []string {
 		n := addresses(fs.unresolved)
 		hasSymbols := false
 		if fs.obj != nil {
-			fs.obj.mu.Lock()
-			hasSymbols = fs.obj.hasSymbols()
-			fs.obj.mu.Unlock()
+			hasSymbols = s.hasNames(fs.obj)
 		}
 		switch {
 		case fs.obj == nil:

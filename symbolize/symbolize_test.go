@@ -113,7 +113,7 @@ func TestSymbolizeCProgram(t *testing.T) {
 				Records:  []parse.Record{{Stack: stackIn(t, bin, loadBias(t, bin, base), "leaf_fn", "middle_fn", "main")}},
 				MapsText: []byte(mapsFor(t, bin, base)),
 			}
-			warnings, err := Symbolize(p, Options{})
+			warnings, err := Symbolize(p, Options{Lines: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -159,7 +159,7 @@ func TestSymbolizeStripped(t *testing.T) {
 			t.Fatal(err)
 		}
 		p := &parse.Profile{Records: []parse.Record{{Stack: append([]parse.Frame(nil), stack...)}}, MapsText: []byte(mapsFor(t, bin, base))}
-		if _, err := Symbolize(p, Options{SymbolPath: []string{symDir}}); err != nil {
+		if _, err := Symbolize(p, Options{SymbolPath: []string{symDir}, Lines: true}); err != nil {
 			t.Fatal(err)
 		}
 		checkStack(t, p.Records[0].Stack, []wantFrame{
@@ -217,11 +217,16 @@ func TestSymbolizeDWARFFunctionNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o.syms = nil
+	o.tab = symbolTable{}
+	dw := loadDWARF(bin, true)
+	if dw == nil {
+		t.Fatalf("%s: no DWARF loaded", bin)
+	}
+	withDWARF := func() *dwarfInfo { return dw }
 	for _, name := range []string{"leaf_fn", "middle_fn", "main"} {
 		s := elfSymbol(t, bin, named(name))
 		off := fileOffset(t, bin, s.Value+s.Size/2)
-		r, ok := o.resolve(off&^0xfff, off)
+		r, ok := o.resolve(off&^0xfff, off, true, withDWARF)
 		if !ok || r.fn != name || r.line != sourceLine(t, cProgram, "int "+name+"(") {
 			t.Errorf("%s+%d: got %+v (ok %v)", name, s.Size/2, r, ok)
 		}
@@ -237,7 +242,12 @@ func TestSymbolizeDWARFFunctionNamesCXX(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o.syms = nil
+	o.tab = symbolTable{}
+	dw := loadDWARF(bin, true)
+	if dw == nil {
+		t.Fatalf("%s: no DWARF loaded", bin)
+	}
+	withDWARF := func() *dwarfInfo { return dw }
 	for _, tc := range []struct {
 		mangled func(string) bool
 		want    string
@@ -248,7 +258,7 @@ func TestSymbolizeDWARFFunctionNamesCXX(t *testing.T) {
 	} {
 		s := elfSymbol(t, bin, tc.mangled)
 		off := fileOffset(t, bin, s.Value+s.Size/2)
-		if r, ok := o.resolve(off&^0xfff, off); !ok || r.fn != tc.want {
+		if r, ok := o.resolve(off&^0xfff, off, false, withDWARF); !ok || r.fn != tc.want {
 			t.Errorf("%s: got %+v (ok %v), want %s", s.Name, r, ok, tc.want)
 		}
 	}
@@ -283,7 +293,7 @@ func TestSymbolizeSharedLibrary(t *testing.T) {
 		Records:  []parse.Record{{Stack: stack}},
 		MapsText: []byte(mapsFor(t, bin, exeBase) + "7ffd00000000-7ffd00021000 rw-p 00000000 00:00 0                          [stack]\n" + mapsFor(t, lib, libBase)),
 	}
-	warnings, err := Symbolize(p, Options{})
+	warnings, err := Symbolize(p, Options{Lines: true})
 	if err != nil || len(warnings) != 0 {
 		t.Fatalf("err %v, warnings %q", err, warnings)
 	}
@@ -516,7 +526,7 @@ func TestInlinedCallReportsCallSite(t *testing.T) {
 		t.Skip("skipping: gcc emitted no inlined instance of helper")
 	}
 	p := &parse.Profile{Records: []parse.Record{{Stack: []parse.Frame{{Addr: pcs[0]}}}}, MapsText: []byte(mapsFor(t, bin, 0))}
-	if _, err := Symbolize(p, Options{}); err != nil {
+	if _, err := Symbolize(p, Options{Lines: true}); err != nil {
 		t.Fatal(err)
 	}
 	checkStack(t, p.Records[0].Stack, []wantFrame{{"outer", "inl_src.c", sourceLine(t, cInline, "CALL SITE")}})
@@ -586,7 +596,7 @@ func TestMappingBuildID(t *testing.T) {
 	}
 
 	p := profile("/elsewhere/prog", strings.ToUpper(id))
-	warnings, err := Symbolize(p, Options{SymbolPath: []string{symDir}})
+	warnings, err := Symbolize(p, Options{SymbolPath: []string{symDir}, Lines: true})
 	if err != nil || len(warnings) != 0 {
 		t.Fatalf("err %v, warnings %q", err, warnings)
 	}
@@ -648,7 +658,7 @@ func TestSymbolizeRustProgram(t *testing.T) {
 			Records:  []parse.Record{{Stack: []parse.Frame{{Addr: bias + grow.Value + 1}}}},
 			MapsText: []byte(mapsFor(t, bin, base)),
 		}
-		if _, err := Symbolize(p, Options{}); err != nil {
+		if _, err := Symbolize(p, Options{Lines: true}); err != nil {
 			t.Fatal(err)
 		}
 		checkStack(t, p.Records[0].Stack, []wantFrame{{want, "heaplab_rs.rs", sourceLine(t, rustProgram, "pub fn grow(")}})

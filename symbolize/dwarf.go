@@ -3,8 +3,8 @@ package symbolize
 import (
 	"cmp"
 	"debug/dwarf"
-	"encoding/binary"
 	"debug/elf"
+	"encoding/binary"
 	"io"
 	"slices"
 	"sort"

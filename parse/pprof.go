@@ -373,7 +373,7 @@ func (st *stacker) frames(id uint64) []Frame {
 	var f []Frame
 	for _, ln := range l.lines {
 		fn := st.p.functions[ln.fn]
-		f = append(f, Frame{Addr: l.addr, Func: fn.name, File: fn.file, Line: int(ln.line)})
+		f = append(f, Frame{Addr: l.addr, Func: fn.name})
 	}
 	if len(f) == 0 {
 		f = []Frame{{Addr: l.addr}}

@@ -117,9 +117,9 @@ func samePprof(data []byte) string {
 				wantFrames = append(wantFrames, Frame{Addr: l.Address})
 			}
 			for _, ln := range l.Line {
-				f := Frame{Addr: l.Address, Line: int(ln.Line)}
+				f := Frame{Addr: l.Address}
 				if ln.Function != nil {
-					f.Func, f.File = ln.Function.Name, ln.Function.Filename
+					f.Func = ln.Function.Name
 				}
 				wantFrames = append(wantFrames, f)
 			}

@@ -278,12 +278,6 @@ func (lp *legacyParser) goFrame(text string) {
 	if i := strings.LastIndex(fr.Func, "+0x"); i > 0 {
 		fr.Func = fr.Func[:i]
 	}
-	if len(f) >= 3 {
-		file, line, ok := strings.Cut(f[len(f)-1], ":")
-		if n, err := strconv.Atoi(line); ok && err == nil {
-			fr.File, fr.Line = file, n
-		}
-	}
 	lp.goFrames = append(lp.goFrames, fr)
 }
 

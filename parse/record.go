@@ -81,10 +81,16 @@ type Counts struct {
 // IsZero reports whether the pair holds nothing.
 func (c Counts) IsZero() bool { return c.Objects == 0 && c.Bytes == 0 }
 
-// Frame is one stack frame. Func is empty until symbolized.
+// Frame is one stack frame. Func is empty until symbolized. Frames are
+// kept small (24 bytes) because a dump holds one per frame of every stack;
+// source lines, when known, are in Profile.Lines.
 type Frame struct {
 	Addr uint64
 	Func string
+}
+
+// SourceLine is a frame's position in the source.
+type SourceLine struct {
 	File string
 	Line int
 }
@@ -164,6 +170,9 @@ type Profile struct {
 	MapsText []byte
 	// MapsLine is the line of the input file on which MapsText begins.
 	MapsLine int
+	// Lines holds the source position of frame addresses where the input
+	// or the symbolizer (symbolize.Options.Lines) gives one.
+	Lines map[uint64]SourceLine
 	// Symbols maps addresses to names when the file carries them (jeprof
 	// --raw "--- symbol" sections).
 	Symbols map[uint64]string

@@ -129,7 +129,13 @@ func (s *session) symbolizeRecords(recs []parse.Record) {
 		for i := range st {
 			if n := slot[k]; n >= 0 {
 				r := &s.results[n]
-				st[i].Func, st[i].File, st[i].Line = r.fn, r.file, r.line
+				st[i].Func = r.fn
+				if r.file != "" {
+					if s.p.Lines == nil {
+						s.p.Lines = map[uint64]parse.SourceLine{}
+					}
+					s.p.Lines[st[i].Addr] = parse.SourceLine{File: r.file, Line: r.line}
+				}
 			}
 			k++
 		}

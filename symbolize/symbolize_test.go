@@ -60,8 +60,9 @@ type wantFrame struct {
 	line int
 }
 
-func checkStack(t *testing.T, got []parse.Frame, want []wantFrame) {
+func checkStack(t *testing.T, p *parse.Profile, want []wantFrame) {
 	t.Helper()
+	got := p.Records[0].Stack
 	if len(got) != len(want) {
 		t.Fatalf("stack has %d frames, want %d: %+v", len(got), len(want), got)
 	}
@@ -73,8 +74,9 @@ func checkStack(t *testing.T, got []parse.Frame, want []wantFrame) {
 		if w.file == "" {
 			continue
 		}
-		if !strings.HasSuffix(g.File, w.file) || g.Line != w.line {
-			t.Errorf("frame %d (%#x): at %s:%d, want …%s:%d", i, g.Addr, g.File, g.Line, w.file, w.line)
+		src := p.Lines[g.Addr]
+		if !strings.HasSuffix(src.File, w.file) || src.Line != w.line {
+			t.Errorf("frame %d (%#x): at %s:%d, want …%s:%d", i, g.Addr, src.File, src.Line, w.file, w.line)
 		}
 	}
 }
@@ -120,7 +122,7 @@ func TestSymbolizeCProgram(t *testing.T) {
 			if len(warnings) != 0 {
 				t.Errorf("warnings: %q", warnings)
 			}
-			checkStack(t, p.Records[0].Stack, tc.want)
+			checkStack(t, p, tc.want)
 		})
 	}
 }
@@ -142,7 +144,7 @@ func TestSymbolizeStripped(t *testing.T) {
 		if _, err := Symbolize(p, Options{}); err != nil {
 			t.Fatal(err)
 		}
-		checkStack(t, p.Records[0].Stack, []wantFrame{{"leaf_fn", "", 0}, {"middle_fn", "", 0}, {"main", "", 0}})
+		checkStack(t, p, []wantFrame{{"leaf_fn", "", 0}, {"middle_fn", "", 0}, {"main", "", 0}})
 	})
 
 	t.Run("build-id-debug-file", func(t *testing.T) {
@@ -162,7 +164,7 @@ func TestSymbolizeStripped(t *testing.T) {
 		if _, err := Symbolize(p, Options{SymbolPath: []string{symDir}, Lines: true}); err != nil {
 			t.Fatal(err)
 		}
-		checkStack(t, p.Records[0].Stack, []wantFrame{
+		checkStack(t, p, []wantFrame{
 			{"leaf_fn", "prog_src.c", sourceLine(t, cProgram, "int leaf_fn(")},
 			{"middle_fn", "prog_src.c", sourceLine(t, cProgram, "int middle_fn(")},
 			{"main", "prog_src.c", sourceLine(t, cProgram, "int main(")},
@@ -297,7 +299,7 @@ func TestSymbolizeSharedLibrary(t *testing.T) {
 	if err != nil || len(warnings) != 0 {
 		t.Fatalf("err %v, warnings %q", err, warnings)
 	}
-	checkStack(t, p.Records[0].Stack, []wantFrame{
+	checkStack(t, p, []wantFrame{
 		{"lib_inner", "libheaplab.so_src.c", sourceLine(t, cLibrary, "int lib_inner(")},
 		{"lib_outer", "libheaplab.so_src.c", sourceLine(t, cLibrary, "int lib_outer(")},
 		{"middle_fn", "prog_src.c", sourceLine(t, cProgram, "int middle_fn(")},
@@ -328,7 +330,7 @@ func TestSymbolizeCXXProgram(t *testing.T) {
 		if _, err := Symbolize(p, Options{}); err != nil {
 			t.Fatal(err)
 		}
-		checkStack(t, p.Records[0].Stack, []wantFrame{{"heaplab::Widget::grow", "", 0}, {"twice", "", 0}})
+		checkStack(t, p, []wantFrame{{"heaplab::Widget::grow", "", 0}, {"twice", "", 0}})
 	}
 }
 
@@ -403,14 +405,14 @@ func TestSymbolizeOptions(t *testing.T) {
 		if _, err := Symbolize(p, Options{Binary: bin}); err != nil {
 			t.Fatal(err)
 		}
-		checkStack(t, p.Records[0].Stack, want)
+		checkStack(t, p, want)
 	})
 	t.Run("symbol-path-by-base-name", func(t *testing.T) {
 		p := profile()
 		if _, err := Symbolize(p, Options{SymbolPath: []string{t.TempDir(), dir}}); err != nil {
 			t.Fatal(err)
 		}
-		checkStack(t, p.Records[0].Stack, want)
+		checkStack(t, p, want)
 	})
 	t.Run("symbol-path-full-path", func(t *testing.T) {
 		root := t.TempDir()
@@ -429,7 +431,7 @@ func TestSymbolizeOptions(t *testing.T) {
 		if _, err := Symbolize(p, Options{SymbolPath: []string{root}}); err != nil {
 			t.Fatal(err)
 		}
-		checkStack(t, p.Records[0].Stack, want)
+		checkStack(t, p, want)
 	})
 	t.Run("binary-without-maps-non-pie", func(t *testing.T) {
 		exe := build(t, "gcc", t.TempDir(), "t2", cProgram, "-O0", "-fno-pie", "-no-pie")
@@ -437,7 +439,7 @@ func TestSymbolizeOptions(t *testing.T) {
 		if _, err := Symbolize(p, Options{Binary: exe}); err != nil {
 			t.Fatal(err)
 		}
-		checkStack(t, p.Records[0].Stack, want)
+		checkStack(t, p, want)
 	})
 	t.Run("binary-without-maps-pie-warns", func(t *testing.T) {
 		p := &parse.Profile{Records: []parse.Record{{Stack: stackIn(t, bin, base, "leaf_fn")}}}
@@ -529,7 +531,7 @@ func TestInlinedCallReportsCallSite(t *testing.T) {
 	if _, err := Symbolize(p, Options{Lines: true}); err != nil {
 		t.Fatal(err)
 	}
-	checkStack(t, p.Records[0].Stack, []wantFrame{{"outer", "inl_src.c", sourceLine(t, cInline, "CALL SITE")}})
+	checkStack(t, p, []wantFrame{{"outer", "inl_src.c", sourceLine(t, cInline, "CALL SITE")}})
 }
 
 // inlinedPCs returns the low addresses of the inlined instances of fn,
@@ -600,7 +602,7 @@ func TestMappingBuildID(t *testing.T) {
 	if err != nil || len(warnings) != 0 {
 		t.Fatalf("err %v, warnings %q", err, warnings)
 	}
-	checkStack(t, p.Records[0].Stack, []wantFrame{
+	checkStack(t, p, []wantFrame{
 		{"leaf_fn", "prog_src.c", sourceLine(t, cProgram, "int leaf_fn(")},
 		{"main", "prog_src.c", sourceLine(t, cProgram, "int main(")},
 	})
@@ -661,7 +663,7 @@ func TestSymbolizeRustProgram(t *testing.T) {
 		if _, err := Symbolize(p, Options{Lines: true}); err != nil {
 			t.Fatal(err)
 		}
-		checkStack(t, p.Records[0].Stack, []wantFrame{{want, "heaplab_rs.rs", sourceLine(t, rustProgram, "pub fn grow(")}})
+		checkStack(t, p, []wantFrame{{want, "heaplab_rs.rs", sourceLine(t, rustProgram, "pub fn grow(")}})
 	}
 }
 
@@ -692,6 +694,6 @@ func TestConcurrentSymbolizeSharesFiles(t *testing.T) {
 		}
 	}
 	for _, p := range profiles {
-		checkStack(t, p.Records[0].Stack, []wantFrame{{"leaf_fn", "", 0}, {"middle_fn", "", 0}, {"main", "", 0}})
+		checkStack(t, p, []wantFrame{{"leaf_fn", "", 0}, {"middle_fn", "", 0}, {"main", "", 0}})
 	}
 }

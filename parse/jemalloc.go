@@ -73,7 +73,11 @@ type jeParser struct {
 }
 
 func parseJemalloc(name string, r *bufio.Reader, opt Options) (*Profile, error) {
-	p := &jeParser{name: name, r: r, opt: opt, prof: &Profile{HasInUse: true, HasAlloc: true},
+	// A stack block takes at least ~256 bytes (24 frames of ~15 bytes and
+	// its count lines): sizing the records from the file size avoids
+	// regrowing a large slice many times.
+	recs := make([]Record, 0, min(opt.sizeHint/256, 1<<22))
+	p := &jeParser{name: name, r: r, opt: opt, prof: &Profile{HasInUse: true, HasAlloc: true, Records: recs},
 		names: map[string]string{}, seen: map[uint64]int{}, seed: maphash.MakeSeed(), threadNames: map[string]string{}}
 	if err := p.parse(); err != nil {
 		if !opt.KeepGoing || p.prof == nil || len(p.prof.Records) == 0 {
@@ -513,45 +517,37 @@ func threadPrefix(l []byte) (string, []byte, bool) {
 // parseCounts parses " a: b [c: d]" and, if allowName, a trailing name.
 func parseCounts(s []byte, allowName bool) (jeCounts, string, error) {
 	var c jeCounts
-	var err error
-	want := func(sep string) bool {
-		s = bytes.TrimLeft(s, " \t")
-		if !bytes.HasPrefix(s, []byte(sep)) {
-			return false
-		}
-		s = s[len(sep):]
-		return true
-	}
-	num := func(dst *uint64, what string) bool {
-		s = bytes.TrimLeft(s, " \t")
-		i := 0
+	var vals [4]uint64
+	i := 0
+	for k, f := range countFields {
+		i = skipBlanks(s, i)
+		start := i
+		var v uint64
 		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			d := uint64(s[i] - '0')
+			if v > (math.MaxUint64-d)/10 {
+				return c, "", fmt.Errorf("%s: %q: value out of range", f.what, clip(numberAt(s, start)))
+			}
+			v = v*10 + d
 			i++
 		}
-		if i == 0 {
-			err = fmt.Errorf("expected %s (an unsigned integer), got %q", what, clip(s))
-			return false
+		if i == start {
+			return c, "", fmt.Errorf("expected %s (an unsigned integer), got %q", f.what, clip(s[start:]))
 		}
-		if *dst, err = parseUint(s[:i]); err != nil {
-			err = fmt.Errorf("%s: %v", what, err)
-			return false
+		vals[k] = v
+		i = skipBlanks(s, i)
+		if i == len(s) || s[i] != f.sep {
+			return c, "", fmt.Errorf("expected '%c' after %s", f.sep, f.what)
 		}
-		s = s[i:]
-		return true
+		i++
 	}
-	ok := num(&c.curObjs, "current objects") && (want(":") || fail(&err, "expected ':' after current objects")) &&
-		num(&c.curBytes, "current bytes") && (want("[") || fail(&err, "expected '[' before accumulated counts")) &&
-		num(&c.accObjs, "accumulated objects") && (want(":") || fail(&err, "expected ':' after accumulated objects")) &&
-		num(&c.accBytes, "accumulated bytes") && (want("]") || fail(&err, "expected ']' after accumulated bytes"))
-	if !ok {
-		return c, "", err
-	}
+	c = jeCounts{vals[0], vals[1], vals[2], vals[3]}
 	name := ""
-	if len(s) > 0 {
-		if !allowName || (s[0] != ' ' && s[0] != '\t') {
-			return c, "", fmt.Errorf("unexpected text %q after the counts", clip(s))
+	if rest := s[i:]; len(rest) > 0 {
+		if !allowName || (rest[0] != ' ' && rest[0] != '\t') {
+			return c, "", fmt.Errorf("unexpected text %q after the counts", clip(rest))
 		}
-		name = string(bytes.TrimSpace(s))
+		name = string(bytes.TrimSpace(rest))
 	}
 	if (c.curObjs == 0) != (c.curBytes == 0) || (c.accObjs == 0) != (c.accBytes == 0) {
 		return c, "", fmt.Errorf("objects and bytes must be both zero or both non-zero")
@@ -559,9 +555,32 @@ func parseCounts(s []byte, allowName bool) (jeCounts, string, error) {
 	return c, name, nil
 }
 
-func fail(err *error, msg string) bool {
-	*err = fmt.Errorf("%s", msg)
-	return false
+// countFields names the four numbers of a counts line and the separator
+// that follows each.
+var countFields = [4]struct {
+	what string
+	sep  byte
+}{
+	{"current objects", ':'},
+	{"current bytes", '['},
+	{"accumulated objects", ':'},
+	{"accumulated bytes", ']'},
+}
+
+func skipBlanks(s []byte, i int) int {
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
+		i++
+	}
+	return i
+}
+
+// numberAt is the run of digits at s[i:], for error messages.
+func numberAt(s []byte, i int) []byte {
+	j := i
+	for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+		j++
+	}
+	return s[i:j]
 }
 
 func addCounts(a, b jeCounts) (jeCounts, error) {

@@ -25,6 +25,9 @@ type Options struct {
 	Threads bool
 	// MaxDecompressed bounds gzip output in bytes (0: DefaultMaxDecompressed).
 	MaxDecompressed int64
+	// sizeHint is the input's size when known (ReadFile of an uncompressed
+	// file), for parsers to size their record slices once.
+	sizeHint int64
 }
 
 // DefaultMaxDecompressed bounds decompressed input: no real heap profile
@@ -96,6 +99,9 @@ func ReadFile(path string, opt Options) (*Profile, error) {
 		return nil, err
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		opt.sizeHint = st.Size()
+	}
 	return Read(path, f, opt)
 }
 
@@ -114,6 +120,7 @@ func Read(name string, r io.Reader, opt Options) (*Profile, error) {
 			max = DefaultMaxDecompressed
 		}
 		br = bufio.NewReaderSize(&boundedReader{r: zr, left: max, name: name}, 64<<10)
+		opt.sizeHint = 0 // the compressed size says little
 	}
 	head, err := br.Peek(4096)
 	if len(head) == 0 {

@@ -71,12 +71,33 @@ func isAllocatorLib(path string) bool {
 
 // dropAllocator removes allocator frames from the leaf end of a stack,
 // stopping at the first other frame and always keeping the root-most one.
-func (s *session) dropAllocator(stack []parse.Frame) []parse.Frame {
-	k := 0
+// The first known frames are known to be allocator frames (see
+// allocatorLibFrames).
+func (s *session) dropAllocator(stack []parse.Frame, known int) []parse.Frame {
+	k := known
 	for k < len(stack)-1 && s.isAllocatorFrame(stack[k]) {
 		k++
 	}
 	return stack[k:]
+}
+
+// allocatorLibFrames counts, when allocator frames are dropped, the
+// leading frames of a stack that lie in an allocator library (keeping the
+// root-most one): dropAllocator drops them whatever their names, so they
+// need not be resolved.
+func (s *session) allocatorLibFrames(stack []parse.Frame) int {
+	if !s.opt.DropAllocator || !s.allocatorLib {
+		return 0
+	}
+	k := 0
+	for k < len(stack)-1 {
+		m := s.mappingFor(stack[k].Addr)
+		if m == nil || !m.allocator {
+			break
+		}
+		k++
+	}
+	return k
 }
 
 func (s *session) isAllocatorFrame(f parse.Frame) bool {

@@ -92,9 +92,20 @@ func fresh(recs []parse.Record) []parse.Record {
 }
 
 // BenchmarkSymbolize is a whole Symbolize call on 20,000 stacks × 24
-// frames (~100k distinct addresses), loading the binary's symbols and
-// DWARF each time (the object cache is emptied before each call).
+// frames (~100k distinct addresses), loading the binary's symbols each
+// time (the object cache is emptied before each call): names only, as
+// --by func needs.
 func BenchmarkSymbolize(b *testing.B) {
+	benchmarkSymbolize(b, Options{DropAllocator: true})
+}
+
+// BenchmarkSymbolizeLines is the same with file:line: the binary's DWARF
+// is read as well.
+func BenchmarkSymbolizeLines(b *testing.B) {
+	benchmarkSymbolize(b, Options{DropAllocator: true, Lines: true})
+}
+
+func benchmarkSymbolize(b *testing.B, opt Options) {
 	p, recs := benchProfile(b, 20000, 24, 120000)
 	var cpu time.Duration
 	b.ResetTimer()
@@ -104,7 +115,7 @@ func BenchmarkSymbolize(b *testing.B) {
 		forgetObjects()
 		c0 := cpuTime()
 		b.StartTimer()
-		if _, err := Symbolize(q, Options{DropAllocator: true}); err != nil {
+		if _, err := Symbolize(q, opt); err != nil {
 			b.Fatal(err)
 		}
 		b.StopTimer()

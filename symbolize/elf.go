@@ -29,7 +29,11 @@ type object struct {
 	typ     elf.Type
 	buildID string
 	segs    []segment
-	tab     symbolTable
+	// debugText is the one executable segment of a separate debug file,
+	// whose code was left out (see debugOnlyText); debugOnly says so.
+	debugText segment
+	debugOnly bool
+	tab       symbolTable
 	// dwarfPath is the file holding DWARF for this object's code: the
 	// file itself, its separate debug file, or "" when neither has any.
 	dwarfPath string
@@ -136,6 +140,7 @@ func openObject(path string) (o *object, err error) {
 	defer ef.Close()
 	o = &object{path: path, typ: ef.Type, short: map[int32]string{}}
 	o.segs = loadSegments(ef)
+	o.debugText, o.debugOnly = debugOnlyText(o.segs)
 	o.buildID = readBuildID(ef)
 	o.tab = readSymbols(ef)
 	if hasDWARF(ef) {
@@ -195,7 +200,8 @@ func (s segment) pageStart() uint64 {
 // executable segment is then taken to start at the mapping, on the page
 // of its address, as the kernel mapped the original.
 func (o *object) segmentFor(mapOff, off uint64) (segment, bool) {
-	if x, ok := o.debugOnlyText(); ok {
+	if o.debugOnly {
+		x := o.debugText
 		in := x.vaddr & 0xfff
 		x.off, x.filesz = mapOff+in, x.memsz
 		return x, off >= mapOff && off < x.off+x.filesz
@@ -203,7 +209,7 @@ func (o *object) segmentFor(mapOff, off uint64) (segment, bool) {
 	// Code is looked up: executable segments first, since the page a
 	// mapping starts on may also hold the end of the segment before
 	// (linkers that do not page-align segments in the file, like lld).
-	for _, exec := range []bool{true, false} {
+	for _, exec := range [2]bool{true, false} {
 		for _, s := range o.segs {
 			if s.exec == exec && off >= s.pageStart() && off < s.off+s.filesz {
 				return s, true
@@ -215,10 +221,10 @@ func (o *object) segmentFor(mapOff, off uint64) (segment, bool) {
 
 // debugOnlyText returns the executable segment of a file whose code was
 // left out (a separate debug file), if it has exactly one.
-func (o *object) debugOnlyText() (segment, bool) {
+func debugOnlyText(segs []segment) (segment, bool) {
 	var text segment
 	n := 0
-	for _, s := range o.segs {
+	for _, s := range segs {
 		if s.exec {
 			text = s
 			n++

@@ -84,7 +84,8 @@ func Symbolize(p *parse.Profile, opt Options) (warnings []string, err error) {
 // symbolizeRecords resolves the frames of records and, when asked, drops
 // their allocator frames. Distinct addresses are resolved in address
 // order, which keeps the binary searches over symbol and line tables in
-// cache; frames are filled in afterwards.
+// cache; frames are filled in afterwards. Frames that will be dropped
+// because they lie in an allocator library are not resolved at all.
 func (s *session) symbolizeRecords(recs []parse.Record) {
 	total := 0
 	for _, r := range recs {
@@ -96,12 +97,15 @@ func (s *session) symbolizeRecords(recs []parse.Record) {
 		s.callers = make(map[uint64]int32, total/4)
 	}
 	// slot[k] is the result index of the k-th frame, or -1 when the frame
-	// needs nothing (already named, or no address).
+	// needs nothing (already named, no address, or dropped).
 	slot := make([]int32, 0, total)
+	// skip[ri] counts record ri's leading frames in allocator libraries.
+	skip := make([]int32, len(recs))
 	var pending []pendingAddr
-	for _, r := range recs {
+	for ri, r := range recs {
+		skip[ri] = int32(s.allocatorLibFrames(r.Stack))
 		for i, f := range r.Stack {
-			if f.Func != "" || f.Addr == 0 {
+			if i < int(skip[ri]) || f.Func != "" || f.Addr == 0 {
 				slot = append(slot, -1)
 				continue
 			}
@@ -111,36 +115,51 @@ func (s *session) symbolizeRecords(recs []parse.Record) {
 			}
 			n, ok := index[f.Addr]
 			if !ok {
-				n = int32(len(s.results))
-				s.results = append(s.results, resolved{})
+				n = int32(len(s.results) + len(pending))
 				index[f.Addr] = n
 				pending = append(pending, pendingAddr{addr: f.Addr, leaf: i == 0, n: n})
 			}
 			slot = append(slot, n)
 		}
 	}
-	slices.SortFunc(pending, func(a, b pendingAddr) int { return cmp.Compare(a.addr, b.addr) })
+	// Sized once: append's growth would allocate several times the
+	// results' final size on large profiles.
+	s.results = slices.Grow(s.results, len(pending))[:len(s.results)+len(pending)]
+	// An address that is both a leaf and a return address gets its
+	// position as a return address, the usual case: leaves sort first.
+	slices.SortFunc(pending, func(a, b pendingAddr) int {
+		if c := cmp.Compare(a.addr, b.addr); c != 0 {
+			return c
+		}
+		switch {
+		case a.leaf == b.leaf:
+			return 0
+		case a.leaf:
+			return -1
+		}
+		return 1
+	})
 	for _, q := range pending {
-		s.results[q.n] = s.resolve(q.addr, q.leaf)
+		r := s.resolve(q.addr, q.leaf)
+		s.results[q.n] = r
+		if r.file != "" {
+			if s.p.Lines == nil {
+				s.p.Lines = map[uint64]parse.SourceLine{}
+			}
+			s.p.Lines[q.addr] = parse.SourceLine{File: r.file, Line: r.line}
+		}
 	}
 	k := 0
 	for ri := range recs {
 		st := recs[ri].Stack
 		for i := range st {
 			if n := slot[k]; n >= 0 {
-				r := &s.results[n]
-				st[i].Func = r.fn
-				if r.file != "" {
-					if s.p.Lines == nil {
-						s.p.Lines = map[uint64]parse.SourceLine{}
-					}
-					s.p.Lines[st[i].Addr] = parse.SourceLine{File: r.file, Line: r.line}
-				}
+				st[i].Func = s.results[n].fn
 			}
 			k++
 		}
 		if s.opt.DropAllocator {
-			recs[ri].Stack = s.dropAllocator(st)
+			recs[ri].Stack = s.dropAllocator(st, int(skip[ri]))
 		}
 	}
 }
@@ -156,6 +175,8 @@ type session struct {
 	p    *parse.Profile
 	opt  Options
 	maps []mapState // sorted by Start
+	// allocatorLib says some mapping is an allocator library.
+	allocatorLib bool
 	// files holds one state per mapped path: each file is opened once.
 	files map[string]*fileState
 	// callers and leaves index results by address: each distinct address
@@ -221,6 +242,7 @@ func (s *session) setup() error {
 			s.files[m.File] = fs
 		}
 		s.maps = append(s.maps, mapState{Mapping: m, file: fs, allocator: isAllocatorLib(m.File)})
+		s.allocatorLib = s.allocatorLib || isAllocatorLib(m.File)
 	}
 	sort.SliceStable(s.maps, func(i, j int) bool { return s.maps[i].Start < s.maps[j].Start })
 	if s.opt.Binary != "" {

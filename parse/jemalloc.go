@@ -375,20 +375,28 @@ func scanHexAddr(b []byte, i int) (uint64, int, bool) {
 	}
 	var a uint64
 	for _, c := range f[2:] {
-		switch {
-		case c >= '0' && c <= '9':
-			c -= '0'
-		case c >= 'a' && c <= 'f':
-			c -= 'a' - 10
-		case c >= 'A' && c <= 'F':
-			c -= 'A' - 10
-		default:
+		d := hexValue[c]
+		if d > 15 {
 			return 0, end, false
 		}
-		a = a<<4 | uint64(c)
+		a = a<<4 | uint64(d)
 	}
 	return a, end, true
 }
+
+// hexValue maps a byte to its hex digit value, or 0xff.
+var hexValue = func() (t [256]byte) {
+	for i := range t {
+		t[i] = 0xff
+	}
+	for i := byte(0); i < 10; i++ {
+		t['0'+i] = i
+	}
+	for i := byte(0); i < 6; i++ {
+		t['a'+i], t['A'+i] = 10+i, 10+i
+	}
+	return t
+}()
 
 // finish decides how the numbers were written (raw or prof_unbias) and
 // checks the dump is whole.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"slices"
 	"sort"
+	"sync/atomic"
 )
 
 // dwarfInfo indexes a file's compilation units by address range. A unit's
@@ -74,6 +75,10 @@ const attrMIPSLinkageName dwarf.Attr = 0x2007
 // decompressed.
 var dwarfSections = []string{"abbrev", "info", "str", "line", "ranges", "addr", "line_str", "rnglists", "str_offsets"}
 
+// dwarfLoads counts loadDWARF calls, for tests that check DWARF is read
+// only when needed.
+var dwarfLoads atomic.Int64
+
 // hasDWARF reports whether ef has debug entries to read.
 func hasDWARF(ef *elf.File) bool {
 	return ef.Section(".debug_info") != nil || ef.Section(".zdebug_info") != nil
@@ -83,6 +88,7 @@ func hasDWARF(ef *elf.File) bool {
 // returns nil when it has none (or it is unreadable: the symbol table then
 // still names functions).
 func loadDWARF(path string, lines bool) (info *dwarfInfo) {
+	dwarfLoads.Add(1)
 	defer func() {
 		if recover() != nil { // malformed DWARF must not stop the run
 			info = nil

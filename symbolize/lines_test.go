@@ -1,0 +1,105 @@
+package symbolize
+
+import (
+	"debug/dwarf"
+	"debug/elf"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/heapest/heapest/parse"
+)
+
+// TestLinesOption checks what Options.Lines changes: without it names
+// come from the symbol table, no DWARF is read and no positions are
+// given; with it positions come from DWARF. A file whose symbol table was
+// stripped but whose DWARF was kept is named from DWARF either way.
+func TestLinesOption(t *testing.T) {
+	dir := t.TempDir()
+	full := build(t, "gcc", dir, "prog", cProgram, "-O0", "-g", "-fPIE", "-pie")
+	dwarfOnly := filepath.Join(dir, "prog.dwarf-only")
+	run(t, "strip", "-s", "--keep-section=.debug_*", "-o", dwarfOnly, full)
+	base := randomBase(rand.New(rand.NewPCG(21, 22)), false)
+	stack := stackIn(t, full, base, "leaf_fn", "middle_fn", "main")
+	withLines := []wantFrame{
+		{"leaf_fn", "prog_src.c", sourceLine(t, cProgram, "int leaf_fn(")},
+		{"middle_fn", "prog_src.c", sourceLine(t, cProgram, "int middle_fn(")},
+		{"main", "prog_src.c", sourceLine(t, cProgram, "int main(")},
+	}
+	namesOnly := []wantFrame{{"leaf_fn", "", 0}, {"middle_fn", "", 0}, {"main", "", 0}}
+	tests := []struct {
+		name      string
+		bin       string
+		lines     bool
+		want      []wantFrame
+		readDWARF bool
+	}{
+		{"symtab-names-only", full, false, namesOnly, false},
+		{"symtab-lines", full, true, withLines, true},
+		{"dwarf-only-names", dwarfOnly, false, namesOnly, true},
+		{"dwarf-only-lines", dwarfOnly, true, withLines, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &parse.Profile{
+				Records:  []parse.Record{{Stack: append([]parse.Frame(nil), stack...)}},
+				MapsText: []byte(mapsFor(t, tc.bin, base)),
+			}
+			before := dwarfLoads.Load()
+			warnings, err := Symbolize(p, Options{Lines: tc.lines})
+			if err != nil || len(warnings) != 0 {
+				t.Fatalf("err %v, warnings %q", err, warnings)
+			}
+			checkStack(t, p, tc.want)
+			if !tc.lines && len(p.Lines) != 0 {
+				t.Errorf("positions given without Lines: %v", p.Lines)
+			}
+			if read := dwarfLoads.Load() != before; read != tc.readDWARF {
+				t.Errorf("DWARF read: %v, want %v", read, tc.readDWARF)
+			}
+		})
+	}
+}
+
+// TestUnitEntries compares the unit entries found from the unit headers
+// alone with those debug/dwarf's reader reaches walking every entry, for
+// DWARF 4 and 5, on a program of two compilation units.
+func TestUnitEntries(t *testing.T) {
+	dir := t.TempDir()
+	lib := filepath.Join(dir, "lib.c")
+	if err := os.WriteFile(lib, []byte(cLibrary), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, flags := range [][]string{{"-gdwarf-4"}, {"-gdwarf-5"}} {
+		bin := build(t, "gcc", dir, "prog"+flags[0], cProgram, append(flags, "-O0", "-fPIE", "-pie", lib)...)
+		ef, err := elf.Open(bin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := ef.DWARF()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []dwarf.Offset
+		r := d.Reader()
+		for {
+			e, err := r.Next()
+			if err != nil || e == nil {
+				break
+			}
+			want = append(want, e.Offset)
+			r.SkipChildren()
+		}
+		info, err := ef.Section(".debug_info").Data()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := unitEntries(info, ef.ByteOrder)
+		ef.Close()
+		if len(want) < 2 || !slices.Equal(got, want) {
+			t.Errorf("%s: unit entries %v, want %v (one per source file at least)", flags[0], got, want)
+		}
+	}
+}

@@ -251,6 +251,20 @@ func TestIntervalBiasWidens(t *testing.T) {
 	}
 }
 
+func TestGammaQuantileUpper(t *testing.T) {
+	// The upper quantile through the lower inverse matches gonum's
+	// complement inverse.
+	for _, shape := range []float64{0.05, 1, 3.5, 40, 900, 9000} {
+		for _, tail := range []float64{0.025, 0.005, 1e-6} {
+			got := gammaQuantile(shape, 1, tail, true)
+			want := mathext.GammaIncRegCompInv(shape, tail)
+			if rel := math.Abs(got-want) / want; rel > 1e-9 {
+				t.Errorf("shape %v tail %v: %v vs %v", shape, tail, got, want)
+			}
+		}
+	}
+}
+
 func TestGammaQuantileWilsonHilferty(t *testing.T) {
 	// Just above the switch, the approximation agrees with the inverse
 	// incomplete gamma function to 3·10⁻⁷.

@@ -180,7 +180,10 @@ func gammaQuantile(shape, scale, tail float64, upper bool) float64 {
 		return shape * c * c * c * scale
 	}
 	if upper {
-		return mathext.GammaIncRegCompInv(shape, tail) * scale
+		// The complement's inverse (a false-position search in gonum) is
+		// several times slower; tails here are never so small that 1−tail
+		// loses precision that matters.
+		return mathext.GammaIncRegInv(shape, 1-tail) * scale
 	}
 	return mathext.GammaIncRegInv(shape, tail) * scale
 }

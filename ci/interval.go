@@ -43,7 +43,7 @@ const (
 const (
 	NoteSamplesBound = "samples is an upper bound (sizes mixed on a dump line)"
 	NoteApprox       = "approximate: the variance or count is estimated, not bounded"
-	NoteNoInterval   = "no interval: this sampling scheme gives no honest error bound"
+	NoteNoInterval   = "no interval: the sampling gives no honest error bound here (fixed-stride sampling, an unknown producer, or object counts of dump lines with mixed sizes)"
 	NoteNotExact     = "exact needs one inclusion probability; used gamma"
 	NoteCampPaulson  = "approximate: Camp–Paulson normal approximation of the exact CDF"
 	NoteOpenEnd      = "upper bound at s+1 samples: the bytes after the last sample are unobserved (.NET design)"

@@ -217,6 +217,9 @@ func (a *accumulator) score(s ci.Stats, truth, conf float64, total bool) error {
 		if m == ci.Auto {
 			a.used[r.Method]++
 		}
+		if r.Method == ci.MethodNone {
+			continue // no interval claimed: nothing to score
+		}
 		if (m == ci.Exact || m == ci.CampPaulson) && r.Method != m.String() {
 			continue // fell back to gamma: not this method's row
 		}

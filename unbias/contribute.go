@@ -90,7 +90,9 @@ func single(n, z, rate float64, v Value) Contribution {
 // bound. Variance of bytes uses the bounds V ≤ n·R² and V ≤ R·Ŝ, which hold
 // because each sample's term z²(1−π)/π² is at most R² and at most R·z/π.
 // The object-count variance has no bound (small sizes dominate it and are
-// not visible): the average-size approximation is used and flagged.
+// not visible), so object counts of such lines get no interval: the
+// average-size variance was a guess, and the coverage study measured it
+// covering as little as 0% (docs/statistics.md).
 func mixed(n, objects, bytes, rate float64, v Value) Contribution {
 	out := Contribution{Stats: ci.Stats{Samples: n, Mixed: true}}
 	if v.IsSpace() {
@@ -99,11 +101,8 @@ func mixed(n, objects, bytes, rate float64, v Value) Contribution {
 		out.MaxWeight = rate
 		return out
 	}
-	p := inclusion(bytes/objects, rate)
 	out.Estimate = objects
-	out.Var = n * (1 - p) / (p * p)
-	out.MaxWeight = (1 - p) / p
-	out.Approx = true
+	out.NoInterval = true
 	return out
 }
 

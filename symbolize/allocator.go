@@ -72,10 +72,20 @@ func isAllocatorLib(path string) bool {
 // dropAllocator removes allocator frames from the leaf end of a stack,
 // stopping at the first other frame and always keeping the root-most one.
 // The first known frames are known to be allocator frames (see
-// allocatorLibFrames).
-func (s *session) dropAllocator(stack []parse.Frame, known int) []parse.Frame {
+// allocatorLibFrames); slots[i] is the index of frame i's result, which
+// knows whether it is an allocator frame, or -1 when it has none.
+func (s *session) dropAllocator(stack []parse.Frame, slots []int32, known int) []parse.Frame {
 	k := known
-	for k < len(stack)-1 && s.isAllocatorFrame(stack[k]) {
+	for k < len(stack)-1 {
+		var alloc bool
+		if n := slots[k]; n >= 0 {
+			alloc = s.results[n].alloc
+		} else {
+			alloc = s.isAllocatorFrame(stack[k])
+		}
+		if !alloc {
+			break
+		}
 		k++
 	}
 	return stack[k:]

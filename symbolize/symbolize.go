@@ -91,10 +91,11 @@ func (s *session) symbolizeRecords(recs []parse.Record) {
 	for _, r := range recs {
 		total += len(r.Stack)
 	}
-	if len(s.results) == 0 && total > 4096 {
+	if len(s.results) == 0 {
 		// Sized for the usual share of distinct addresses in heap stacks,
-		// to spare the maps most of their growing.
-		s.callers = make(map[uint64]int32, total/4)
+		// to spare the indexes most of their growing.
+		s.callers = newAddrIndex(total / 16)
+		s.leaves = newAddrIndex(len(recs) / 16)
 	}
 	// slot[k] is the result index of the k-th frame, or -1 when the frame
 	// needs nothing (already named, no address, or dropped).
@@ -113,10 +114,8 @@ func (s *session) symbolizeRecords(recs []parse.Record) {
 			if i == 0 {
 				index = s.leaves
 			}
-			n, ok := index[f.Addr]
-			if !ok {
-				n = int32(len(s.results) + len(pending))
-				index[f.Addr] = n
+			n, added := index.lookup(f.Addr, int32(len(s.results)+len(pending)))
+			if added {
 				pending = append(pending, pendingAddr{addr: f.Addr, leaf: i == 0, n: n})
 			}
 			slot = append(slot, n)
@@ -141,6 +140,9 @@ func (s *session) symbolizeRecords(recs []parse.Record) {
 	})
 	for _, q := range pending {
 		r := s.resolve(q.addr, q.leaf)
+		if s.opt.DropAllocator {
+			r.alloc = s.isAllocatorFrame(parse.Frame{Addr: q.addr, Func: r.fn})
+		}
 		s.results[q.n] = r
 		if r.file != "" {
 			if s.p.Lines == nil {
@@ -152,14 +154,15 @@ func (s *session) symbolizeRecords(recs []parse.Record) {
 	k := 0
 	for ri := range recs {
 		st := recs[ri].Stack
-		for i := range st {
-			if n := slot[k]; n >= 0 {
+		slots := slot[k : k+len(st)]
+		k += len(st)
+		for i, n := range slots {
+			if n >= 0 {
 				st[i].Func = s.results[n].fn
 			}
-			k++
 		}
 		if s.opt.DropAllocator {
-			recs[ri].Stack = s.dropAllocator(st, int(skip[ri]))
+			recs[ri].Stack = s.dropAllocator(st, slots, int(skip[ri]))
 		}
 	}
 }
@@ -181,7 +184,7 @@ type session struct {
 	files map[string]*fileState
 	// callers and leaves index results by address: each distinct address
 	// is resolved once as a return address and once as a leaf.
-	callers, leaves map[uint64]int32
+	callers, leaves *addrIndex
 	results         []resolved
 	// outside counts unresolved addresses in no mapping.
 	outside int
@@ -218,16 +221,17 @@ type fileState struct {
 func newSession(p *parse.Profile, opt Options) *session {
 	return &session{
 		p: p, opt: opt,
-		files:   map[string]*fileState{},
-		dwarf:   map[string]*dwarfInfo{},
-		callers: map[uint64]int32{},
-		leaves:  map[uint64]int32{},
+		files: map[string]*fileState{},
+		dwarf: map[string]*dwarfInfo{},
 	}
 }
 
 type resolved struct {
 	fn, file string
 	line     int
+	// alloc says the frame is an allocator frame (see isAllocatorFrame),
+	// decided once per distinct address.
+	alloc bool
 }
 
 func (s *session) setup() error {

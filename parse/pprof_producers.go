@@ -39,33 +39,23 @@ func readScaledHeap(name string, p *pbProfile, t sampleTypes, opt Options, forma
 		out.Source.Detail = "legacy heap profile converted to proto, values scaled by pprof"
 	}
 	out.HasInUse, out.HasAlloc = io >= 0, ao >= 0
-	st := newStacker(p)
-	chk := sampleChecker{name: name, p: p, t: t}
-	var approx, zero int
-	var s pbSample
-	for i := 0; i < p.NumSamples(); i++ {
-		if err := chk.check(i, &s); err != nil {
-			return nil, err
-		}
+	chk := &sampleChecker{name: name, p: p, t: t}
+	var approx int
+	zero, err := collect(chk, out, scheme, rate, func(s *pbSample) (inuse, alloc Counts) {
 		b, hasB := s.NumLabel("bytes")
-		var inuse, alloc Counts
 		if io >= 0 {
 			inuse = invertScaled(s.Value[io], s.Value[is], b, hasB, rate)
 		}
 		if ao >= 0 {
 			alloc = invertScaled(s.Value[ao], s.Value[as], b, hasB, rate)
 		}
-		if inuse.IsZero() && alloc.IsZero() {
-			// Records whose allocations are all in not-yet-published GC
-			// cycles are written as zero samples: nothing to estimate.
-			zero++
-			continue
-		}
-		rec := Record{Stack: st.stack(s.locs), Scheme: scheme, Rate: rate, InUse: inuse, Alloc: alloc}
-		if rec.InUse.Approx || rec.Alloc.Approx {
+		if inuse.Approx || alloc.Approx {
 			approx++
 		}
-		out.Records = append(out.Records, rec)
+		return inuse, alloc
+	})
+	if err != nil {
+		return nil, err
 	}
 	chk.dropInUse(out)
 	if approx > 0 {
@@ -138,48 +128,49 @@ func readTcmalloc(name string, p *pbProfile, t sampleTypes, opt Options) (*Profi
 	}
 	// tcmalloc's allocation profile (kAllocations) defaults to objects; its
 	// heap and peak-heap profiles to space.
-	alloc := p.DefaultSampleType == "objects"
-	if alloc {
+	isAlloc := p.DefaultSampleType == "objects"
+	if isAlloc {
 		out.HasAlloc = true
 		out.Source.Detail = "allocation profile"
 	} else {
 		out.HasInUse = true
 	}
-	st := newStacker(p)
-	chk := sampleChecker{name: name, p: p, t: t}
-	var s pbSample
-	for i := 0; i < p.NumSamples(); i++ {
-		if err := chk.check(i, &s); err != nil {
-			return nil, err
+	chk := &sampleChecker{name: name, p: p, t: t}
+	_, err := collect(chk, out, Bernoulli, rate, func(s *pbSample) (inuse, alloc Counts) {
+		c := tcmallocCounts(s, t, rate)
+		if isAlloc {
+			return Counts{}, c
 		}
-		objs, space := s.Value[t.objects], s.Value[t.space]
-		if objs == 0 && space == 0 {
-			continue
-		}
-		c := Counts{Objects: float64(objs), Bytes: float64(space), Enc: Scaled, Approx: true}
-		a, hasA := s.NumLabel("bytes")
-		if !hasA || a <= 0 {
-			if objs > 0 {
-				a = space / objs
-			}
-		}
-		r, hasR := s.NumLabel("request")
-		if !hasR || r <= 0 {
-			r = a
-		}
-		if a > 0 {
-			c.Size = float64(a)
-			c.Samples = float64(space) * -math.Expm1(-float64(r+1)/rate) / float64(a)
-		}
-		rec := Record{Stack: st.stack(s.locs), Scheme: Bernoulli, Rate: rate}
-		if alloc {
-			rec.Alloc = c
-		} else {
-			rec.InUse = c
-		}
-		out.Records = append(out.Records, rec)
+		return c, Counts{}
+	})
+	if err != nil {
+		return nil, err
 	}
 	return finish(out, rate), nil
+}
+
+// tcmallocCounts is one tcmalloc sample: unbiased values, with the raw
+// count estimated from the sampled size (only an estimate: tcmalloc's
+// weights are random, so it is marked Approx).
+func tcmallocCounts(s *pbSample, t sampleTypes, rate float64) Counts {
+	objs, space := s.Value[t.objects], s.Value[t.space]
+	if objs == 0 && space == 0 {
+		return Counts{}
+	}
+	c := Counts{Objects: float64(objs), Bytes: float64(space), Enc: Scaled, Approx: true}
+	a, hasA := s.NumLabel("bytes")
+	if (!hasA || a <= 0) && objs > 0 {
+		a = space / objs
+	}
+	r, hasR := s.NumLabel("request")
+	if !hasR || r <= 0 {
+		r = a
+	}
+	if a > 0 {
+		c.Size = float64(a)
+		c.Samples = float64(space) * -math.Expm1(-float64(r+1)/rate) / float64(a)
+	}
+	return c
 }
 
 // readHeapprofd reads a Perfetto heapprofd profile converted by traceconv:
@@ -198,19 +189,12 @@ func readHeapprofd(name string, p *pbProfile, t sampleTypes, opt Options) (*Prof
 		"heapprofd records the number of sampled allocations, not an estimate of objects: *_objects values are raw sampled counts (a lower bound)"))
 	out.HasInUse = t.inuseSpace >= 0
 	out.HasAlloc = t.allocSpace >= 0
-	st := newStacker(p)
-	chk := sampleChecker{name: name, p: p, t: t}
-	var s pbSample
-	for i := 0; i < p.NumSamples(); i++ {
-		if err := chk.check(i, &s); err != nil {
-			return nil, err
-		}
-		inuse := heapprofdCounts(&s, t.inuseObjects, t.inuseSpace)
-		alloc := heapprofdCounts(&s, t.allocObjects, t.allocSpace)
-		if inuse.IsZero() && alloc.IsZero() {
-			continue
-		}
-		out.Records = append(out.Records, Record{Stack: st.stack(s.locs), Scheme: scheme, Rate: rate, InUse: inuse, Alloc: alloc})
+	chk := &sampleChecker{name: name, p: p, t: t}
+	_, err := collect(chk, out, scheme, rate, func(s *pbSample) (inuse, alloc Counts) {
+		return heapprofdCounts(s, t.inuseObjects, t.inuseSpace), heapprofdCounts(s, t.allocObjects, t.allocSpace)
+	})
+	if err != nil {
+		return nil, err
 	}
 	return finish(out, rate), nil
 }
@@ -240,19 +224,12 @@ func readUnknown(name string, p *pbProfile, t sampleTypes, opt Options) (*Profil
 		"unknown heap profile producer (sample types %s, period %d): values shown as estimates, without intervals", typeList(p), p.Period))
 	out.HasInUse = t.inuseSpace >= 0
 	out.HasAlloc = t.allocSpace >= 0
-	st := newStacker(p)
-	chk := sampleChecker{name: name, p: p, t: t}
-	var s pbSample
-	for i := 0; i < p.NumSamples(); i++ {
-		if err := chk.check(i, &s); err != nil {
-			return nil, err
-		}
-		inuse := unknownCounts(&s, t.inuseObjects, t.inuseSpace)
-		alloc := unknownCounts(&s, t.allocObjects, t.allocSpace)
-		if inuse.IsZero() && alloc.IsZero() {
-			continue
-		}
-		out.Records = append(out.Records, Record{Stack: st.stack(s.locs), Scheme: Unknown, Rate: float64(p.Period), InUse: inuse, Alloc: alloc})
+	chk := &sampleChecker{name: name, p: p, t: t}
+	_, err := collect(chk, out, Unknown, float64(p.Period), func(s *pbSample) (inuse, alloc Counts) {
+		return unknownCounts(s, t.inuseObjects, t.inuseSpace), unknownCounts(s, t.allocObjects, t.allocSpace)
+	})
+	if err != nil {
+		return nil, err
 	}
 	chk.dropInUse(out)
 	return finish(out, float64(p.Period)), nil
@@ -270,4 +247,24 @@ func unknownCounts(s *pbSample, cnt, size int) Counts {
 		c.Enc = Scaled
 	}
 	return c
+}
+
+// collect checks every sample, converts it with counts and appends a
+// record for each that has something to estimate. It returns how many were
+// empty (all-zero samples, e.g. Go's not-yet-published GC cycles).
+func collect(chk *sampleChecker, out *Profile, scheme Scheme, rate float64, counts func(*pbSample) (inuse, alloc Counts)) (empty int, err error) {
+	st := newStacker(chk.p)
+	var s pbSample
+	for i := 0; i < chk.p.NumSamples(); i++ {
+		if err := chk.check(i, &s); err != nil {
+			return 0, err
+		}
+		inuse, alloc := counts(&s)
+		if inuse.IsZero() && alloc.IsZero() {
+			empty++
+			continue
+		}
+		out.Records = append(out.Records, Record{Stack: st.stack(s.locs), Scheme: scheme, Rate: rate, InUse: inuse, Alloc: alloc})
+	}
+	return empty, nil
 }

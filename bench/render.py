@@ -43,11 +43,11 @@ def main():
     print(f"Machine: {cpu}, {os.cpu_count()} CPUs, {platform.system()} {platform.release()}, load average "
           f"at the end of the run {load}; {sh('go version')}; jeprof from libjemalloc-dev {jever}. "
           f"Timer: {timer}; {runs} timed runs of each reference tool and {4 * int(runs)} of heapest, "
-          "each after one warm-up run; the table gives means.\n")
+          "each after one warm-up run; wall times are medians, CPU times means.\n")
     print("| input | size | reference tool | heapest wall | reference wall | wall speed-up "
           "| heapest CPU | reference CPU | CPU speed-up | heapest peak RSS | limit 3 x size + 30 MB |")
     print("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-    ok_speed, ok_rss = True, True
+    ok_speed, ok_rss, ok_rss_go = True, True, True
     for r in rows:
         kind, name, size, h, ref, rss, tool = r.split("|")
         (hw, hc), (rw, rc) = map(float, h.split()), map(float, ref.split())
@@ -55,7 +55,10 @@ def main():
         limit = 3 * size + 30 * 1000 * 1000
         if kind == "jemalloc":
             ok_speed &= rw / hw >= 50
-        ok_rss &= rss < limit
+        if kind == "jemalloc":
+            ok_rss &= rss < limit
+        else:
+            ok_rss_go &= rss < limit
         print(f"| {name} | {size / 1e6:.2f} MB | `{tool}` | {hw * 1000:.0f} ms | {rw * 1000:.0f} ms | "
               f"**{rw / hw:.1f}x** | {hc * 1000:.0f} ms | {rc * 1000:.0f} ms | **{rc / hc:.1f}x** | "
               f"{rss / 1e6:.1f} MB{'' if rss < limit else ' (over)'} | {limit / 1e6:.1f} MB |")
@@ -64,8 +67,10 @@ def main():
         print(f"The Go heap profile row is missing: heapest could not read it in this run ({heapest_go}).\n")
     print("CPU is user + system time including child processes (jeprof runs `nm` and `addr2line`);")
     print("on a loaded machine it is steadier than wall time, which also counts waiting.\n")
-    print(f"Speed target (at least 50x jeprof in wall time on every jemalloc input): "
-          f"{'met' if ok_speed else 'NOT met'}. RSS target (every input): {'met' if ok_rss else 'NOT met'}.")
+    print(f"Issue 2's targets on the jemalloc inputs: at least 50x jeprof in wall time, "
+          f"{'met' if ok_speed else 'NOT met'}; peak RSS under 3 x size + 30 MB, "
+          f"{'met' if ok_rss else 'NOT met'}. The same RSS bound on the Go profile: "
+          f"{'met' if ok_rss_go else 'NOT met'}.")
     notes = os.path.join(os.path.dirname(os.path.abspath(__file__)), "notes.md")
     if os.path.exists(notes):
         print()

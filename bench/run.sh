@@ -38,24 +38,28 @@ log "generating inputs"
 "$W/gendump" -binary "$W/target" -stacks 20000 -seed 4 -o "$W/je-20k-raw.heap"
 "$W/gengoheap" -o "$W/go-heap.pb.gz"
 
-# measure NAME RUNS CMD...: prints "WALL CPU", the mean wall time and the
+# measure NAME RUNS CMD...: prints "WALL CPU", the median wall time and the
 # mean user+system CPU time (children included) of CMD over RUNS runs after
-# one warm-up, in seconds; stdout and stderr are discarded. CPU time is the
-# steadier figure on a shared machine.
+# one warm-up, in seconds; stdout and stderr are discarded. The median and
+# CPU time are the steadier figures on a shared machine.
 measure() {
   local name=$1 runs=$2; shift 2
   if command -v hyperfine >/dev/null; then
-    hyperfine --style none --warmup 1 --runs "$runs" --export-json "$W/$name.json" \
+    hyperfine -N --style none --warmup 1 --runs "$runs" --export-json "$W/$name.json" \
       -- "$(printf '%q ' "$@")" >/dev/null 2>&1
-    python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["results"][0]; print(r["mean"], r["user"]+r["system"])' "$W/$name.json"
+    python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["results"][0]; print(r["median"], r["user"]+r["system"])' "$W/$name.json"
   else
     "$@" >/dev/null 2>&1
-    local t0 t1 cpu
-    cpu=$( { /usr/bin/time -f "%U %S" "$@" >/dev/null 2>/dev/null; } 2>&1 | tail -1)
-    t0=$(date +%s%N)
-    for ((i = 0; i < runs; i++)); do "$@" >/dev/null 2>&1; done
-    t1=$(date +%s%N)
-    python3 -c 'import sys; u,s=sys.argv[4].split(); print((int(sys.argv[2])-int(sys.argv[1]))/1e9/int(sys.argv[3]), float(u)+float(s))' "$t0" "$t1" "$runs" "$cpu"
+    local t0 t1 cpu times=()
+    /usr/bin/time -o "$W/$name.cpu" -f "%U %S" "$@" >/dev/null 2>&1
+    cpu=$(tail -1 "$W/$name.cpu")
+    for ((i = 0; i < runs; i++)); do
+      t0=$(date +%s%N)
+      "$@" >/dev/null 2>&1
+      t1=$(date +%s%N)
+      times+=($((t1 - t0)))
+    done
+    python3 -c 'import statistics,sys; u,s=sys.argv[1].split(); print(statistics.median(map(int,sys.argv[2:]))/1e9, float(u)+float(s))' "$cpu" "${times[@]}"
   fi
 }
 

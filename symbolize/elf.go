@@ -33,7 +33,9 @@ type object struct {
 	// whose code was left out (see debugOnlyText); debugOnly says so.
 	debugText segment
 	debugOnly bool
-	tab       symbolTable
+	// execSegments counts the executable segments.
+	execSegments int
+	tab          symbolTable
 	// dwarfPath is the file holding DWARF for this object's code: the
 	// file itself, its separate debug file, or "" when neither has any.
 	dwarfPath string
@@ -141,6 +143,11 @@ func openObject(path string) (o *object, err error) {
 	o = &object{path: path, typ: ef.Type, short: map[int32]string{}}
 	o.segs = loadSegments(ef)
 	o.debugText, o.debugOnly = debugOnlyText(o.segs)
+	for _, seg := range o.segs {
+		if seg.exec {
+			o.execSegments++
+		}
+	}
 	o.buildID = readBuildID(ef)
 	o.tab = readSymbols(ef)
 	if hasDWARF(ef) {

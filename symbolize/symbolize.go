@@ -199,6 +199,26 @@ type mapState struct {
 	parse.Mapping
 	file      *fileState
 	allocator bool // libjemalloc/libtcmalloc: all its frames are allocator frames
+	// text is the file's executable segment once an address was found in
+	// it, when the file has only the one (see toVaddr).
+	text segment
+}
+
+// toVaddr is o.toVaddr for an offset in this mapping of o. Nearly every
+// address of a mapping falls in the file's one executable segment, which
+// is remembered.
+func (m *mapState) toVaddr(o *object, off uint64) (uint64, bool) {
+	if t := &m.text; t.exec && off >= t.pageStart() && off < t.off+t.filesz {
+		return off - t.off + t.vaddr, true
+	}
+	seg, ok := o.segmentFor(m.Offset, off)
+	if !ok {
+		return 0, false
+	}
+	if seg.exec && o.execSegments == 1 && !o.debugOnly {
+		m.text = seg
+	}
+	return off - seg.off + seg.vaddr, true
 }
 
 // fileState is what came of looking for one mapped file.
@@ -462,7 +482,11 @@ func (s *session) resolve(addr uint64, leaf bool) resolved {
 		return resolved{}
 	}
 	o := m.file.obj
-	r, _ := o.resolve(m.Offset, pc-m.Start+m.Offset, s.opt.Lines, func() *dwarfInfo { return s.dwarfFor(o) })
+	vaddr, ok := m.toVaddr(o, pc-m.Start+m.Offset)
+	if !ok {
+		return resolved{}
+	}
+	r, _ := o.resolveVaddr(vaddr, s.opt.Lines, func() *dwarfInfo { return s.dwarfFor(o) })
 	return r
 }
 
@@ -559,6 +583,11 @@ func (o *object) resolve(mapOff, off uint64, lines bool, dwarf func() *dwarfInfo
 	if !ok {
 		return resolved{}, false
 	}
+	return o.resolveVaddr(vaddr, lines, dwarf)
+}
+
+// resolveVaddr is resolve for an ELF virtual address.
+func (o *object) resolveVaddr(vaddr uint64, lines bool, dwarf func() *dwarfInfo) (resolved, bool) {
 	r := resolved{fn: o.funcName(vaddr)}
 	if r.fn != "" && !lines {
 		return r, true

@@ -27,11 +27,12 @@ type Options struct {
 	// DropAllocator drops allocator frames from the leaf end of each stack
 	// (see IsAllocatorFunc), keeping at least one frame.
 	DropAllocator bool
-	// Lines fills File and Line from DWARF line tables (an address inside
+	// Lines records the source position of each resolved frame address
+	// in Profile.Lines, from the DWARF line tables (an address inside
 	// inlined code gets the position of the outermost inlined call).
-	// Without it, File and Line stay empty and DWARF is read only for
+	// Without it no position is recorded and DWARF is read only for
 	// addresses no symbol covers: function names come from the symbol
-	// tables, which is much cheaper than reading debug sections.
+	// tables, which costs a small part of reading debug sections.
 	Lines bool
 }
 
@@ -39,14 +40,14 @@ type Options struct {
 // (Debian's *-dbg and *-dbgsym packages install under .build-id there).
 var systemDebugDirs = []string{"/usr/lib/debug"}
 
-// Symbolize fills Func (and with opt.Lines File and Line) of every frame
-// of p's records (and thread records) that has an address and no name
-// yet. When p has no
-// Mappings but a raw maps copy (MapsText), it parses that first and stores
-// the result in p.Mappings. Names come first from p.Symbols (a
-// symbolized jeprof --raw file), then from the ELF symbol tables of the
-// mapped files, then from their DWARF, demangled to pprof's short form. Frames that cannot
-// be resolved keep Func "".
+// Symbolize fills Func of every frame of p's records (and thread records)
+// that has an address and no name yet, and with opt.Lines records their
+// source positions in p.Lines. When p has no Mappings but a raw maps copy
+// (MapsText), it parses that first and stores the result in p.Mappings.
+// Names come first from p.Symbols (a symbolized jeprof --raw file), then
+// from the ELF symbol tables of the mapped files, then from their DWARF,
+// demangled to pprof's short form. Frames that cannot be resolved keep
+// Func "".
 //
 // As jeprof does, every frame but the leaf is a return address and is
 // looked up one byte earlier, so that a call ending its function resolves
@@ -55,6 +56,9 @@ var systemDebugDirs = []string{"/usr/lib/debug"}
 // Missing, unreadable, non-ELF or mismatched files are warnings, one per
 // file with the number of addresses left unresolved. A file given with
 // --binary that cannot be used is an error naming it and what was expected.
+// Files are opened only for the addresses that need them: with
+// opt.DropAllocator, frames dropped because they lie in an allocator
+// library (libjemalloc) are not resolved, so that library is not read.
 func Symbolize(p *parse.Profile, opt Options) (warnings []string, err error) {
 	s := newSession(p, opt)
 	var mapsWarning string

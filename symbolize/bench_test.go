@@ -166,3 +166,33 @@ func BenchmarkSymbolizeLoaded(b *testing.B) {
 	b.ReportMetric(float64(len(s.results)), "distinct-addrs")
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
 }
+
+// BenchmarkOpenObject is the cost of loading one file for names: program
+// headers, build-id and the code symbols of its symbol table (the part of
+// a Symbolize call that does not depend on the number of addresses).
+func BenchmarkOpenObject(b *testing.B) {
+	exe := heapestBinary(b)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		o, err := openObject(exe)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(o.tab.syms) == 0 {
+			b.Fatal("no symbols")
+		}
+	}
+}
+
+// BenchmarkLoadDWARF is the cost of reading a file's DWARF and indexing
+// its compilation units, as a Symbolize call with Options.Lines pays once
+// per file (before reading the units its addresses fall in).
+func BenchmarkLoadDWARF(b *testing.B) {
+	exe := heapestBinary(b)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if dw := loadDWARF(exe, true); dw == nil || len(dw.units) == 0 {
+			b.Fatal("no DWARF units")
+		}
+	}
+}

@@ -78,7 +78,9 @@ func readCodeSymbols(ef *elf.File, s *elf.Section) []rawSymbol {
 	if ef.Class == elf.ELFCLASS32 {
 		size = 16
 	}
-	var out []rawSymbol
+	// Sized for every entry: growing by append would allocate several
+	// times as much for a large table.
+	out := make([]rawSymbol, 0, len(data)/size)
 	// Entry 0 is the reserved null symbol.
 	for off := size; off+size <= len(data); off += size {
 		if r, ok := codeSymbol(ef, data[off:off+size], strs, exec); ok {

@@ -226,20 +226,18 @@ func unitHeaderSize(u []byte, bo binary.ByteOrder, is64 bool) (uint64, bool) {
 	if version < 2 || version > 5 {
 		return 0, false
 	}
-	if version < 5 {
-		return 2 + offSize + 1, true
+	size := 2 + offSize + 1
+	if version >= 5 && len(u) >= 3 {
+		size = 2 + 2 + offSize
+		switch u[2] {
+		case 4, 5: // DW_UT_skeleton, DW_UT_split_compile: unit id
+			size += 8
+		case 2, 6: // DW_UT_type, DW_UT_split_type: signature, type offset
+			size += 8 + offSize
+		}
 	}
-	if len(u) < 3 {
-		return 0, false
-	}
-	size := 2 + 2 + offSize
-	switch u[2] {
-	case 4, 5: // DW_UT_skeleton, DW_UT_split_compile: unit id
-		size += 8
-	case 2, 6: // DW_UT_type, DW_UT_split_type: signature, type offset
-		size += 8 + offSize
-	}
-	return size, true
+	// The unit must hold its header and at least one entry.
+	return size, size < uint64(len(u))
 }
 
 // indexUnits reads the address ranges of every compilation unit from its

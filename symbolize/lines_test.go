@@ -3,6 +3,7 @@ package symbolize
 import (
 	"debug/dwarf"
 	"debug/elf"
+	"encoding/binary"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -102,4 +103,25 @@ func TestUnitEntries(t *testing.T) {
 			t.Errorf("%s: unit entries %v, want %v (one per source file at least)", flags[0], got, want)
 		}
 	}
+}
+
+// FuzzUnitEntries feeds arbitrary bytes to the unit header reader: it
+// must return increasing offsets inside the section, and never panic.
+func FuzzUnitEntries(f *testing.F) {
+	f.Add([]byte{})
+	// A DWARF 4 unit of 7 bytes and a DWARF 5 one of 8, 32-bit.
+	f.Add([]byte{7, 0, 0, 0, 4, 0, 0, 0, 0, 0, 8, 8, 0, 0, 0, 5, 0, 1, 8, 0, 0, 0, 0})
+	// A 64-bit DWARF 5 skeleton unit.
+	f.Add(append([]byte{0xff, 0xff, 0xff, 0xff, 28, 0, 0, 0, 0, 0, 0, 0, 5, 0, 4, 8}, make([]byte, 24)...))
+	f.Fuzz(func(t *testing.T, info []byte) {
+		for _, bo := range []binary.ByteOrder{binary.LittleEndian, binary.BigEndian} {
+			prev := dwarf.Offset(0)
+			for i, off := range unitEntries(info, bo) {
+				if off > dwarf.Offset(len(info)) || (i > 0 && off <= prev) {
+					t.Fatalf("entry %d at %d after %d in %d bytes", i, off, prev, len(info))
+				}
+				prev = off
+			}
+		}
+	})
 }

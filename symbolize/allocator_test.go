@@ -1,6 +1,8 @@
 package symbolize
 
 import (
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -129,5 +131,35 @@ func TestDropAllocatorGeneratedDump(t *testing.T) {
 		if !mentioned {
 			t.Errorf("%s: warnings %q do not name the missing program", name, warnings)
 		}
+	}
+}
+
+// TestAllocatorLibraryNotRead checks that frames dropped for lying in an
+// allocator library are not resolved: the library is not even read. Here
+// it is not an ELF file, which is an error once something reads it.
+func TestAllocatorLibraryNotRead(t *testing.T) {
+	lib := filepath.Join(t.TempDir(), "libjemalloc.so.2")
+	if err := os.WriteFile(lib, []byte("not an ELF file\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	profile := func() *parse.Profile {
+		return &parse.Profile{
+			Records:  []parse.Record{{Stack: []parse.Frame{{Addr: 0x7f0000000010}, {Addr: 0x7f0000000020}, {Addr: 0x1234}}}},
+			MapsText: []byte("7f0000000000-7f0000100000 r-xp 00000000 fe:00 1 " + lib + "\n"),
+		}
+	}
+	p := profile()
+	warnings, err := Symbolize(p, Options{DropAllocator: true})
+	if err != nil {
+		t.Fatalf("dropped frames read %s: %v", lib, err)
+	}
+	if got := describe(p.Records[0].Stack); got != "@1234" {
+		t.Errorf("stack %q, want @1234", got)
+	}
+	if len(warnings) != 1 || !strings.Contains(warnings[0], "1 address outside") {
+		t.Errorf("warnings %q: want one for the address outside every mapping", warnings)
+	}
+	if _, err := Symbolize(profile(), Options{}); err == nil || !strings.Contains(err.Error(), lib) {
+		t.Errorf("kept frames: err %v, want one naming %s", err, lib)
 	}
 }

@@ -33,11 +33,13 @@ func (t *symbolTable) name(i int) string {
 	return t.names[s.name : s.name+s.nameLen]
 }
 
-// rawSymbol is a code symbol as read, before aliases are resolved.
+// rawSymbol is a code symbol as read, before aliases are resolved. It
+// holds no pointer (its name is a place in the string table), so that
+// sorting many of them moves plain memory, without write barriers.
 type rawSymbol struct {
-	addr, size uint64
-	name       []byte // inside the string table's data
-	info       uint8
+	addr, size    uint64
+	name, nameLen uint32 // in the string table's data
+	info          uint8
 }
 
 // readSymbols returns the code symbols of .symtab, or of .dynsym when the
@@ -48,27 +50,28 @@ func readSymbols(ef *elf.File) symbolTable {
 		if s == nil {
 			continue
 		}
-		if raw := readCodeSymbols(ef, s); len(raw) > 0 {
-			return packSymbols(raw, s.Name)
+		if raw, strs := readCodeSymbols(ef, s); len(raw) > 0 {
+			return packSymbols(raw, strs, s.Name)
 		}
 	}
 	return symbolTable{}
 }
 
 // readCodeSymbols reads the defined code symbols of one symbol table
-// section straight from its entries: debug/elf's Symbols would make a
-// string of every symbol's name, data and file symbols included.
-func readCodeSymbols(ef *elf.File, s *elf.Section) []rawSymbol {
+// section straight from its entries (debug/elf's Symbols would make a
+// string of every symbol's name, data and file symbols included), and
+// returns them with the string table their names are in.
+func readCodeSymbols(ef *elf.File, s *elf.Section) ([]rawSymbol, []byte) {
 	if int(s.Link) >= len(ef.Sections) || s.Link == 0 {
-		return nil
+		return nil, nil
 	}
 	data, err := s.Data()
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	strs, err := ef.Sections[s.Link].Data()
-	if err != nil {
-		return nil
+	if err != nil || len(strs) > math.MaxUint32 {
+		return nil, nil
 	}
 	exec := make([]bool, len(ef.Sections))
 	for i, sec := range ef.Sections {
@@ -87,7 +90,7 @@ func readCodeSymbols(ef *elf.File, s *elf.Section) []rawSymbol {
 			out = append(out, r)
 		}
 	}
-	return out
+	return out, strs
 }
 
 // codeSymbol decodes one symbol table entry and keeps it when it is a
@@ -139,21 +142,21 @@ func codeSymbol(ef *elf.File, e, strs []byte, exec []bool) (rawSymbol, bool) {
 	if i := bytes.IndexByte(name, '@'); i > 0 {
 		name = name[:i] // symbol version: memcpy@@GLIBC_2.14
 	}
-	r.name = name
+	r.name, r.nameLen = nameOff, uint32(len(name))
 	return r, true
 }
 
 // packSymbols sorts raw by address, keeps the best-named of several at one
 // address (see better), and copies the kept names into one string.
-func packSymbols(raw []rawSymbol, src string) symbolTable {
+func packSymbols(raw []rawSymbol, strs []byte, src string) symbolTable {
 	slices.SortFunc(raw, func(a, b rawSymbol) int {
 		if c := cmp.Compare(a.addr, b.addr); c != 0 {
 			return c
 		}
-		if better(a, b) {
+		if better(a, b, strs) {
 			return -1
 		}
-		if better(b, a) {
+		if better(b, a, strs) {
 			return 1
 		}
 		return 0
@@ -165,7 +168,7 @@ func packSymbols(raw []rawSymbol, src string) symbolTable {
 			continue
 		}
 		kept = append(kept, r)
-		total += len(r.name)
+		total += int(r.nameLen)
 	}
 	if total > math.MaxUint32 {
 		return symbolTable{}
@@ -173,8 +176,8 @@ func packSymbols(raw []rawSymbol, src string) symbolTable {
 	buf := make([]byte, 0, total)
 	syms := make([]symbol, len(kept))
 	for i, r := range kept {
-		syms[i] = symbol{addr: r.addr, size: r.size, name: uint32(len(buf)), nameLen: uint32(len(r.name))}
-		buf = append(buf, r.name...)
+		syms[i] = symbol{addr: r.addr, size: r.size, name: uint32(len(buf)), nameLen: r.nameLen}
+		buf = append(buf, r.nameIn(strs)...)
 	}
 	return symbolTable{syms: syms, names: string(buf), src: src}
 }
@@ -182,7 +185,7 @@ func packSymbols(raw []rawSymbol, src string) symbolTable {
 // better orders aliases at one address: functions before labels, sized
 // before unsized, global before weak before local, fewer leading
 // underscores, then by name so the choice does not depend on table order.
-func better(a, b rawSymbol) bool {
+func better(a, b rawSymbol, strs []byte) bool {
 	fa, fb := elf.ST_TYPE(a.info) != elf.STT_NOTYPE, elf.ST_TYPE(b.info) != elf.STT_NOTYPE
 	if fa != fb {
 		return fa
@@ -194,11 +197,17 @@ func better(a, b rawSymbol) bool {
 	if ra != rb {
 		return ra < rb
 	}
-	ua, ub := underscores(a.name), underscores(b.name)
+	na, nb := a.nameIn(strs), b.nameIn(strs)
+	ua, ub := underscores(na), underscores(nb)
 	if ua != ub {
 		return ua < ub
 	}
-	return bytes.Compare(a.name, b.name) < 0
+	return bytes.Compare(na, nb) < 0
+}
+
+// nameIn returns the symbol's name in the string table strs.
+func (r rawSymbol) nameIn(strs []byte) []byte {
+	return strs[r.name : r.name+r.nameLen]
 }
 
 func bindRank(info uint8) int {

@@ -109,13 +109,17 @@ func TestJemallocRealDumps(t *testing.T) {
 }
 
 // planRuns lists the program executions: every lg_prof_sample from 12 to 20,
-// prof_unbias on and off, and per pair four replicates: "sites" without and
-// with prof_accum (both compared with jeprof in raw mode), "sites" and
-// "tiny" with prof_accum. That gives 288 (call site, run) pairs for
-// inuse_space and 216 for inuse_objects and alloc_space.
-// HEAPEST_E2E_REPS=N runs N replicates (a multiple of 4) for a longer study.
+// prof_unbias on and off, and per pair replicates in groups of four: "sites"
+// without and with prof_accum (the first group's compared with jeprof in raw
+// mode), "sites" and "tiny" with prof_accum. Eight replicates (four with
+// -short) give 576 (call site, run) pairs for inuse_space and 432 for
+// inuse_objects and alloc_space. HEAPEST_E2E_REPS=N runs N replicates for a
+// longer study.
 func planRuns(t *testing.T, dir string) []*jeRun {
-	reps := 4
+	reps := 8
+	if testing.Short() {
+		reps = 4
+	}
 	if v := os.Getenv("HEAPEST_E2E_REPS"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 4 {

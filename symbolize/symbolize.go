@@ -369,7 +369,9 @@ func (s *session) locate(fs *fileState, m parse.Mapping) {
 		switch {
 		case errors.Is(err, errNotELF):
 			note(2, c, fmt.Sprintf("%s: not an ELF file", c))
-		case errors.Is(err, errNoFile):
+		case errors.Is(err, errNoFile) || (err != nil && !exists(c)):
+			// Also a path no file can have (a NUL byte, a file as a
+			// directory): nothing is there.
 			note(0, c, fmt.Sprintf("cannot open %s: %v", c, err))
 		case err != nil:
 			note(1, c, fmt.Sprintf("cannot open %s: %v", c, err))
@@ -399,6 +401,12 @@ func (s *session) locate(fs *fileState, m parse.Mapping) {
 	if fs.path == s.mainPath() {
 		fs.hint = "use --binary or --symbol-path"
 	}
+}
+
+// exists reports whether something is at path.
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 // candidates lists where a mapped file may be: by build-id and by name in

@@ -330,13 +330,18 @@ func (di *dwarfInfo) load(u *unit) {
 // the table's file entries, which inlined calls refer to by index.
 func (u *unit) readRows(lr *dwarf.LineReader) []*dwarf.LineFile {
 	index := map[*dwarf.LineFile]int32{}
+	// Consecutive rows are mostly in one file: the last is remembered.
+	var lastFile *dwarf.LineFile
+	lastIndex := int32(-1)
 	var le dwarf.LineEntry
 	for {
 		if err := lr.Next(&le); err == io.EOF || err != nil {
 			break
 		}
 		row := lineRow{pc: le.Address, file: endSequence, line: int32(le.Line)}
-		if !le.EndSequence {
+		if !le.EndSequence && lastIndex >= 0 && le.File == lastFile {
+			row.file = lastIndex
+		} else if !le.EndSequence {
 			n, ok := index[le.File]
 			if !ok {
 				n = int32(len(u.files))
@@ -348,6 +353,7 @@ func (u *unit) readRows(lr *dwarf.LineReader) []*dwarf.LineFile {
 				index[le.File] = n
 			}
 			row.file = n
+			lastFile, lastIndex = le.File, n
 		}
 		u.rows = append(u.rows, row)
 	}

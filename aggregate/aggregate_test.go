@@ -1,0 +1,153 @@
+package aggregate
+
+import (
+	"regexp"
+	"testing"
+
+	"github.com/heapest/heapest/parse"
+	"github.com/heapest/heapest/unbias"
+)
+
+// rec is a record of n raw samples of 48 bytes (one jemalloc size class)
+// at R = 2^19 on the given stack, leaf first.
+func rec(n float64, stack ...string) parse.Record {
+	fr := make([]parse.Frame, len(stack))
+	for i, f := range stack {
+		fr[i] = parse.Frame{Addr: uint64(0x1000 + len(f)*16 + i), Func: f}
+	}
+	return parse.Record{Stack: fr, Scheme: parse.Bernoulli, Rate: 1 << 19,
+		InUse: parse.Counts{Objects: n, Bytes: 48 * n}}
+}
+
+func groups(a *Aggregator) map[string]*Group {
+	m := map[string]*Group{}
+	for _, g := range a.Groups() {
+		m[g.Key] = g
+	}
+	return m
+}
+
+func TestByFunc(t *testing.T) {
+	recs := []parse.Record{
+		rec(2, "leaf", "mid", "main"),
+		rec(3, "mid", "main"),
+		rec(5, "leaf", "leaf", "rec", "rec", "main"), // recursion counts once per stack
+	}
+	a := New(ByFunc, unbias.InUseSpace, Filter{})
+	a.AddProfile(recs)
+	g := groups(a)
+	for _, tt := range []struct {
+		fn              string
+		flatN, cumN     float64
+		flatRows, cumRs int64
+	}{
+		{"leaf", 7, 7, 2, 2},
+		{"mid", 3, 5, 1, 2},
+		{"main", 0, 10, 0, 3},
+		{"rec", 0, 5, 0, 1},
+	} {
+		x := g[tt.fn]
+		if x == nil {
+			t.Fatalf("no group %s", tt.fn)
+		}
+		if x.Flat.Samples != tt.flatN || x.Cum.Samples != tt.cumN || x.Flat.N != tt.flatRows || x.Cum.N != tt.cumRs {
+			t.Errorf("%s: flat %v (%d records), cum %v (%d); want %v (%d), %v (%d)",
+				tt.fn, x.Flat.Samples, x.Flat.N, x.Cum.Samples, x.Cum.N, tt.flatN, tt.flatRows, tt.cumN, tt.cumRs)
+		}
+	}
+	if tot := a.Total(); tot.Samples != 10 || tot.N != 3 {
+		t.Errorf("total %+v", tot)
+	}
+	// Largest flat first, then cum.
+	if order := a.Groups(); order[0].Key != "leaf" || order[1].Key != "mid" || order[2].Key != "main" {
+		t.Errorf("order %s %s %s", order[0].Key, order[1].Key, order[2].Key)
+	}
+}
+
+func TestByStackAndOthers(t *testing.T) {
+	r := rec(2, "leaf", "main")
+	r.Thread, r.Type = "t1", "Foo"
+	unsym := parse.Record{Stack: []parse.Frame{{Addr: 0xabc}}, Scheme: parse.Bernoulli, Rate: 1 << 19,
+		InUse: parse.Counts{Objects: 1, Bytes: 48}}
+	for _, tt := range []struct {
+		by   By
+		want []string
+	}{
+		{ByStack, []string{"main;leaf", "0xabc"}},
+		{ByLeaf, []string{"leaf", "0xabc"}},
+		{ByThread, []string{"t1", "(no thread)"}},
+		{ByType, []string{"Foo", "(no type)"}},
+		{BySize, []string{"48"}},
+	} {
+		a := New(tt.by, unbias.InUseSpace, Filter{})
+		a.AddProfile([]parse.Record{r, unsym})
+		gs := a.Groups()
+		if len(gs) != len(tt.want) {
+			t.Errorf("%s: %d groups, want %v", tt.by, len(gs), tt.want)
+			continue
+		}
+		for i, w := range tt.want {
+			if gs[i].Key != w {
+				t.Errorf("%s: group %d is %q, want %q", tt.by, i, gs[i].Key, w)
+			}
+		}
+		if tt.by == ByStack && (len(gs[0].Stack) != 2 || gs[0].Stack[0] != "leaf") {
+			t.Errorf("stack %v, want leaf first", gs[0].Stack)
+		}
+	}
+}
+
+func TestFilter(t *testing.T) {
+	recs := []parse.Record{rec(1, "a", "main"), rec(2, "b", "main"), rec(4, "c", "other")}
+	recs[0].Time, recs[1].Time, recs[2].Time = 10, 20, 30
+	for _, tt := range []struct {
+		name string
+		f    Filter
+		want float64
+	}{
+		{"none", Filter{}, 7},
+		{"focus", Filter{Focus: regexp.MustCompile("^main$")}, 3},
+		{"ignore", Filter{Ignore: regexp.MustCompile("^b$")}, 5},
+		{"focus and ignore", Filter{Focus: regexp.MustCompile("main"), Ignore: regexp.MustCompile("^a$")}, 2},
+		{"window", Filter{Window: true, From: 15, To: 30}, 2},
+		{"window open end", Filter{Window: true, From: 15}, 6},
+	} {
+		a := New(ByFunc, unbias.InUseSpace, tt.f)
+		a.AddProfile(recs)
+		if got := a.Total().Samples; got != tt.want {
+			t.Errorf("%s: %v samples, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+// Merging aggregators equals adding everything to one: the sums are
+// commutative and associative.
+func TestMerge(t *testing.T) {
+	recs := []parse.Record{rec(1, "a", "main"), rec(2, "b", "main"), rec(4, "a", "x")}
+	one := New(ByFunc, unbias.InUseSpace, Filter{})
+	one.AddProfile(recs)
+	x, y := New(ByFunc, unbias.InUseSpace, Filter{}), New(ByFunc, unbias.InUseSpace, Filter{})
+	x.AddProfile(recs[2:])
+	y.AddProfile(recs[:2])
+	x.Merge(y)
+	g1, g2 := groups(one), groups(x)
+	for k, g := range g1 {
+		if g2[k] == nil || g2[k].Flat != g.Flat || g2[k].Cum != g.Cum {
+			t.Errorf("%s: merged %+v, want %+v", k, g2[k], g)
+		}
+	}
+	if one.Total() != x.Total() {
+		t.Errorf("totals differ: %+v vs %+v", one.Total(), x.Total())
+	}
+}
+
+func TestParseBy(t *testing.T) {
+	for _, n := range byNames {
+		if b, err := ParseBy(n); err != nil || b.String() != n {
+			t.Errorf("ParseBy(%q) = %v, %v", n, b, err)
+		}
+	}
+	if _, err := ParseBy("color"); err == nil {
+		t.Error("ParseBy accepted color")
+	}
+}

@@ -24,7 +24,9 @@ func Demangle(name string) string {
 	if d, err := demangle.ToString(base, demangleOptions...); err == nil && d != "" {
 		// Rust v0 generic instances keep an empty "::<>" or "<>" once
 		// their arguments are dropped.
-		return strings.ReplaceAll(strings.ReplaceAll(d, "::<>", ""), "<>", "")
+		if d = strings.ReplaceAll(strings.ReplaceAll(d, "::<>", ""), "<>", ""); d != "" {
+			return d
+		}
 	}
 	return name
 }

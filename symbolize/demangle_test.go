@@ -35,6 +35,7 @@ func TestDemangle(t *testing.T) {
 		{"_Zfoo", "_Zfoo"},
 		{"_R", "_R"},
 		{"_Z", "_Z"},
+		{"_Z2<>0", "_Z2<>0"}, // demangles to "<>", nothing once emptied: found by FuzzDemangle
 	}
 	for _, tc := range tests {
 		if got := Demangle(tc.in); got != tc.want {

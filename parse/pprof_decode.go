@@ -66,7 +66,9 @@ func (r *pbBuf) key() (field int, wire int, err error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	if k>>3 == 0 || k>>3 > 1<<29 {
+	// Field number 0 is invalid protobuf, but google/pprof's decoder skips
+	// it like any unknown field; so does heapest, to read what pprof reads.
+	if k>>3 > 1<<29 {
 		return 0, 0, fmt.Errorf("invalid field number %d", k>>3)
 	}
 	return int(k >> 3), int(k & 7), nil

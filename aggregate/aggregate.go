@@ -120,12 +120,7 @@ type Aggregator struct {
 	// byAddr caches the group of a frame address within one profile
 	// (AddProfile): it spares a string hash per frame. Inlined frames
 	// share an address, so an entry holds only while the name matches.
-	byAddr map[uint64]addrGroup
-}
-
-type addrGroup struct {
-	fn string // Frame.Func the entry was made for
-	g  *Group
+	byAddr *addrTable
 }
 
 // New returns an empty Aggregator.
@@ -133,9 +128,13 @@ func New(by By, value unbias.Value, filter Filter) *Aggregator {
 	return &Aggregator{by: by, value: value, filter: filter, groups: map[string]*Group{}}
 }
 
+// Fork returns an empty Aggregator with a's settings, for adding part of
+// the records concurrently and merging the part back with Merge.
+func (a *Aggregator) Fork() *Aggregator { return New(a.by, a.value, a.filter) }
+
 // AddProfile adds every record of one profile.
 func (a *Aggregator) AddProfile(recs []parse.Record) {
-	a.byAddr = make(map[uint64]addrGroup, 1024)
+	a.byAddr = newAddrTable(1024)
 	for i := range recs {
 		a.Add(&recs[i])
 	}
@@ -147,11 +146,16 @@ func (a *Aggregator) frameGroup(f *parse.Frame) *Group {
 	if a.byAddr == nil || f.Addr == 0 {
 		return a.group(FrameName(f), nil)
 	}
-	if e, ok := a.byAddr[f.Addr]; ok && e.fn == f.Func {
+	e := a.byAddr.slot(f.Addr)
+	if e.g != nil && e.fn == f.Func {
 		return e.g
 	}
-	g := a.group(FrameName(f), nil)
-	a.byAddr[f.Addr] = addrGroup{f.Func, g}
+	if e.g == nil {
+		a.byAddr.n++
+	}
+	e.fn, e.g = f.Func, a.group(FrameName(f), nil)
+	g := e.g
+	a.byAddr.grow()
 	return g
 }
 
@@ -283,4 +287,48 @@ func (a *Aggregator) Groups() []*Group {
 		return x.Key < y.Key
 	})
 	return out
+}
+
+// addrTable is an open-addressing hash table from frame address to group:
+// the per-frame lookup of aggregation, where a Go map's generality costs
+// a third of the time.
+type addrTable struct {
+	slots []addrSlot
+	n     int // slots in use
+}
+
+type addrSlot struct {
+	addr uint64
+	fn   string // Frame.Func the entry was made for
+	g    *Group // nil: empty slot
+}
+
+func newAddrTable(size int) *addrTable {
+	return &addrTable{slots: make([]addrSlot, size)} // size: a power of two
+}
+
+// slot returns addr's slot: its entry, or the empty slot where it goes.
+func (t *addrTable) slot(addr uint64) *addrSlot {
+	mask := uint64(len(t.slots) - 1)
+	for i := (addr * 0x9e3779b97f4a7c15) >> 20 & mask; ; i = (i + 1) & mask {
+		s := &t.slots[i]
+		if s.g == nil || s.addr == addr {
+			s.addr = addr
+			return s
+		}
+	}
+}
+
+// grow doubles the table when it is half full.
+func (t *addrTable) grow() {
+	if 2*t.n < len(t.slots) {
+		return
+	}
+	old := t.slots
+	t.slots = make([]addrSlot, 2*len(old))
+	for _, s := range old {
+		if s.g != nil {
+			*t.slot(s.addr) = s
+		}
+	}
 }

@@ -3,11 +3,11 @@ package parse
 import (
 	"bufio"
 	"bytes"
-	"encoding/binary"
 	"fmt"
 	"hash/maphash"
 	"io"
 	"math"
+	"math/bits"
 	"strconv"
 )
 
@@ -59,7 +59,7 @@ type jeParser struct {
 	lastT jeCounts
 	names map[string]string
 	seen  map[uint64]int // hash of the stack's addresses -> line, to reject duplicates
-	seed  maphash.Seed
+	seed  uint64         // random, so that no input can aim at collisions
 	// frames is a slab the stacks are cut from: one allocation for many
 	// stacks instead of one each.
 	frames []Frame
@@ -78,7 +78,7 @@ func parseJemalloc(name string, r *bufio.Reader, opt Options) (*Profile, error) 
 	// regrowing a large slice many times.
 	recs := make([]Record, 0, min(opt.sizeHint/256, 1<<22))
 	p := &jeParser{name: name, r: r, opt: opt, prof: &Profile{HasInUse: true, HasAlloc: true, Records: recs},
-		names: map[string]string{}, seen: map[uint64]int{}, seed: maphash.MakeSeed(), threadNames: map[string]string{}}
+		names: map[string]string{}, seen: map[uint64]int{}, seed: new(maphash.Hash).Sum64(), threadNames: map[string]string{}}
 	if err := p.parse(); err != nil {
 		if !opt.KeepGoing || p.prof == nil || len(p.prof.Records) == 0 {
 			return nil, err
@@ -336,9 +336,7 @@ func (p *jeParser) parseStack(l []byte) ([]Frame, error) {
 		p.frames = make([]Frame, max(n, 8192))
 	}
 	frames := p.frames[:0:n]
-	var h maphash.Hash
-	h.SetSeed(p.seed)
-	var buf [8]byte
+	h := p.seed
 	for i := 0; i < len(rest); {
 		if c := rest[i]; c == ' ' || c == '\t' {
 			i++
@@ -349,17 +347,25 @@ func (p *jeParser) parseStack(l []byte) ([]Frame, error) {
 			return nil, p.errorf("expected a 0x-prefixed hex address, got %q", clip(rest[i:end]))
 		}
 		frames = append(frames, Frame{Addr: a})
-		binary.LittleEndian.PutUint64(buf[:], a)
-		h.Write(buf[:])
+		h = mixAddr(h, a)
 		i = end
 	}
 	p.frames = p.frames[len(frames):]
-	key := h.Sum64()
+	key := h
 	if prev, dup := p.seen[key]; dup {
 		return nil, p.errorf("duplicated stack (first seen on line %d)", prev)
 	}
 	p.seen[key] = p.line
 	return frames, nil
+}
+
+// mixAddr folds a frame address into a stack's 64-bit hash (a
+// multiply–rotate mix in the manner of xxHash's rounds): duplicate stacks
+// are found by hash, without keeping each stack's text.
+func mixAddr(h, a uint64) uint64 {
+	h ^= a * 0xc2b2ae3d27d4eb4f
+	h = bits.RotateLeft64(h, 31) * 0x9e3779b185ebca87
+	return h ^ h>>29
 }
 
 // scanHexAddr parses "0x" and 1 to 16 hex digits at b[i:], up to the next

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"runtime"
+	"sync"
 
 	"github.com/heapest/heapest/aggregate"
 	"github.com/heapest/heapest/ci"
@@ -75,7 +77,7 @@ func Build(profiles []*parse.Profile, opt Options) (*Report, error) {
 			recs = p.ThreadRecords
 		}
 		before := agg.Total().Samples
-		agg.AddProfile(recs)
+		addProfile(agg, recs)
 		src := p.Source
 		src.Samples = agg.Total().Samples - before // the samples this report rests on
 		r.Sources = append(r.Sources, src)
@@ -134,6 +136,33 @@ func interval(s ci.Stats, opt Options) (ci.Result, error) {
 		return res, fmt.Errorf("interval method %s gave NaN for %+v", res.Method, s)
 	}
 	return res, nil
+}
+
+// parallelMin is the number of records from which aggregation is split
+// across CPUs: below it the split costs more than it saves.
+const parallelMin = 8192
+
+// addProfile adds a profile's records to agg, in GOMAXPROCS parts when
+// there are many. Each part is a fixed range merged back in order, so the
+// result does not depend on scheduling.
+func addProfile(agg *aggregate.Aggregator, recs []parse.Record) {
+	n := runtime.GOMAXPROCS(0)
+	if n < 2 || len(recs) < parallelMin {
+		agg.AddProfile(recs)
+		return
+	}
+	parts := make([]*aggregate.Aggregator, n)
+	size := (len(recs) + n - 1) / n
+	var wg sync.WaitGroup
+	for i := range parts {
+		parts[i] = agg.Fork()
+		lo, hi := min(i*size, len(recs)), min((i+1)*size, len(recs))
+		wg.Go(func() { parts[i].AddProfile(recs[lo:hi]) })
+	}
+	wg.Wait()
+	for _, part := range parts {
+		agg.Merge(part)
+	}
 }
 
 // BuildPerStack builds what a pprof rendering needs: per-stack reports

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -93,6 +94,35 @@ func TestBuildPerStack(t *testing.T) {
 	for i, r := range reps {
 		if r.Value != want[i] || r.By != aggregate.ByStack || len(r.Rows) != 2 || r.Omitted != 0 {
 			t.Errorf("report %d: value %v by %v, %d rows", i, r.Value, r.By, len(r.Rows))
+		}
+	}
+}
+
+// Splitting aggregation across CPUs gives the rows one pass gives.
+func TestParallelAggregation(t *testing.T) {
+	var recs []parse.Record
+	for i := range 3 * parallelMin {
+		recs = append(recs, rec(string(rune('a'+i%7)), float64(1+i%5)))
+	}
+	p := profile("jemalloc", true, false, recs...)
+	opt := Options{Value: unbias.InUseSpace, By: aggregate.ByFunc, Confidence: 0.95}
+	par, err := Build([]*parse.Profile{p}, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := aggregate.New(opt.By, opt.Value, aggregate.Filter{})
+	one.AddProfile(recs)
+	want := map[string]float64{}
+	for _, g := range one.Groups() {
+		want[g.Key] = g.Cum.Estimate
+	}
+	near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Abs(b) }
+	if !near(par.Total.Flat.Estimate, one.Total().Estimate) || par.Total.Flat.Samples != one.Total().Samples {
+		t.Errorf("total %v, one pass %v", par.Total.Flat, one.Total())
+	}
+	for _, r := range par.Rows {
+		if !near(r.Cum.Estimate, want[r.Key]) {
+			t.Errorf("%s: cum %v, one pass %v", r.Key, r.Cum.Estimate, want[r.Key])
 		}
 	}
 }

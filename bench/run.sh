@@ -85,7 +85,8 @@ for dump in je-5k je-5k-raw je-20k je-20k-raw; do
   h=$(measure "h-$dump" $((4 * RUNS)) "$W/heapest" report --by func "$f")
   j=$(measure "j-$dump" "$RUNS" jeprof --text --show_bytes "$W/target" "$f")
   rss=$(peak_kib "$W/heapest" report --by func "$f")
-  rows+=("jemalloc|$dump|$(stat -c %s "$f")|$h|$j|$rss|jeprof --text --show_bytes")
+  refrss=$(peak_kib jeprof --text --show_bytes "$W/target" "$f")
+  rows+=("jemalloc|$dump|$(stat -c %s "$f")|$h|$j|$rss|$refrss|jeprof --text --show_bytes")
 done
 
 f="$W/go-heap.pb.gz"
@@ -98,7 +99,8 @@ if [[ $heapest_go == ok ]]; then
   h=$(measure h-go $((4 * RUNS)) "$W/heapest" report --by func "$f")
   p=$(measure p-go "$RUNS" go tool pprof -top "$f")
   rss=$(peak_kib "$W/heapest" report --by func "$f")
-  rows+=("go|go-heap ($nsamples samples)|$(stat -c %s "$f")|$h|$p|$rss|go tool pprof -top")
+  refrss=$(peak_kib go tool pprof -top "$f")
+  rows+=("go|go-heap ($nsamples samples)|$(stat -c %s "$f")|$h|$p|$rss|$refrss|go tool pprof -top")
 fi
 
 timer=$(command -v hyperfine >/dev/null && hyperfine --version || echo "date +%s%N loop")

@@ -42,8 +42,9 @@ interval method used.
 
 Inputs are detected by content (jemalloc heap_v2 dumps, gperftools/pprof legacy
 heap text, pprof protos, nettrace traces) and may be gzip-compressed; "-" reads
-standard input. Several files are accepted only when they can be summed soundly;
-to sum dumps of a fleet use "heapest merge".
+standard input. Report reads one profile: two dumps of one process share their
+live samples and cannot be summed, and summing the dumps of a fleet (unbiasing
+each first) is the job of "heapest merge", which this version does not have yet.
 ` + exitStatusHelp,
 		Example: `  # Top functions by live bytes in a jemalloc dump
   heapest report jeprof.1234.0.m0.heap
@@ -86,7 +87,7 @@ func runReport(cmd *cobra.Command, opts ReportOptions, args []string) error {
 		return usageError{err}
 	}
 	if len(args) > 1 {
-		return usageError{fmt.Errorf("report takes one profile; to sum dumps of several processes use \"heapest merge\"")}
+		return usageError{fmt.Errorf("report takes one profile: dumps of one process cannot be summed, and summing a fleet's dumps is the job of \"heapest merge\" (not in this version yet)")}
 	}
 	opts.threads = opts.By == "thread"
 	profiles, err := opts.load(args, cmd.ErrOrStderr())

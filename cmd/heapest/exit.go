@@ -29,5 +29,6 @@ func exitCode(err error) int {
 const exitStatusHelp = `
 EXIT STATUS
   0  success
-  1  a statistical gate failed (heapest ci, heapest diff --fail-on)
+  1  a statistical gate failed (reserved for the gates of ci and diff, which
+     this version does not have yet)
   2  usage error, or an input that cannot be read`

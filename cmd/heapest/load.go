@@ -29,7 +29,7 @@ func (o *inputOptions) addFlags(cmd *cobra.Command) {
 	f.StringVar(&o.JemallocUnbias, "jemalloc-unbias", "auto", "how jemalloc 5.3 dumps were written: `auto` (detect), on (prof_unbias encoding) or off (raw counts)")
 	f.Float64Var(&o.Rate, "rate", 0, "sampling period in `bytes`, for inputs that lack it (tcmalloc protos)")
 	f.BoolVar(&o.KeepGoing, "keep-going", false, "salvage what precedes a truncation or a bad record, with a warning, instead of failing")
-	f.StringVar(&o.Binary, "binary", "", "the profiled program's executable, for dumps taken on another machine (`PATH`)")
+	f.StringVar(&o.Binary, "binary", "", "the profiled program's executable `PATH`, for dumps taken on another machine")
 	f.StringSliceVar(&o.SymbolPath, "symbol-path", nil, "directories searched for the mapped executables and libraries and their debug files (`DIR`,...)")
 	f.BoolVar(&o.KeepAllocator, "keep-allocator-frames", false, "keep malloc/jemalloc/tcmalloc frames at the top of stacks")
 }

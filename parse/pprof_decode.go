@@ -113,33 +113,19 @@ func (r *pbBuf) skip(wire int) error {
 
 // int64s appends a repeated integer field, packed or not.
 func (r *pbBuf) int64s(wire int, dst []int64) ([]int64, error) {
-	if wire == pbWireVarint {
-		v, err := r.varint()
-		return append(dst, int64(v)), err
-	}
-	if wire != pbWireBytes {
-		return dst, fmt.Errorf("repeated integer with wire type %d", wire)
-	}
-	b, err := r.bytes()
-	if err != nil {
-		return dst, err
-	}
-	sub := pbBuf{b: b}
-	for !sub.done() {
-		v, err := sub.varint()
-		if err != nil {
-			return dst, err
-		}
-		dst = append(dst, int64(v))
-	}
-	return dst, nil
+	return varints(r, wire, dst)
 }
 
 // uint64s is int64s for unsigned fields.
 func (r *pbBuf) uint64s(wire int, dst []uint64) ([]uint64, error) {
+	return varints(r, wire, dst)
+}
+
+// varints reads a repeated varint field, one value or a packed run.
+func varints[T int64 | uint64](r *pbBuf, wire int, dst []T) ([]T, error) {
 	if wire == pbWireVarint {
 		v, err := r.varint()
-		return append(dst, v), err
+		return append(dst, T(v)), err
 	}
 	if wire != pbWireBytes {
 		return dst, fmt.Errorf("repeated integer with wire type %d", wire)
@@ -154,7 +140,7 @@ func (r *pbBuf) uint64s(wire int, dst []uint64) ([]uint64, error) {
 		if err != nil {
 			return dst, err
 		}
-		dst = append(dst, v)
+		dst = append(dst, T(v))
 	}
 	return dst, nil
 }

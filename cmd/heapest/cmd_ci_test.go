@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"math"
 	"os"
@@ -15,13 +14,8 @@ import (
 // runHeapest runs the CLI in-process and returns stdout and the exit code.
 func runHeapest(t *testing.T, args ...string) (string, int) {
 	t.Helper()
-	cmd := newRootCommand()
-	var out, errOut bytes.Buffer
-	cmd.SetOut(&out)
-	cmd.SetErr(&errOut)
-	cmd.SetArgs(args)
-	err := cmd.Execute()
-	return out.String(), exitCode(err)
+	out, _, code := runCLI(t, args...)
+	return out, code
 }
 
 func ciJSONOut(t *testing.T, args ...string) ciJSON {

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"sync"
 	"testing"
 )
@@ -202,3 +203,26 @@ func (c *coverage) add(lo, truth, hi float64) {
 }
 
 func (c coverage) rate() float64 { return float64(c.hit) / float64(c.n) }
+
+// checkSiteCoverage logs the per-call-site coverage of inuse_space intervals
+// and requires at least 200 (call site, run) pairs covered 93% of the time.
+func checkSiteCoverage(t *testing.T, what string, perSite map[string]*coverage, all coverage) {
+	t.Helper()
+	names := make([]string, 0, len(perSite))
+	for fn := range perSite {
+		names = append(names, fn)
+	}
+	sort.Strings(names)
+	for _, fn := range names {
+		c := perSite[fn]
+		t.Logf("inuse_space coverage %-18s %d/%d = %.1f%%", fn, c.hit, c.n, 100*c.rate())
+	}
+	t.Logf("%s inuse_space: 95%% interval contains the true live bytes in %d of %d (call site, run) pairs = %.1f%%",
+		what, all.hit, all.n, 100*all.rate())
+	if all.n < 200 {
+		t.Errorf("only %d pairs, want at least 200", all.n)
+	}
+	if all.rate() < 0.93 {
+		t.Errorf("coverage %.1f%% < 93%%", 100*all.rate())
+	}
+}

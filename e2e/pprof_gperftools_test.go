@@ -134,7 +134,6 @@ func checkGperfRaw(t *testing.T, runs []*gperfRun) {
 func checkGperfCoverage(t *testing.T, runs []*gperfRun) {
 	var all coverage
 	perSite := map[string]*coverage{}
-	var names []string
 	for _, r := range runs {
 		rows := rowsByKey(r.space)
 		for _, s := range r.truth.Sites {
@@ -145,21 +144,9 @@ func checkGperfCoverage(t *testing.T, runs []*gperfRun) {
 			all.add(row.Lo, s.LiveBytes, row.Hi)
 			if perSite[s.Func] == nil {
 				perSite[s.Func] = &coverage{}
-				names = append(names, s.Func)
 			}
 			perSite[s.Func].add(row.Lo, s.LiveBytes, row.Hi)
 		}
 	}
-	for _, fn := range names {
-		c := perSite[fn]
-		t.Logf("inuse_space coverage %-13s %d/%d = %.1f%%", fn, c.hit, c.n, 100*c.rate())
-	}
-	t.Logf("gperftools inuse_space: 95%% interval contains the true live bytes in %d of %d (call site, run) pairs = %.1f%%",
-		all.hit, all.n, 100*all.rate())
-	if all.n < 200 {
-		t.Errorf("only %d pairs, want at least 200", all.n)
-	}
-	if all.rate() < 0.93 {
-		t.Errorf("coverage %.1f%% < 93%%", 100*all.rate())
-	}
+	checkSiteCoverage(t, "gperftools", perSite, all)
 }

@@ -16,7 +16,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -299,23 +298,7 @@ func checkGoCoverage(t *testing.T, runs []*goRun) {
 			perSite[s.Func].add(row.Lo, s.LiveBytes, row.Hi)
 		}
 	}
-	var names []string
-	for fn := range perSite {
-		names = append(names, fn)
-	}
-	sort.Strings(names)
-	for _, fn := range names {
-		c := perSite[fn]
-		t.Logf("inuse_space coverage %-18s %d/%d = %.1f%%", fn, c.hit, c.n, 100*c.rate())
-	}
-	t.Logf("Go inuse_space: 95%% interval contains the true live bytes in %d of %d (call site, run) pairs = %.1f%%",
-		all.hit, all.n, 100*all.rate())
-	if all.n < 200 {
-		t.Errorf("only %d pairs, want at least 200", all.n)
-	}
-	if all.rate() < 0.93 {
-		t.Errorf("coverage %.1f%% < 93%%", 100*all.rate())
-	}
+	checkSiteCoverage(t, "Go", perSite, all)
 }
 
 // TestPprofBadInputExitStatus: broken pprof-family inputs make heapest exit

@@ -1,7 +1,10 @@
-// Package parse turns the bytes of a heap profile into Records: one per
-// sampled line, event or sample of the source format, carrying what the
-// source knows and no more. Parsers never unbias or sum; that is unbias's and
-// aggregate's job, in that order.
+// Package parse holds the model every input format is read into: Records,
+// one per sampled line, event or sample of the source, carrying what the
+// source knows and no more, streamed to a Sink as they are read; and the
+// Profile, what an input says about itself besides its records. The formats
+// themselves are sub-packages (parse/jemalloc, parse/pprof, parse/nettrace),
+// listed in one place by parse/formats. Parsers never unbias or sum; that is
+// unbias's and aggregate's job, in that order.
 package parse
 
 import "github.com/heapest/heapest/ci"
@@ -96,9 +99,10 @@ type SourceLine struct {
 }
 
 // Record is one sampled unit of a profile: a stack line of a jemalloc dump,
-// a pprof sample, a trace event.
+// a pprof sample, a trace event. A parser hands it to a Sink and may reuse
+// it, its Stack and its Pre as soon as the call returns.
 type Record struct {
-	// Stack is leaf first. Frames may share backing arrays between records.
+	// Stack is leaf first.
 	Stack []Frame
 	// Thread is a thread id or name where the format has one.
 	Thread string
@@ -120,7 +124,25 @@ type Record struct {
 	// Pre, when non-nil, holds statistics heapest itself computed earlier
 	// (its own pprof output read back); unbias uses them unchanged.
 	Pre *Precomputed
+	// Breakdown marks a per-thread part of a record already given (a
+	// jemalloc "tN:" line): it counts only towards --by thread, which
+	// uses the breakdowns instead of the records. Parsers send them only
+	// when Options.Threads is set.
+	Breakdown bool
 }
+
+// Sink receives a parser's records as they are read, in file order. The
+// Record and everything it points to are only valid during the call: a
+// sink copies what it keeps. Parsers call it from one goroutine.
+type Sink interface {
+	Record(rec *Record)
+}
+
+// SinkFunc adapts a function to Sink.
+type SinkFunc func(rec *Record)
+
+// Record calls f(rec).
+func (f SinkFunc) Record(rec *Record) { f(rec) }
 
 // Precomputed are a record's statistics as heapest wrote them, one per
 // value, indexed like unbias.Value: inuse_space, inuse_objects, alloc_space,
@@ -156,15 +178,12 @@ type Source struct {
 	Detail string
 }
 
-// Profile is a parsed input: records plus what symbolization and reports need.
+// Profile is what a parsed input says about itself besides its records
+// (which went to the Sink): where it came from, how it was sampled, and
+// what symbolization needs.
 type Profile struct {
-	Source  Source
-	Records []Record
-	// ThreadRecords are per-thread breakdowns of Records where the format
-	// has them (jemalloc "tN:" lines); they are used only for --by thread
-	// and must not be summed with Records.
-	ThreadRecords []Record
-	Mappings      []Mapping
+	Source   Source
+	Mappings []Mapping
 	// MapsText is a raw /proc/<pid>/maps copy (jemalloc MAPPED_LIBRARIES)
 	// for symbolize to parse when Mappings is empty.
 	MapsText []byte
@@ -176,6 +195,13 @@ type Profile struct {
 	// Symbols maps addresses to names when the file carries them (jeprof
 	// --raw "--- symbol" sections).
 	Symbols map[uint64]string
+	// Names, when set, names frame addresses the format itself can
+	// resolve (a trace's method rundown events, which come after the
+	// stacks that use them); it returns "" for an address it cannot name.
+	// It is used instead of ELF symbolization.
+	Names func(addr uint64) string
+	// Records and Breakdowns count what went to the Sink.
+	Records, Breakdowns int
 	// HasInUse and HasAlloc say which pairs the format provides.
 	HasInUse, HasAlloc bool
 	// Timed is set when records carry event times (Record.Time), as

@@ -113,7 +113,7 @@ func bernoulli(c parse.Counts, v Value, rate float64) Contribution {
 		if n, z, ok := jemallocInvert(cIn, sIn, rate); ok {
 			return single(float64(n), float64(z), rate, v)
 		}
-		objs, bytes := parse.JeprofDecode(c.Objects, c.Bytes, rate)
+		objs, bytes := JeprofDecode(c.Objects, c.Bytes, rate)
 		out := mixed(c.Objects, objs, bytes, rate, v)
 		out.SamplesBound = true
 		return out
@@ -134,7 +134,7 @@ func bernoulli(c parse.Counts, v Value, rate float64) Contribution {
 			z = c.Bytes / n
 			if !isSizeClass(z) {
 				// jeprof's average-size estimate: biased when sizes mix.
-				objs, bytes := parse.JeprofDecode(c.Objects, c.Bytes, rate)
+				objs, bytes := JeprofDecode(c.Objects, c.Bytes, rate)
 				out := mixed(n, objs, bytes, rate, v)
 				out.Approx = true
 				if v.IsSpace() {
@@ -184,7 +184,7 @@ func exact(c parse.Counts, v Value) Contribution {
 func estimateOnly(c parse.Counts, v Value, rate float64) Contribution {
 	val := pick(v, c.Objects, c.Bytes)
 	if c.Enc == parse.Raw && rate > 1 && c.Objects > 0 {
-		objs, bytes := parse.JeprofDecode(c.Objects, c.Bytes, rate)
+		objs, bytes := JeprofDecode(c.Objects, c.Bytes, rate)
 		val = pick(v, objs, bytes)
 	}
 	return Contribution{Size: c.Size, Stats: ci.Stats{Estimate: val, Samples: c.Samples, NoInterval: true, Mixed: true}}

@@ -134,3 +134,14 @@ func jemallocInvert(cIn, sIn uint64, rate float64) (n, z uint64, ok bool) {
 	}
 	return 0, 0, false
 }
+
+// JeprofDecode applies jeprof's per-line formula: both numbers scaled by
+// 1/(1−exp(−(bytes/objects)/R)). On a raw line it is the average-size
+// estimate; on a prof_unbias line it recovers jemalloc's HT sums.
+func JeprofDecode(objects, bytes, rate float64) (float64, float64) {
+	if objects == 0 || rate <= 1 {
+		return objects, bytes
+	}
+	scale := -1 / math.Expm1(-(bytes/objects)/rate)
+	return objects * scale, bytes * scale
+}

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"testing"
 
-	nt "github.com/heapest/heapest/parse/nettracetest"
+	nt "github.com/heapest/heapest/internal/nettracetest"
 )
 
 type traceRow struct {

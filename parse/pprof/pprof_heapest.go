@@ -1,4 +1,4 @@
-package parse
+package pprof
 
 // heapest's own pprof output (render/pprof.go) read back. Each sample is one
 // stack with the exact ci.Stats of every value heapest computed for it,

@@ -1,4 +1,4 @@
-package parse
+package pprof
 
 // Legacy text heap profiles: "heap profile: N: B [N: B] @ <kind>/<period>",
 // written by gperftools (MallocExtension::GetHeapSample, heap_v2), jemalloc 3

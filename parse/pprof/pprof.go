@@ -1,4 +1,4 @@
-package parse
+package pprof
 
 // pprof profile.proto input: Go runtime, tcmalloc, heapprofd and unknown
 // producers, and heapest's own output. The legacy text formats are in

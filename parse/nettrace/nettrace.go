@@ -1,4 +1,4 @@
-package parse
+package nettrace
 
 // .NET EventPipe traces (.nettrace): the FastSerialization container written
 // by the runtime (NetTrace V4/V5) and the block container of NetTrace V6.

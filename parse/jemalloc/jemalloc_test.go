@@ -1,4 +1,4 @@
-package parse
+package jemalloc
 
 import (
 	"bytes"

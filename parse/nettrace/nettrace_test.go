@@ -1,4 +1,4 @@
-package parse
+package nettrace
 
 import (
 	"bufio"
@@ -17,7 +17,7 @@ import (
 	"strings"
 	"testing"
 
-	nt "github.com/heapest/heapest/parse/nettracetest"
+	nt "github.com/heapest/heapest/internal/nettracetest"
 )
 
 // nettraceSamples holds the real traces (../shared/samples from the repo root).

@@ -1,4 +1,4 @@
-package parse
+package jemalloc
 
 import (
 	"bufio"
@@ -296,8 +296,8 @@ func (p *jeParser) countsLine(uid string, rest []byte, stack []Frame, cur **Reco
 func (p *jeParser) addThreadLine(uid string, stack []Frame, c jeCounts) {
 	r := float64(p.rate)
 	p.lastSum, _ = addCounts(p.lastSum, c) // bounded by the t* line checked later
-	_, cur := JeprofDecode(float64(c.curObjs), float64(c.curBytes), r)
-	_, acc := JeprofDecode(float64(c.accObjs), float64(c.accBytes), r)
+	_, cur := unbias.JeprofDecode(float64(c.curObjs), float64(c.curBytes), r)
+	_, acc := unbias.JeprofDecode(float64(c.accObjs), float64(c.accBytes), r)
 	p.lastDec[0] += cur
 	p.lastDec[1] += acc
 	p.lastNThr++
@@ -462,13 +462,13 @@ func (p *jeParser) decodedTotalsAgree() bool {
 	r := float64(p.rate)
 	var sumCur, sumAcc float64
 	for _, rec := range p.prof.Records {
-		_, b := JeprofDecode(rec.InUse.Objects, rec.InUse.Bytes, r)
+		_, b := unbias.JeprofDecode(rec.InUse.Objects, rec.InUse.Bytes, r)
 		sumCur += b
-		_, b = JeprofDecode(rec.Alloc.Objects, rec.Alloc.Bytes, r)
+		_, b = unbias.JeprofDecode(rec.Alloc.Objects, rec.Alloc.Bytes, r)
 		sumAcc += b
 	}
-	_, hCur := JeprofDecode(float64(p.header.curObjs), float64(p.header.curBytes), r)
-	_, hAcc := JeprofDecode(float64(p.header.accObjs), float64(p.header.accBytes), r)
+	_, hCur := unbias.JeprofDecode(float64(p.header.curObjs), float64(p.header.curBytes), r)
+	_, hAcc := unbias.JeprofDecode(float64(p.header.accObjs), float64(p.header.accBytes), r)
 	// Whole dumps agree to ~0.2% (rounding of each line's encoding); a
 	// missing one-sample stack is already ~R bytes off.
 	within := func(a, b float64) bool { return math.Abs(a-b) <= 0.005*math.Max(a, b) }
@@ -489,8 +489,8 @@ func (p *jeParser) lastStackWhole(unbiased bool) bool {
 		return p.lastSum == p.lastT
 	}
 	r := float64(p.rate)
-	_, hCur := JeprofDecode(float64(p.lastT.curObjs), float64(p.lastT.curBytes), r)
-	_, hAcc := JeprofDecode(float64(p.lastT.accObjs), float64(p.lastT.accBytes), r)
+	_, hCur := unbias.JeprofDecode(float64(p.lastT.curObjs), float64(p.lastT.curBytes), r)
+	_, hAcc := unbias.JeprofDecode(float64(p.lastT.accObjs), float64(p.lastT.accBytes), r)
 	return near(p.lastDec[0], hCur, r) && near(p.lastDec[1], hAcc, r)
 }
 
@@ -498,16 +498,6 @@ func (p *jeParser) lastStackWhole(unbiased bool) bool {
 // of each line's encoding.
 func near(a, b, rate float64) bool { return math.Abs(a-b) <= 0.05*math.Max(a, b)+rate }
 
-// JeprofDecode applies jeprof's per-line formula: both numbers scaled by
-// 1/(1−exp(−(bytes/objects)/R)). On a raw line it is the average-size
-// estimate; on a prof_unbias line it recovers jemalloc's HT sums.
-func JeprofDecode(objects, bytes, rate float64) (float64, float64) {
-	if objects == 0 || rate <= 1 {
-		return objects, bytes
-	}
-	scale := -1 / math.Expm1(-(bytes/objects)/rate)
-	return objects * scale, bytes * scale
-}
 
 // threadPrefix splits "  tX: rest" into X and rest.
 func threadPrefix(l []byte) (string, []byte, bool) {

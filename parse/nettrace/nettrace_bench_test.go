@@ -1,4 +1,4 @@
-package parse
+package nettrace
 
 import (
 	"bytes"
@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/heapest/heapest/parse/nettracetest"
+	"github.com/heapest/heapest/internal/nettracetest"
 )
 
 var benchTraces sync.Map // version → []byte

@@ -1,4 +1,4 @@
-package parse
+package pprof
 
 // A streaming decoder for profile.proto (github.com/google/pprof
 // proto/profile.proto). google/pprof's profile package builds a Go object

@@ -1,4 +1,4 @@
-package parse_test
+package nettrace_test
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 	"github.com/heapest/heapest/aggregate"
 	"github.com/heapest/heapest/ci"
 	"github.com/heapest/heapest/parse"
-	nt "github.com/heapest/heapest/parse/nettracetest"
+	nt "github.com/heapest/heapest/internal/nettracetest"
 	"github.com/heapest/heapest/report"
 	"github.com/heapest/heapest/unbias"
 )

@@ -1,4 +1,4 @@
-package parse_test
+package pprof_test
 
 import (
 	"bytes"

@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"testing"
 
+	"github.com/heapest/heapest/ci"
 	"github.com/heapest/heapest/parse"
 	"github.com/heapest/heapest/unbias"
 )
@@ -19,7 +20,35 @@ func rec(n float64, stack ...string) parse.Record {
 		InUse: parse.Counts{Objects: n, Bytes: 48 * n}}
 }
 
-func groups(a *Aggregator) map[string]*Group {
+// agg is a table built from records, grouped one way.
+type agg struct {
+	t  *Table
+	by By
+	f  Filter
+}
+
+// collect streams recs through a Collector into a new Table.
+func collect(t *testing.T, by By, v unbias.Value, f Filter, w Window, recs ...parse.Record) *agg {
+	t.Helper()
+	c := NewCollector([]unbias.Value{v}, KeysFor(by), w, 0)
+	for i := range recs {
+		c.Record(&recs[i])
+	}
+	tb := NewTable([]unbias.Value{v}, KeysFor(by))
+	if err := c.Finish(tb, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	return &agg{t: tb, by: by, f: f}
+}
+
+func (a *agg) Groups() []*Group {
+	g, _ := a.t.Groups(a.by, a.f, 0)
+	return g
+}
+
+func (a *agg) Total() ci.Stats { return a.t.Total(a.f)[0] }
+
+func groups(a *agg) map[string]*Group {
 	m := map[string]*Group{}
 	for _, g := range a.Groups() {
 		m[g.Key] = g
@@ -33,8 +62,7 @@ func TestByFunc(t *testing.T) {
 		rec(3, "mid", "main"),
 		rec(5, "leaf", "leaf", "rec", "rec", "main"), // recursion counts once per stack
 	}
-	a := New(ByFunc, unbias.InUseSpace, Filter{})
-	a.AddProfile(recs)
+	a := collect(t, ByFunc, unbias.InUseSpace, Filter{}, Window{}, recs...)
 	g := groups(a)
 	for _, tt := range []struct {
 		fn              string
@@ -79,8 +107,7 @@ func TestByStackAndOthers(t *testing.T) {
 		{ByType, []string{"Foo", "(no type)"}},
 		{BySize, []string{"48"}},
 	} {
-		a := New(tt.by, unbias.InUseSpace, Filter{})
-		a.AddProfile([]parse.Record{r, unsym})
+		a := collect(t, tt.by, unbias.InUseSpace, Filter{}, Window{}, r, unsym)
 		gs := a.Groups()
 		if len(gs) != len(tt.want) {
 			t.Errorf("%s: %d groups, want %v", tt.by, len(gs), tt.want)
@@ -103,36 +130,34 @@ func TestFilter(t *testing.T) {
 	for _, tt := range []struct {
 		name string
 		f    Filter
+		w    Window
 		want float64
 	}{
-		{"none", Filter{}, 7},
-		{"focus", Filter{Focus: regexp.MustCompile("^main$")}, 3},
-		{"ignore", Filter{Ignore: regexp.MustCompile("^b$")}, 5},
-		{"focus and ignore", Filter{Focus: regexp.MustCompile("main"), Ignore: regexp.MustCompile("^a$")}, 2},
-		{"window", Filter{Window: true, From: 15, To: 30}, 2},
-		{"window open end", Filter{Window: true, From: 15}, 6},
+		{"none", Filter{}, Window{}, 7},
+		{"focus", Filter{Focus: regexp.MustCompile("^main$")}, Window{}, 3},
+		{"ignore", Filter{Ignore: regexp.MustCompile("^b$")}, Window{}, 5},
+		{"focus and ignore", Filter{Focus: regexp.MustCompile("main"), Ignore: regexp.MustCompile("^a$")}, Window{}, 2},
+		{"window", Filter{}, Window{On: true, From: 15, To: 30}, 2},
+		{"window open end", Filter{}, Window{On: true, From: 15}, 6},
 	} {
-		a := New(ByFunc, unbias.InUseSpace, tt.f)
-		a.AddProfile(recs)
+		a := collect(t, ByFunc, unbias.InUseSpace, tt.f, tt.w, recs...)
 		if got := a.Total().Samples; got != tt.want {
 			t.Errorf("%s: %v samples, want %v", tt.name, got, tt.want)
 		}
 	}
 }
 
-// Merging aggregators equals adding everything to one: the sums are
+// Merging tables equals adding everything to one: the sums are
 // commutative and associative.
 func TestMerge(t *testing.T) {
 	recs := []parse.Record{rec(1, "a", "main"), rec(2, "b", "main"), rec(4, "a", "x")}
-	one := New(ByFunc, unbias.InUseSpace, Filter{})
-	one.AddProfile(recs)
-	x, y := New(ByFunc, unbias.InUseSpace, Filter{}), New(ByFunc, unbias.InUseSpace, Filter{})
-	x.AddProfile(recs[2:])
-	y.AddProfile(recs[:2])
-	x.Merge(y)
+	one := collect(t, ByFunc, unbias.InUseSpace, Filter{}, Window{}, recs...)
+	x := collect(t, ByFunc, unbias.InUseSpace, Filter{}, Window{}, recs[2:]...)
+	y := collect(t, ByFunc, unbias.InUseSpace, Filter{}, Window{}, recs[:2]...)
+	x.t.Merge(y.t)
 	g1, g2 := groups(one), groups(x)
 	for k, g := range g1 {
-		if g2[k] == nil || g2[k].Flat != g.Flat || g2[k].Cum != g.Cum {
+		if g2[k] == nil || g2[k].Flat != g.Flat || g2[k].Cum != g.Cum || g2[k].Values[0] != g.Values[0] {
 			t.Errorf("%s: merged %+v, want %+v", k, g2[k], g)
 		}
 	}

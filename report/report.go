@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"math"
 	"regexp"
-	"runtime"
-	"sync"
 
 	"github.com/heapest/heapest/aggregate"
 	"github.com/heapest/heapest/ci"
@@ -18,8 +16,14 @@ import (
 
 // Options select what a report shows.
 type Options struct {
-	Value      unbias.Value
+	// Value is what the report estimates; with DefaultValue it is chosen
+	// from the inputs (DefaultValueFor) instead.
+	Value        unbias.Value
+	DefaultValue bool
+	// By is what a row is; with DefaultBy it is chosen from the inputs
+	// (DefaultByFor) instead.
 	By         aggregate.By
+	DefaultBy  bool
 	Confidence float64
 	Method     ci.Method
 	// Top limits the rows (0: all).
@@ -29,6 +33,9 @@ type Options struct {
 	// start; To ≤ 0: the end) when Window is set.
 	From, To int64
 	Window   bool
+	// AllValues collects every value the inputs have, for pprof output
+	// (Builder.PerStack).
+	AllValues bool
 }
 
 // Row is one group with its intervals.
@@ -60,33 +67,186 @@ type Report struct {
 	Notes []string
 }
 
-// Build aggregates the profiles' records and computes every interval.
-func Build(profiles []*parse.Profile, opt Options) (*Report, error) {
-	agg := aggregate.New(opt.By, opt.Value, aggregate.Filter{Focus: opt.Focus, Ignore: opt.Ignore,
-		From: opt.From, To: opt.To, Window: opt.Window})
-	r := &Report{Confidence: opt.Confidence, Value: opt.Value, By: opt.By}
-	for _, p := range profiles {
-		if err := checkValue(p, opt.Value); err != nil {
-			return nil, err
-		}
-		if opt.Window && !p.Timed {
-			return nil, fmt.Errorf("%s: --from/--to select a time window of a trace; this %s profile has no event times", p.Source.Path, p.Source.Format)
-		}
-		recs := p.Records
-		if opt.By == aggregate.ByThread && len(p.ThreadRecords) > 0 {
-			recs = p.ThreadRecords
-		}
-		before := agg.Total().Samples
-		addProfile(agg, recs)
-		src := p.Source
-		src.Samples = agg.Total().Samples - before // the samples this report rests on
-		r.Sources = append(r.Sources, src)
+// Builder runs the pipeline over any number of inputs: each input's
+// records stream from its parser into a Collector (unbiased as they
+// arrive), its frames are named, and its cells join one Table; Report and
+// PerStack then group the table and compute the intervals.
+type Builder struct {
+	opt      Options
+	values   []unbias.Value
+	keys     aggregate.Keys
+	table    *aggregate.Table
+	profiles []*parse.Profile
+	// sampleCounts holds per input the totals (per value) after the
+	// filter, for the samples each source contributes.
+	sampleCounts [][]ci.Stats
+}
+
+// allValues is every value, in the order pprof output lists them after
+// the main one.
+var allValues = []unbias.Value{unbias.InUseSpace, unbias.InUseObjects, unbias.AllocSpace, unbias.AllocObjects}
+
+// NewBuilder returns a Builder for opt.
+func NewBuilder(opt Options) *Builder {
+	b := &Builder{opt: opt}
+	switch {
+	case opt.AllValues:
+		b.values = allValues
+	case opt.DefaultValue:
+		b.values = []unbias.Value{unbias.InUseSpace, unbias.AllocSpace}
+	default:
+		b.values = []unbias.Value{opt.Value}
 	}
-	var err error
-	if r.Total, err = row("total", nil, agg.Total(), nil, opt); err != nil {
+	// --by thread and --by size need their keys in the cells; a default
+	// --by (func or type) needs neither.
+	if !opt.DefaultBy {
+		b.keys = aggregate.KeysFor(opt.By)
+	}
+	b.table = aggregate.NewTable(b.values, b.keys)
+	return b
+}
+
+// Reader streams one input's records into sink and returns what the input
+// says about itself (formats.ReadFile, with its options bound).
+type Reader func(sink parse.Sink, threads bool) (*parse.Profile, error)
+
+// Namer returns the namer of a parsed input's frames (nil: none needed).
+type Namer func(p *parse.Profile) (aggregate.Namer, error)
+
+// Add reads one input and adds its cells.
+func (b *Builder) Add(read Reader, namer Namer, sizeHint int64) (*parse.Profile, error) {
+	w := aggregate.Window{From: b.opt.From, To: b.opt.To, On: b.opt.Window}
+	c := aggregate.NewCollector(b.values, b.keys, w, sizeHint)
+	p, err := read(c, b.keys.Thread)
+	if err != nil {
 		return nil, err
 	}
-	groups := agg.Groups()
+	if b.opt.Window && !p.Timed {
+		return nil, fmt.Errorf("%s: --from/--to select a time window of a trace; this %s profile has no event times", p.Source.Path, p.Source.Format)
+	}
+	var n aggregate.Namer
+	if namer != nil {
+		if n, err = namer(p); err != nil {
+			return nil, err
+		}
+	}
+	t := b.table
+	if len(b.profiles) > 0 {
+		t = aggregate.NewTable(b.values, b.keys)
+	}
+	if err := c.Finish(t, n, p.Breakdowns > 0); err != nil {
+		return nil, err
+	}
+	if t != b.table {
+		b.addSource(p, t)
+		b.table.Merge(t)
+	} else {
+		b.addSource(p, t)
+	}
+	b.profiles = append(b.profiles, p)
+	return p, nil
+}
+
+// addSource records the samples each value of p rests on after the filter.
+func (b *Builder) addSource(p *parse.Profile, t *aggregate.Table) {
+	b.sampleCounts = append(b.sampleCounts, t.Total(b.filter()))
+}
+
+func (b *Builder) filter() aggregate.Filter {
+	return aggregate.Filter{Focus: b.opt.Focus, Ignore: b.opt.Ignore}
+}
+
+// settle decides the defaults and checks that every input has the value.
+func (b *Builder) settle() (Options, error) {
+	opt := b.opt
+	if opt.DefaultValue {
+		opt.Value = DefaultValueFor(b.profiles)
+	}
+	if opt.DefaultBy {
+		opt.By = DefaultByFor(b.profiles)
+	}
+	for _, p := range b.profiles {
+		if err := checkValue(p, opt.Value); err != nil {
+			return opt, err
+		}
+	}
+	return opt, nil
+}
+
+func (b *Builder) valueIndex(v unbias.Value) int {
+	for i, x := range b.values {
+		if x == v {
+			return i
+		}
+	}
+	return -1
+}
+
+// sources lists the inputs with the samples value index vi rests on.
+func (b *Builder) sources(vi int) []parse.Source {
+	out := make([]parse.Source, len(b.profiles))
+	for i, p := range b.profiles {
+		out[i] = p.Source
+		out[i].Samples = b.sampleCounts[i][vi].Samples
+	}
+	return out
+}
+
+// Report groups the inputs' cells and computes every interval.
+func (b *Builder) Report() (*Report, error) {
+	opt, err := b.settle()
+	if err != nil {
+		return nil, err
+	}
+	vi := b.valueIndex(opt.Value)
+	groups, total := b.table.Groups(opt.By, b.filter(), vi)
+	return build(opt, b.sources(vi), groups, total[vi], vi)
+}
+
+// PerStack builds what a pprof rendering needs from one grouping: per-stack
+// reports with every stack (opt's By and Top do not apply), the main value
+// first (it becomes the default sample type), then every other value all
+// the inputs have, so that the file can be read back, and merged, for any
+// value. It needs Options.AllValues.
+func (b *Builder) PerStack() ([]*Report, error) {
+	opt, err := b.settle()
+	if err != nil {
+		return nil, err
+	}
+	opt.By, opt.Top = aggregate.ByStack, 0
+	values := []unbias.Value{opt.Value}
+	for _, v := range allValues {
+		if v != opt.Value && HasValue(b.profiles, v) {
+			values = append(values, v)
+		}
+	}
+	groups, total := b.table.Groups(aggregate.ByStack, b.filter(), b.valueIndex(opt.Value))
+	var reps []*Report
+	for _, v := range values {
+		vi := b.valueIndex(v)
+		if vi < 0 {
+			return nil, fmt.Errorf("internal error: value %s was not collected", v)
+		}
+		for _, g := range groups {
+			g.Flat = g.Values[vi]
+		}
+		opt.Value = v
+		r, err := build(opt, b.sources(vi), groups, total[vi], vi)
+		if err != nil {
+			return nil, err
+		}
+		reps = append(reps, r)
+	}
+	return reps, nil
+}
+
+// build computes the rows' intervals.
+func build(opt Options, sources []parse.Source, groups []*aggregate.Group, total ci.Stats, vi int) (*Report, error) {
+	r := &Report{Confidence: opt.Confidence, Value: opt.Value, By: opt.By, Sources: sources}
+	var err error
+	if r.Total, err = row("total", nil, total, nil, opt); err != nil {
+		return nil, err
+	}
 	if opt.Top > 0 && len(groups) > opt.Top {
 		r.Omitted = len(groups) - opt.Top
 		groups = groups[:opt.Top]
@@ -138,58 +298,6 @@ func interval(s ci.Stats, opt Options) (ci.Result, error) {
 	return res, nil
 }
 
-// parallelMin is the number of records from which aggregation is split
-// across CPUs: below it the split costs more than it saves.
-const parallelMin = 8192
-
-// addProfile adds a profile's records to agg, in GOMAXPROCS parts when
-// there are many. Each part is a fixed range merged back in order, so the
-// result does not depend on scheduling.
-func addProfile(agg *aggregate.Aggregator, recs []parse.Record) {
-	n := runtime.GOMAXPROCS(0)
-	if n < 2 || len(recs) < parallelMin {
-		agg.AddProfile(recs)
-		return
-	}
-	parts := make([]*aggregate.Aggregator, n)
-	size := (len(recs) + n - 1) / n
-	var wg sync.WaitGroup
-	for i := range parts {
-		parts[i] = agg.Fork()
-		lo, hi := min(i*size, len(recs)), min((i+1)*size, len(recs))
-		wg.Go(func() { parts[i].AddProfile(recs[lo:hi]) })
-	}
-	wg.Wait()
-	for _, part := range parts {
-		agg.Merge(part)
-	}
-}
-
-// BuildPerStack builds what a pprof rendering needs: per-stack reports
-// with every stack (opt's By and Top do not apply), opt.Value first (it
-// becomes the default sample type), then every other value all the
-// profiles have, so that the file can be read back, and merged, for any
-// value.
-func BuildPerStack(profiles []*parse.Profile, opt Options) ([]*Report, error) {
-	opt.By, opt.Top = aggregate.ByStack, 0
-	values := []unbias.Value{opt.Value}
-	for _, v := range []unbias.Value{unbias.InUseSpace, unbias.InUseObjects, unbias.AllocSpace, unbias.AllocObjects} {
-		if v != opt.Value && HasValue(profiles, v) {
-			values = append(values, v)
-		}
-	}
-	var reps []*Report
-	for _, v := range values {
-		opt.Value = v
-		r, err := Build(profiles, opt)
-		if err != nil {
-			return nil, err
-		}
-		reps = append(reps, r)
-	}
-	return reps, nil
-}
-
 // HasValue reports whether every profile has value v.
 func HasValue(profiles []*parse.Profile, v unbias.Value) bool {
 	for _, p := range profiles {
@@ -211,9 +319,9 @@ func checkValue(p *parse.Profile, v unbias.Value) error {
 	return nil
 }
 
-// DefaultBy is what a row is when --by is not given: the allocated type for
+// DefaultByFor is what a row is when --by is not given: the allocated type for
 // traces (whose stacks are often unsymbolized), the function otherwise.
-func DefaultBy(profiles []*parse.Profile) aggregate.By {
+func DefaultByFor(profiles []*parse.Profile) aggregate.By {
 	for _, p := range profiles {
 		if p.Source.Format != "nettrace" {
 			return aggregate.ByFunc
@@ -222,9 +330,9 @@ func DefaultBy(profiles []*parse.Profile) aggregate.By {
 	return aggregate.ByType
 }
 
-// DefaultValue is the value a report shows when --value is not given:
+// DefaultValueFor is the value a report shows when --value is not given:
 // inuse_space where the input has it, else alloc_space.
-func DefaultValue(profiles []*parse.Profile) unbias.Value {
+func DefaultValueFor(profiles []*parse.Profile) unbias.Value {
 	for _, p := range profiles {
 		if !p.HasInUse {
 			return unbias.AllocSpace

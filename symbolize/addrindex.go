@@ -70,3 +70,16 @@ func (x *addrIndex) grow() {
 		x.n++
 	}
 }
+
+// find returns addr's value, if present.
+func (x *addrIndex) find(addr uint64) (int32, bool) {
+	mask := len(x.keys) - 1
+	for i := x.slot(addr); ; i = (i + 1) & mask {
+		switch x.keys[i] {
+		case addr:
+			return x.vals[i], true
+		case 0:
+			return 0, false
+		}
+	}
+}

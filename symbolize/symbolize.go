@@ -40,18 +40,17 @@ type Options struct {
 // (Debian's *-dbg and *-dbgsym packages install under .build-id there).
 var systemDebugDirs = []string{"/usr/lib/debug"}
 
-// Symbolize fills Func of every frame of p's records (and thread records)
-// that has an address and no name yet, and with opt.Lines records their
-// source positions in p.Lines. When p has no Mappings but a raw maps copy
-// (MapsText), it parses that first and stores the result in p.Mappings.
+// Session names the frames of one profile. Its use is in three steps,
+// so that each distinct address is resolved once and in address order
+// (which keeps the binary searches over symbol and line tables in cache):
+// Need for every distinct stack, Resolve once, then Names for every
+// distinct stack again.
+//
 // Names come first from p.Symbols (a symbolized jeprof --raw file), then
 // from the ELF symbol tables of the mapped files, then from their DWARF,
-// demangled to pprof's short form. Frames that cannot be resolved keep
-// Func "".
-//
-// As jeprof does, every frame but the leaf is a return address and is
-// looked up one byte earlier, so that a call ending its function resolves
-// to the caller's line; Frame.Addr itself is left unchanged.
+// demangled to pprof's short form. As jeprof does, every frame but the leaf
+// is a return address and is looked up one byte earlier, so that a call
+// ending its function resolves to the caller's line.
 //
 // Missing, unreadable, non-ELF or mismatched files are warnings, one per
 // file with the number of addresses left unresolved. A file given with
@@ -59,75 +58,63 @@ var systemDebugDirs = []string{"/usr/lib/debug"}
 // Files are opened only for the addresses that need them: with
 // opt.DropAllocator, frames dropped because they lie in an allocator
 // library (libjemalloc) are not resolved, so that library is not read.
-func Symbolize(p *parse.Profile, opt Options) (warnings []string, err error) {
+type Session struct {
+	s           *session
+	mapsWarning string
+	pending     []pendingAddr
+	// seen holds the addresses already counted as unresolved.
+	seen map[uint64]bool
+}
+
+// Open prepares the symbolization of p. When p has no Mappings but a raw
+// maps copy (MapsText), it parses that first and stores the result in
+// p.Mappings.
+func Open(p *parse.Profile, opt Options) (*Session, error) {
 	s := newSession(p, opt)
-	var mapsWarning string
+	ss := &Session{s: s, seen: map[uint64]bool{}}
 	if len(p.Mappings) == 0 && len(p.MapsText) > 0 {
 		maps, err := ParseMaps(p.MapsText)
 		if err != nil {
-			mapsWarning = "MAPPED_LIBRARIES: " + err.Error()
+			ss.mapsWarning = "MAPPED_LIBRARIES: " + err.Error()
 		}
 		p.Mappings = maps
 	}
 	if err := s.setup(); err != nil {
 		return nil, fmt.Errorf("%s: %w", p.Source.Path, err)
 	}
-	s.symbolizeRecords(p.Records)
-	s.symbolizeRecords(p.ThreadRecords)
-	if s.fatal != nil {
-		return nil, s.fatal
-	}
-	s.countUnresolved()
-	warnings = s.warnings()
-	if mapsWarning != "" {
-		warnings = append([]string{mapsWarning}, warnings...)
-	}
-	return warnings, nil
+	s.callers = newAddrIndex(1024)
+	s.leaves = newAddrIndex(256)
+	return ss, nil
 }
 
-// symbolizeRecords resolves the frames of records and, when asked, drops
-// their allocator frames. Distinct addresses are resolved in address
-// order, which keeps the binary searches over symbol and line tables in
-// cache; frames are filled in afterwards. Frames that will be dropped
-// because they lie in an allocator library are not resolved at all.
-func (s *session) symbolizeRecords(recs []parse.Record) {
-	total := 0
-	for _, r := range recs {
-		total += len(r.Stack)
+// Need registers a frame address that will need a name; leaf says it is
+// the top of its stack (the allocation point) rather than a return
+// address. With opt.DropAllocator, addresses in an allocator library are
+// not registered: their frames are dropped whatever their names.
+func (ss *Session) Need(addr uint64, leaf bool) {
+	s := ss.s
+	if addr == 0 || s.opt.DropAllocator && s.allocatorLib && ss.inAllocatorLib(addr) {
+		return
 	}
-	if len(s.results) == 0 {
-		// Sized for the usual share of distinct addresses in heap stacks,
-		// to spare the indexes most of their growing.
-		s.callers = newAddrIndex(total / 16)
-		s.leaves = newAddrIndex(len(recs) / 16)
+	index := s.callers
+	if leaf {
+		index = s.leaves
 	}
-	// slot[k] is the result index of the k-th frame, or -1 when the frame
-	// needs nothing (already named, no address, or dropped).
-	slot := make([]int32, 0, total)
-	// skip[ri] counts record ri's leading frames in allocator libraries.
-	skip := make([]int32, len(recs))
-	var pending []pendingAddr
-	for ri, r := range recs {
-		skip[ri] = int32(s.allocatorLibFrames(r.Stack))
-		for i, f := range r.Stack {
-			if i < int(skip[ri]) || f.Func != "" || f.Addr == 0 {
-				slot = append(slot, -1)
-				continue
-			}
-			index := s.callers
-			if i == 0 {
-				index = s.leaves
-			}
-			n, added := index.lookup(f.Addr, int32(len(s.results)+len(pending)))
-			if added {
-				pending = append(pending, pendingAddr{addr: f.Addr, leaf: i == 0, n: n})
-			}
-			slot = append(slot, n)
-		}
+	if n, added := index.lookup(addr, int32(len(ss.pending))); added {
+		ss.pending = append(ss.pending, pendingAddr{addr: addr, leaf: leaf, n: n})
 	}
-	// Sized once: append's growth would allocate several times the
-	// results' final size on large profiles.
-	s.results = slices.Grow(s.results, len(pending))[:len(s.results)+len(pending)]
+}
+
+func (ss *Session) inAllocatorLib(addr uint64) bool {
+	m := ss.s.mappingFor(addr)
+	return m != nil && m.allocator
+}
+
+// Resolve names every address Need registered. It fails when a mapped file
+// exists but cannot be used.
+func (ss *Session) Resolve() error {
+	s, pending := ss.s, ss.pending
+	s.results = make([]resolved, len(pending))
 	// An address that is both a leaf and a return address gets its
 	// position as a return address, the usual case: leaves sort first.
 	slices.SortFunc(pending, func(a, b pendingAddr) int {
@@ -155,20 +142,49 @@ func (s *session) symbolizeRecords(recs []parse.Record) {
 			s.p.Lines[q.addr] = parse.SourceLine{File: r.file, Line: r.line}
 		}
 	}
-	k := 0
-	for ri := range recs {
-		st := recs[ri].Stack
-		slots := slot[k : k+len(st)]
-		k += len(st)
-		for i, n := range slots {
-			if n >= 0 {
-				st[i].Func = s.results[n].fn
-			}
+	ss.pending = nil
+	return s.fatal
+}
+
+// Name returns a frame's name ("" when it has none: the frame's own Func,
+// else what Resolve found) and, with opt.DropAllocator, whether it is an
+// allocator frame, to be dropped from the leaf end of its stack.
+func (ss *Session) Name(f parse.Frame, leaf bool) (name string, alloc bool) {
+	s := ss.s
+	if f.Func == "" && f.Addr != 0 {
+		index := s.callers
+		if leaf {
+			index = s.leaves
 		}
-		if s.opt.DropAllocator {
-			recs[ri].Stack = s.dropAllocator(st, slots, int(skip[ri]))
+		if n, ok := index.find(f.Addr); ok {
+			r := s.results[n]
+			return r.fn, r.alloc
 		}
 	}
+	return f.Func, s.opt.DropAllocator && s.isAllocatorFrame(f)
+}
+
+// Unresolved counts a frame address that stays unnamed in the report, for
+// Warnings; each address counts once.
+func (ss *Session) Unresolved(addr uint64) {
+	if addr == 0 || ss.seen[addr] {
+		return
+	}
+	ss.seen[addr] = true
+	if m := ss.s.mappingFor(addr); m != nil {
+		m.file.unresolved++
+	} else {
+		ss.s.outside++
+	}
+}
+
+// Warnings says, per file, why addresses stayed unresolved.
+func (ss *Session) Warnings() []string {
+	w := ss.s.warnings()
+	if ss.mapsWarning != "" {
+		w = append([]string{ss.mapsWarning}, w...)
+	}
+	return w
 }
 
 type pendingAddr struct {
@@ -531,28 +547,6 @@ func (s *session) hasNames(o *object) bool {
 		return o.dwarfPath != ""
 	}
 	return dw != nil && len(dw.units) > 0
-}
-
-// countUnresolved counts, per file, the distinct addresses still without a
-// name in the stacks as they will be reported: frames dropped as allocator
-// frames are not worth a warning.
-func (s *session) countUnresolved() {
-	seen := map[uint64]bool{}
-	for _, recs := range [][]parse.Record{s.p.Records, s.p.ThreadRecords} {
-		for _, r := range recs {
-			for _, f := range r.Stack {
-				if f.Func != "" || f.Addr == 0 || seen[f.Addr] {
-					continue
-				}
-				seen[f.Addr] = true
-				if m := s.mappingFor(f.Addr); m != nil {
-					m.file.unresolved++
-				} else {
-					s.outside++
-				}
-			}
-		}
-	}
 }
 
 // fromProfileSymbols looks pc (then the unadjusted address) up in a

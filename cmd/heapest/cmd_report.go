@@ -89,39 +89,30 @@ func runReport(cmd *cobra.Command, opts ReportOptions, args []string) error {
 	if len(args) > 1 {
 		return usageError{fmt.Errorf("report takes one profile: dumps of one process cannot be summed, and summing a fleet's dumps is the job of \"heapest merge\" (not in this version yet)")}
 	}
-	opts.threads = opts.By == "thread"
-	profiles, err := opts.load(args, cmd.ErrOrStderr())
-	if err != nil {
+	ropt.DefaultValue, ropt.DefaultBy = opts.Value == "", opts.By == ""
+	ropt.AllValues = format == render.Pprof
+	b := report.NewBuilder(ropt)
+	if err := opts.load(b, args, cmd.ErrOrStderr()); err != nil {
 		return err
 	}
-	if opts.Value == "" {
-		ropt.Value = report.DefaultValue(profiles)
-	}
-	if opts.By == "" {
-		ropt.By = report.DefaultBy(profiles)
-	}
 	if format == render.Pprof {
-		return writePprofReport(cmd, opts, profiles, ropt)
+		// Every value the input has, per stack and with no --top cut (a
+		// pprof profile must be regroupable), the chosen value first so
+		// that it is the profile's default sample type.
+		reps, err := b.PerStack()
+		if err != nil {
+			return err
+		}
+		return writeOutput(opts.Output, cmd.OutOrStdout(), func(w io.Writer) error {
+			return render.WritePprof(w, reps...)
+		})
 	}
-	r, err := report.Build(profiles, ropt)
+	r, err := b.Report()
 	if err != nil {
 		return err
 	}
 	return writeOutput(opts.Output, cmd.OutOrStdout(), func(w io.Writer) error {
 		return render.Write(w, r, format)
-	})
-}
-
-// writePprofReport writes every value the input has, per stack and with no
-// --top cut (a pprof profile must be regroupable), the chosen value first so
-// that it is the profile's default sample type.
-func writePprofReport(cmd *cobra.Command, opts ReportOptions, profiles []*parse.Profile, ropt report.Options) error {
-	reps, err := report.BuildPerStack(profiles, ropt)
-	if err != nil {
-		return err
-	}
-	return writeOutput(opts.Output, cmd.OutOrStdout(), func(w io.Writer) error {
-		return render.WritePprof(w, reps...)
 	})
 }
 

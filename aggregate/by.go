@@ -1,0 +1,60 @@
+// Package aggregate groups unbiased contributions. It works in two steps:
+// a Collector per input interns every distinct stack as the parser gave it
+// (addresses, names) and sums each record's contributions into its cell as
+// the record streams by; once the input is read and its frames are named
+// (once per distinct frame), Collector.Finish moves the cells into a Table
+// keyed by names, which any number of inputs share. Table.Groups then
+// groups the cells by function, stack, leaf, thread, size or type. A
+// group's statistics are sums and maxima of its contributions
+// (ci.Stats.Merge), so the order in which records, cells and inputs are
+// added never matters.
+package aggregate
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/heapest/heapest/parse"
+)
+
+// By is what a row is.
+type By uint8
+
+const (
+	// ByFunc is pprof-style: flat by leaf function, cum by every function
+	// on the stack.
+	ByFunc By = iota
+	// ByStack is one row per whole call stack.
+	ByStack
+	// ByLeaf is one row per leaf function (flat only).
+	ByLeaf
+	// ByThread is one row per thread.
+	ByThread
+	// BySize is one row per allocation size.
+	BySize
+	// ByType is one row per allocated type.
+	ByType
+)
+
+var byNames = [...]string{"func", "stack", "leaf", "thread", "size", "type"}
+
+func (b By) String() string { return byNames[b] }
+
+// ParseBy parses a --by argument.
+func ParseBy(s string) (By, error) {
+	for i, n := range byNames {
+		if n == s {
+			return By(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown --by %q (want func, stack, leaf, thread, size or type)", s)
+}
+
+// FrameName is a frame's function name, or its address as 0x… when it is
+// unsymbolized.
+func FrameName(f *parse.Frame) string {
+	if f.Func != "" {
+		return f.Func
+	}
+	return "0x" + strconv.FormatUint(f.Addr, 16)
+}

@@ -1,0 +1,123 @@
+package aggregate
+
+import (
+	"unsafe"
+
+	"github.com/heapest/heapest/ci"
+	"github.com/heapest/heapest/parse"
+	"github.com/heapest/heapest/unbias"
+)
+
+// Keys says which record attributes a cell keeps besides its stack and
+// type: the thread and the allocation size cost cells, and only --by
+// thread and --by size need them.
+type Keys struct {
+	Thread, Size bool
+}
+
+// KeysFor returns the keys grouping by b needs.
+func KeysFor(b By) Keys { return Keys{Thread: b == ByThread, Size: b == BySize} }
+
+// Window selects records of a trace by time: [From, To) in ns from the
+// trace start, To ≤ 0 meaning its end. The zero Window keeps everything.
+type Window struct {
+	From, To int64
+	On       bool
+}
+
+func (w Window) keep(t int64) bool { return !w.On || t >= w.From && (w.To <= 0 || t < w.To) }
+
+// Collector is the accumulator of one input, the parse.Sink its parser
+// streams into. It unbiases each record as it arrives (for each value
+// asked for) and adds the contributions to the record's cell: the
+// interned (stack of frames as the parser gave them, type, thread, size).
+// Nothing of a record is kept but its cell. Names are not known yet (a
+// jemalloc dump's maps come after its stacks); Finish resolves them once
+// per distinct frame and moves the cells into a Table.
+type Collector struct {
+	values []unbias.Value
+	keys   Keys
+	window Window
+
+	frames    *keyTable[frameKey]
+	frameVals []parse.Frame
+	stacks    *stackTable
+	strs      *strTable
+	cells     *keyTable[cellKey]
+	stats     []ci.Stats // len(cells) × len(values)
+
+	buf     []uint32
+	contrib []unbias.Contribution
+}
+
+// NewCollector returns an empty Collector for values (at least one).
+// sizeHint is the input's size in bytes when known, to size the tables.
+func NewCollector(values []unbias.Value, keys Keys, w Window, sizeHint int64) *Collector {
+	stacks := int(min(max(sizeHint/400, 1024), 1<<22))
+	return &Collector{
+		values: values, keys: keys, window: w,
+		frames: newKeyTable[frameKey](stacks / 4), stacks: newStackTable(stacks),
+		strs: newStrTable(), cells: newKeyTable[cellKey](stacks),
+		stats:   make([]ci.Stats, 0, stacks*len(values)),
+		contrib: make([]unbias.Contribution, len(values)),
+	}
+}
+
+// Record unbiases one record and adds it to its cell.
+func (c *Collector) Record(rec *parse.Record) {
+	if rec.Breakdown && !c.keys.Thread || !c.window.keep(rec.Time) {
+		return
+	}
+	var any bool
+	for i, v := range c.values {
+		c.contrib[i] = unbias.Contribute(rec, v)
+		if c.contrib[i].N == 0 {
+			continue
+		}
+		any = true
+		if c.window.On && c.window.From > 0 && c.contrib[i].HasOffset {
+			c.contrib[i].OpenStart = true // the window starts between samples
+		}
+	}
+	if !any {
+		return
+	}
+	k := cellKey{stack: c.internStack(rec.Stack), breakdown: rec.Breakdown}
+	if rec.Type != "" {
+		k.typ = c.strs.intern(rec.Type)
+	}
+	if c.keys.Thread && rec.Thread != "" {
+		k.thread = c.strs.intern(rec.Thread)
+	}
+	if c.keys.Size {
+		k.size = c.contrib[0].Size
+	}
+	id, added := c.cells.intern(k)
+	nv := len(c.values)
+	if added {
+		c.stats = append(c.stats, make([]ci.Stats, nv)...)
+	}
+	st := c.stats[int(id)*nv : int(id+1)*nv]
+	for i := range st {
+		st[i].Merge(&c.contrib[i].Stats)
+	}
+}
+
+func (c *Collector) internStack(stack []parse.Frame) uint32 {
+	c.buf = c.buf[:0]
+	for _, f := range stack {
+		k := frameKey{addr: f.Addr, n: len(f.Func)}
+		if k.n > 0 {
+			k.fn = uintptr(unsafe.Pointer(unsafe.StringData(f.Func)))
+		}
+		id, added := c.frames.intern(k)
+		if added {
+			c.frameVals = append(c.frameVals, f)
+		}
+		c.buf = append(c.buf, id)
+	}
+	return c.stacks.intern(c.buf)
+}
+
+// Len returns the number of cells collected.
+func (c *Collector) Len() int { return len(c.cells.keys) }

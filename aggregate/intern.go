@@ -1,0 +1,201 @@
+package aggregate
+
+import (
+	"math/bits"
+	"slices"
+)
+
+// Interning: every distinct frame, stack and cell gets a dense integer id
+// once, and everything after works on slices indexed by id. The tables are
+// open-addressing hash tables of ids whose keys live in flat slices without
+// pointers, so a dump with a million stacks costs the garbage collector
+// nothing to scan and a lookup one or two cache misses.
+
+// mix is a 64-bit finaliser (from SplitMix64): fast, and good enough that
+// linear probing stays short on addresses and ids, which are far from
+// random in their low bits.
+func mix(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	return x ^ x>>31
+}
+
+// slots is the probe array of a table: id+1 per slot, 0 for empty.
+type slots struct {
+	ids  []uint32
+	mask uint64
+}
+
+func newSlots(hint int) slots {
+	n := 1 << max(4, bits.Len(uint(hint*2)))
+	return slots{ids: make([]uint32, n), mask: uint64(n - 1)}
+}
+
+// full reports whether n entries need a bigger table (load factor 1/2).
+func (s *slots) full(n int) bool { return 2*n >= len(s.ids) }
+
+// frameKey identifies a frame as a parser gave it. Func is compared by the
+// address and length of its bytes, not by content: Go strings are
+// immutable, and a parser hands out the same string for the same name
+// (its string table), so equal names almost always share their bytes; two
+// copies of one name become two frames here that are joined again when
+// names are interned (Table), which is correct, only slower.
+type frameKey struct {
+	addr uint64
+	fn   uintptr
+	n    int
+}
+
+func (k frameKey) hash() uint64 { return mix(k.addr ^ mix(uint64(k.fn)^uint64(k.n)<<48)) }
+
+// stackTable interns stacks: sequences of frame ids, leaf first.
+type stackTable struct {
+	slots
+	// frames[off[i]:off[i+1]] is stack i.
+	frames []uint32
+	off    []uint32
+	hashes []uint64
+}
+
+func newStackTable(hint int) *stackTable {
+	return &stackTable{slots: newSlots(hint), off: make([]uint32, 1, hint+1), hashes: make([]uint64, 0, hint)}
+}
+
+// len is the number of distinct stacks.
+func (t *stackTable) len() int { return len(t.hashes) }
+
+// stack returns stack id's frames.
+func (t *stackTable) stack(id uint32) []uint32 { return t.frames[t.off[id]:t.off[id+1]] }
+
+func hashIDs(ids []uint32) uint64 {
+	h := uint64(len(ids)) * 0x9e3779b97f4a7c15
+	for _, id := range ids {
+		h = (h ^ uint64(id)) * 0x100000001b3
+		h ^= h >> 29
+	}
+	return mix(h)
+}
+
+// intern returns the id of stack ids, adding it when new.
+func (t *stackTable) intern(ids []uint32) uint32 {
+	h := hashIDs(ids)
+	for i := h & t.mask; ; i = (i + 1) & t.mask {
+		e := t.ids[i]
+		if e == 0 {
+			id := uint32(len(t.hashes))
+			t.ids[i] = id + 1
+			t.hashes = append(t.hashes, h)
+			t.frames = append(t.frames, ids...)
+			t.off = append(t.off, uint32(len(t.frames)))
+			if t.full(len(t.hashes)) {
+				t.grow()
+			}
+			return id
+		}
+		if t.hashes[e-1] == h && slices.Equal(t.stack(e-1), ids) {
+			return e - 1
+		}
+	}
+}
+
+func (t *stackTable) grow() {
+	t.slots = newSlots(len(t.hashes) * 2)
+	for id, h := range t.hashes {
+		i := h & t.mask
+		for t.ids[i] != 0 {
+			i = (i + 1) & t.mask
+		}
+		t.ids[i] = uint32(id) + 1
+	}
+}
+
+// cellKey is what a cell is: the records of one stack with one type,
+// thread and size (thread and size only when the grouping needs them).
+type cellKey struct {
+	stack, typ, thread uint32
+	// size is the allocation size shared by the cell's samples (0: mixed
+	// or not kept).
+	size float64
+	// breakdown separates per-thread breakdown records from the records
+	// they break down: only one kind is used, decided at the end.
+	breakdown bool
+}
+
+func (k cellKey) hash() uint64 {
+	h := uint64(k.stack) | uint64(k.typ)<<32
+	h = mix(h ^ mix(uint64(k.thread)^bits.RotateLeft64(uint64(int64(k.size)), 17)))
+	if k.breakdown {
+		h = ^h
+	}
+	return h
+}
+
+// keyTable interns comparable keys with a hash method.
+type keyTable[K interface {
+	comparable
+	hash() uint64
+}] struct {
+	slots
+	keys []K
+}
+
+func newKeyTable[K interface {
+	comparable
+	hash() uint64
+}](hint int) *keyTable[K] {
+	return &keyTable[K]{slots: newSlots(hint), keys: make([]K, 0, hint)}
+}
+
+// intern returns k's id, adding k when new.
+func (t *keyTable[K]) intern(k K) (id uint32, added bool) {
+	for i := k.hash() & t.mask; ; i = (i + 1) & t.mask {
+		e := t.ids[i]
+		if e == 0 {
+			id := uint32(len(t.keys))
+			t.ids[i] = id + 1
+			t.keys = append(t.keys, k)
+			if t.full(len(t.keys)) {
+				t.grow()
+			}
+			return id, true
+		}
+		if t.keys[e-1] == k {
+			return e - 1, false
+		}
+	}
+}
+
+func (t *keyTable[K]) grow() {
+	t.slots = newSlots(len(t.keys) * 2)
+	for id, k := range t.keys {
+		i := k.hash() & t.mask
+		for t.ids[i] != 0 {
+			i = (i + 1) & t.mask
+		}
+		t.ids[i] = uint32(id) + 1
+	}
+}
+
+// strTable interns strings (type and thread names, function names).
+type strTable struct {
+	ids   map[string]uint32
+	names []string
+}
+
+func newStrTable() *strTable {
+	t := &strTable{ids: map[string]uint32{}}
+	t.intern("") // id 0 is "none"
+	return t
+}
+
+func (t *strTable) intern(s string) uint32 {
+	if id, ok := t.ids[s]; ok {
+		return id
+	}
+	id := uint32(len(t.names))
+	t.ids[s] = id
+	t.names = append(t.names, s)
+	return id
+}

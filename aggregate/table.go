@@ -1,0 +1,247 @@
+package aggregate
+
+import (
+	"strconv"
+
+	"github.com/heapest/heapest/ci"
+	"github.com/heapest/heapest/parse"
+	"github.com/heapest/heapest/unbias"
+)
+
+// Namer names the frames a parser left unnamed: symbolize.Session for
+// profiles with mappings, a format's own resolver for traces. Need is
+// called for every frame that will need a name, then Resolve once, then
+// Name for each, and Unresolved for the names left empty that are kept.
+type Namer interface {
+	Need(addr uint64, leaf bool)
+	Resolve() error
+	Name(f parse.Frame, leaf bool) (name string, allocator bool)
+	Unresolved(addr uint64)
+}
+
+// FuncNamer adapts a format's own resolver (parse.Profile.Names) to Namer.
+type FuncNamer func(addr uint64) string
+
+// Need does nothing: the resolver needs no preparation.
+func (FuncNamer) Need(uint64, bool) {}
+
+// Resolve does nothing.
+func (FuncNamer) Resolve() error { return nil }
+
+// Name returns f.Func, else the resolver's name for f.Addr.
+func (n FuncNamer) Name(f parse.Frame, _ bool) (string, bool) {
+	if f.Func != "" || f.Addr == 0 {
+		return f.Func, false
+	}
+	return n(f.Addr), false
+}
+
+// Unresolved does nothing.
+func (FuncNamer) Unresolved(uint64) {}
+
+// Table holds cells keyed by names: the mergeable form of any number of
+// inputs. Its frames are function names (or 0x… addresses that stayed
+// unnamed), its stacks sequences of them.
+type Table struct {
+	values []unbias.Value
+	keys   Keys
+	funcs  *strTable
+	stacks *stackTable
+	strs   *strTable
+	cells  *keyTable[cellKey]
+	stats  []ci.Stats
+}
+
+// NewTable returns an empty Table for values and keys (those of the
+// Collectors that will be finished into it).
+func NewTable(values []unbias.Value, keys Keys) *Table {
+	return &Table{values: values, keys: keys, funcs: newStrTable(), stacks: newStackTable(1024),
+		strs: newStrTable(), cells: newKeyTable[cellKey](1024)}
+}
+
+// Values returns the values the table holds, in order.
+func (t *Table) Values() []unbias.Value { return t.values }
+
+// frameInfo is what one distinct frame in one position kind became.
+type frameInfo struct {
+	fn    uint32 // Table.funcs id
+	alloc bool   // an allocator frame, dropped from the leaf end
+	named bool   // has a name (else fn is its 0x… address)
+	done  bool
+}
+
+// Finish names the collector's frames with namer (nil: the names the
+// parser gave, 0x… addresses otherwise), drops leading allocator frames
+// as the namer says, and adds every cell to t. breakdowns says whether
+// the input sent per-thread breakdowns (parse.Profile.Breakdowns > 0):
+// those cells replace the others where kept. The collector is spent.
+func (c *Collector) Finish(t *Table, namer Namer, breakdowns bool) error {
+	useBreakdown := c.keys.Thread && breakdowns
+	// info[0] is per frame as a caller, info[1] as the leaf.
+	info := [2][]frameInfo{make([]frameInfo, len(c.frameVals)), make([]frameInfo, len(c.frameVals))}
+	if namer != nil {
+		c.eachStack(useBreakdown, func(stack []uint32) {
+			for i, id := range stack {
+				leaf := b2i(i == 0)
+				if !info[leaf][id].done {
+					info[leaf][id].done = true
+					if f := c.frameVals[id]; f.Func == "" {
+						namer.Need(f.Addr, i == 0)
+					}
+				}
+			}
+		})
+		if err := namer.Resolve(); err != nil {
+			return err
+		}
+	}
+	c.nameFrames(t, namer, &info)
+	// stackMap maps collector stacks to table stacks (+1; 0: not yet).
+	stackMap := make([]uint32, c.stacks.len())
+	var buf []uint32
+	nv := len(c.values)
+	for id, k := range c.cells.keys {
+		if k.breakdown != useBreakdown {
+			continue
+		}
+		if stackMap[k.stack] == 0 {
+			buf = c.tableStack(c.stacks.stack(k.stack), &info, namer, buf[:0])
+			stackMap[k.stack] = t.stacks.intern(buf) + 1
+		}
+		tk := cellKey{stack: stackMap[k.stack] - 1, size: k.size}
+		tk.typ = t.strs.intern(c.strs.names[k.typ])
+		tk.thread = t.strs.intern(c.strs.names[k.thread])
+		t.add(tk, c.stats[id*nv:(id+1)*nv])
+	}
+	*c = Collector{}
+	return nil
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// eachStack calls f with every stack a used cell has (a stack may come
+// more than once).
+func (c *Collector) eachStack(breakdown bool, f func([]uint32)) {
+	for _, k := range c.cells.keys {
+		if k.breakdown == breakdown {
+			f(c.stacks.stack(k.stack))
+		}
+	}
+}
+
+// nameFrames fills info with each needed frame's table function id.
+func (c *Collector) nameFrames(t *Table, namer Namer, info *[2][]frameInfo) {
+	for leaf := range info {
+		for id := range info[leaf] {
+			fi := &info[leaf][id]
+			f := c.frameVals[id]
+			name := f.Func
+			if namer != nil {
+				if !fi.done {
+					continue // no used stack has it here
+				}
+				name, fi.alloc = namer.Name(f, leaf == 1)
+			}
+			fi.named = name != ""
+			if !fi.named {
+				name = FrameName(&f)
+			}
+			fi.fn = t.funcs.intern(name)
+		}
+	}
+}
+
+// tableStack appends the table function ids of a collector stack to buf,
+// without its leading allocator frames (always keeping one frame).
+func (c *Collector) tableStack(stack []uint32, info *[2][]frameInfo, namer Namer, buf []uint32) []uint32 {
+	drop := 0
+	for drop < len(stack)-1 && info[b2i(drop == 0)][stack[drop]].alloc {
+		drop++
+	}
+	for i := drop; i < len(stack); i++ {
+		fi := &info[b2i(i == 0)][stack[i]]
+		if !fi.named && namer != nil {
+			namer.Unresolved(c.frameVals[stack[i]].Addr)
+		}
+		buf = append(buf, fi.fn)
+	}
+	return buf
+}
+
+// add merges a cell's statistics (one per value) into t.
+func (t *Table) add(k cellKey, st []ci.Stats) {
+	id, added := t.cells.intern(k)
+	nv := len(t.values)
+	if added {
+		t.stats = append(t.stats, make([]ci.Stats, nv)...)
+	}
+	dst := t.stats[int(id)*nv : int(id+1)*nv]
+	for i := range dst {
+		dst[i].Merge(&st[i])
+	}
+}
+
+// Len returns the number of cells.
+func (t *Table) Len() int { return len(t.cells.keys) }
+
+// stackNames returns a table stack's names, leaf first.
+func (t *Table) stackNames(id uint32) []string {
+	ids := t.stacks.stack(id)
+	out := make([]string, len(ids))
+	for i, f := range ids {
+		out[i] = t.funcs.names[f]
+	}
+	return out
+}
+
+// sizeKey names a --by size row.
+func sizeKey(size float64) string {
+	if size > 0 {
+		return strconv.FormatFloat(size, 'f', -1, 64)
+	}
+	return "mixed"
+}
+
+// Total returns the statistics of every cell that passes f, per value.
+func (t *Table) Total(f Filter) []ci.Stats {
+	keep := t.filterCells(f)
+	nv := len(t.values)
+	total := make([]ci.Stats, nv)
+	for id := range t.cells.keys {
+		if keep[id] {
+			mergeAll(total, t.stats[id*nv:(id+1)*nv])
+		}
+	}
+	return total
+}
+
+// Merge adds o's cells (same values and keys) into t. o is unchanged.
+func (t *Table) Merge(o *Table) {
+	funcs := make([]uint32, len(o.funcs.names))
+	for i, n := range o.funcs.names {
+		funcs[i] = t.funcs.intern(n)
+	}
+	strs := make([]uint32, len(o.strs.names))
+	for i, n := range o.strs.names {
+		strs[i] = t.strs.intern(n)
+	}
+	stacks := make([]uint32, o.stacks.len())
+	var buf []uint32
+	for s := range stacks {
+		buf = buf[:0]
+		for _, f := range o.stacks.stack(uint32(s)) {
+			buf = append(buf, funcs[f])
+		}
+		stacks[s] = t.stacks.intern(buf)
+	}
+	nv := len(t.values)
+	for id, k := range o.cells.keys {
+		k.stack, k.typ, k.thread = stacks[k.stack], strs[k.typ], strs[k.thread]
+		t.add(k, o.stats[id*nv:(id+1)*nv])
+	}
+}

@@ -8,9 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/heapest/heapest/aggregate"
 	"github.com/heapest/heapest/parse"
-	"github.com/heapest/heapest/parse/formats"
 	"github.com/heapest/heapest/report"
 	"github.com/heapest/heapest/symbolize"
 )
@@ -38,49 +36,20 @@ func (o *inputOptions) addFlags(cmd *cobra.Command) {
 // load reads each input into b: its records stream from the parser into
 // the pipeline, then its frames are named. Warnings go to stderr.
 func (o *inputOptions) load(b *report.Builder, paths []string, stderr io.Writer) error {
-	popt := parse.Options{JemallocUnbias: o.JemallocUnbias, Rate: o.Rate, KeepGoing: o.KeepGoing}
-	sopt := symbolize.Options{Binary: o.Binary, SymbolPath: o.SymbolPath, DropAllocator: !o.KeepAllocator}
+	in := report.Input{
+		Parse:     parse.Options{JemallocUnbias: o.JemallocUnbias, Rate: o.Rate, KeepGoing: o.KeepGoing},
+		Symbolize: symbolize.Options{Binary: o.Binary, SymbolPath: o.SymbolPath, DropAllocator: !o.KeepAllocator},
+	}
 	for _, path := range expandInputs(paths) {
-		read := func(sink parse.Sink, threads bool) (*parse.Profile, error) {
-			opt := popt
-			opt.Threads = threads
-			return formats.ReadFile(path, opt, sink)
-		}
-		var sess *symbolize.Session
-		namer := func(p *parse.Profile) (aggregate.Namer, error) {
-			switch {
-			case p.Names != nil:
-				return aggregate.FuncNamer(p.Names), nil
-			case len(p.Mappings) > 0 || len(p.MapsText) > 0 || len(p.Symbols) > 0 || o.Binary != "":
-				var err error
-				if sess, err = symbolize.Open(p, sopt); err != nil {
-					return nil, err // located by symbolize: file, line, what was expected
-				}
-				return sess, nil
-			}
-			return nil, nil // traces and protos without mappings name their own frames
-		}
-		p, err := b.Add(read, namer, fileSize(path))
+		_, warns, err := b.AddFile(path, in)
 		if err != nil {
 			return err
-		}
-		warns := p.Warnings
-		if sess != nil {
-			warns = append(warns, sess.Warnings()...)
 		}
 		for _, w := range warns {
 			fmt.Fprintf(stderr, "heapest: warning: %s: %s\n", path, w)
 		}
 	}
 	return nil
-}
-
-// fileSize is the size of a regular file, else 0.
-func fileSize(path string) int64 {
-	if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() {
-		return st.Size()
-	}
-	return 0
 }
 
 // expandInputs replaces directories by the files in them (sorted).

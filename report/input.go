@@ -1,0 +1,69 @@
+package report
+
+import (
+	"io"
+	"os"
+
+	"github.com/heapest/heapest/aggregate"
+	"github.com/heapest/heapest/parse"
+	"github.com/heapest/heapest/parse/formats"
+	"github.com/heapest/heapest/symbolize"
+)
+
+// Input says how inputs are read and named.
+type Input struct {
+	Parse     parse.Options
+	Symbolize symbolize.Options
+}
+
+// AddFile reads the profile at path ("-": standard input) and adds it. It
+// returns the profile and its warnings: the parser's, then the
+// symbolizer's.
+func (b *Builder) AddFile(path string, in Input) (*parse.Profile, []string, error) {
+	var hint int64
+	if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() {
+		hint = st.Size()
+	}
+	read := func(sink parse.Sink, threads bool) (*parse.Profile, error) {
+		opt := in.Parse
+		opt.Threads = threads
+		return formats.ReadFile(path, opt, sink)
+	}
+	return b.add(read, in, hint)
+}
+
+// AddReader is AddFile for a profile read from r; name is used in errors.
+func (b *Builder) AddReader(name string, r io.Reader, in Input) (*parse.Profile, []string, error) {
+	read := func(sink parse.Sink, threads bool) (*parse.Profile, error) {
+		opt := in.Parse
+		opt.Threads = threads
+		return formats.Read(name, r, opt, sink)
+	}
+	return b.add(read, in, 0)
+}
+
+func (b *Builder) add(read Reader, in Input, hint int64) (*parse.Profile, []string, error) {
+	var sess *symbolize.Session
+	namer := func(p *parse.Profile) (aggregate.Namer, error) {
+		switch {
+		case p.Names != nil:
+			return aggregate.FuncNamer(p.Names), nil
+		case len(p.Mappings) > 0 || len(p.MapsText) > 0 || len(p.Symbols) > 0 || in.Symbolize.Binary != "":
+			var err error
+			if sess, err = symbolize.Open(p, in.Symbolize); err != nil {
+				return nil, err // located by symbolize: file, line, what was expected
+			}
+			return sess, nil
+		}
+		return nil, nil // protos without mappings name their own frames
+	}
+	p, err := b.Add(read, namer, hint)
+	if err != nil {
+		return nil, nil, err
+	}
+	warns := p.Warnings
+	if sess != nil {
+		warns = append(warns, sess.Warnings()...)
+	}
+	return p, warns, nil
+}

@@ -14,6 +14,9 @@ import (
 	"sort"
 	"sync"
 	"testing"
+
+	"github.com/heapest/heapest/parse"
+	"github.com/heapest/heapest/parse/formats"
 )
 
 // buildDir holds the heapest binary for the whole test run; TestMain removes it.
@@ -225,4 +228,16 @@ func checkSiteCoverage(t *testing.T, what string, perSite map[string]*coverage, 
 	if all.rate() < 0.93 {
 		t.Errorf("coverage %.1f%% < 93%%", 100*all.rate())
 	}
+}
+
+// readRecords parses file and returns its profile and every record the
+// parser streamed (copies: a parser reuses its records).
+func readRecords(file string) (*parse.Profile, []parse.Record, error) {
+	var recs []parse.Record
+	p, err := formats.ReadFile(file, parse.Options{}, parse.SinkFunc(func(r *parse.Record) {
+		c := *r
+		c.Stack = append([]parse.Frame(nil), r.Stack...)
+		recs = append(recs, c)
+	}))
+	return p, recs, err
 }

@@ -184,12 +184,12 @@ func pprofFlat(goTool, file, index string) (map[string]float64, error) {
 func checkGoRawCounts(t *testing.T, runs []*goRun) {
 	var checked, rawTotal int64
 	for _, r := range runs {
-		p, err := parse.ReadFile(r.file, parse.Options{})
+		_, recs, err := readRecords(r.file)
 		if err != nil {
 			t.Fatalf("%s: %v", r.name(), err)
 		}
 		got := map[string][2]float64{}
-		for _, rec := range p.Records {
+		for _, rec := range recs {
 			size := rec.Alloc.Size
 			if rec.Alloc.Samples == 0 {
 				continue
@@ -339,7 +339,7 @@ func TestPprofOutputRoundTripCLI(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out.pb.gz")
 	if _, errOut, err := runErr(nil, heapest, "report", "--format", "pprof", "-o", out, in); err != nil {
 		if bytes.Contains(errOut, []byte("needs per-stack statistics")) {
-			t.Fatalf("report --format pprof must write per-stack reports of every value (report.BuildPerStack, "+
+			t.Fatalf("report --format pprof must write per-stack reports of every value (report.Builder.PerStack, "+
 				"render.WritePprof): %s", errOut)
 		}
 		t.Fatalf("heapest report --format pprof: %v\n%s", err, errOut)

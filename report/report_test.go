@@ -11,8 +11,47 @@ import (
 	"github.com/heapest/heapest/unbias"
 )
 
-func profile(format string, inuse, alloc bool, recs ...parse.Record) *parse.Profile {
-	return &parse.Profile{Source: parse.Source{Path: "p." + format, Format: format}, HasInUse: inuse, HasAlloc: alloc, Records: recs}
+// input is a parsed profile with the records its parser would stream.
+type input struct {
+	p    *parse.Profile
+	recs []parse.Record
+}
+
+func profile(format string, inuse, alloc bool, recs ...parse.Record) input {
+	return input{&parse.Profile{Source: parse.Source{Path: "p." + format, Format: format}, HasInUse: inuse, HasAlloc: alloc}, recs}
+}
+
+// builder streams the inputs' records into a Builder.
+func builder(t *testing.T, opt Options, ins ...input) (*Builder, error) {
+	t.Helper()
+	b := NewBuilder(opt)
+	for _, in := range ins {
+		read := func(sink parse.Sink, _ bool) (*parse.Profile, error) {
+			for i := range in.recs {
+				r := in.recs[i] // the sink may not keep what it is given
+				r.Stack = append([]parse.Frame(nil), r.Stack...)
+				sink.Record(&r)
+				clear(r.Stack)
+			}
+			p := *in.p
+			p.Records = len(in.recs)
+			return &p, nil
+		}
+		if _, err := b.Add(read, nil, 0); err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
+// build is the report of the inputs.
+func build(t *testing.T, opt Options, ins ...input) (*Report, error) {
+	t.Helper()
+	b, err := builder(t, opt, ins...)
+	if err != nil {
+		return nil, err
+	}
+	return b.Report()
 }
 
 func rec(fn string, n float64) parse.Record {
@@ -23,7 +62,7 @@ func rec(fn string, n float64) parse.Record {
 
 func TestBuild(t *testing.T) {
 	p := profile("jemalloc", true, false, rec("a", 5), rec("b", 3), rec("c", 1))
-	r, err := Build([]*parse.Profile{p}, Options{Value: unbias.InUseSpace, By: aggregate.ByFunc, Confidence: 0.9, Method: ci.Auto, Top: 2})
+	r, err := build(t, Options{Value: unbias.InUseSpace, By: aggregate.ByFunc, Confidence: 0.9, Method: ci.Auto, Top: 2}, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +77,7 @@ func TestBuild(t *testing.T) {
 		t.Errorf("row a: %+v cum %+v", a.Flat, a.Cum)
 	}
 	// A function that is only a caller has an empty flat group.
-	r, _ = Build([]*parse.Profile{p}, Options{Value: unbias.InUseSpace, By: aggregate.ByFunc, Confidence: 0.9})
+	r, _ = build(t, Options{Value: unbias.InUseSpace, By: aggregate.ByFunc, Confidence: 0.9}, p)
 	for _, row := range r.Rows {
 		if row.Key == "main" && (row.Flat.Method != "-" || row.Cum.Samples != 9) {
 			t.Errorf("main: flat %+v cum %+v", row.Flat, row.Cum)
@@ -50,7 +89,7 @@ func TestBuildErrors(t *testing.T) {
 	noAlloc := profile("jemalloc", true, false, rec("a", 1))
 	noInUse := profile("nettrace", false, true, rec("a", 1))
 	for _, tt := range []struct {
-		p    *parse.Profile
+		p    input
 		opt  Options
 		want string
 	}{
@@ -59,31 +98,40 @@ func TestBuildErrors(t *testing.T) {
 		{noAlloc, Options{Value: unbias.InUseSpace, Window: true, From: 5}, "--from/--to select a time window of a trace"},
 		{noAlloc, Options{Value: unbias.InUseSpace, Confidence: 2}, "confidence"},
 	} {
-		if _, err := Build([]*parse.Profile{tt.p}, tt.opt); err == nil || !strings.Contains(err.Error(), tt.want) {
+		if _, err := build(t, tt.opt, tt.p); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("err %v, want %q", err, tt.want)
 		}
 	}
 }
 
 func TestDefaults(t *testing.T) {
-	heap := profile("jemalloc", true, true)
-	trace := profile("nettrace", false, true)
-	if DefaultValue([]*parse.Profile{heap}) != unbias.InUseSpace || DefaultValue([]*parse.Profile{trace}) != unbias.AllocSpace {
-		t.Error("DefaultValue")
+	heap := profile("jemalloc", true, true).p
+	trace := profile("nettrace", false, true).p
+	if DefaultValueFor([]*parse.Profile{heap}) != unbias.InUseSpace || DefaultValueFor([]*parse.Profile{trace}) != unbias.AllocSpace {
+		t.Error("DefaultValueFor")
 	}
-	if DefaultBy([]*parse.Profile{heap}) != aggregate.ByFunc || DefaultBy([]*parse.Profile{trace}) != aggregate.ByType {
-		t.Error("DefaultBy")
+	if DefaultByFor([]*parse.Profile{heap}) != aggregate.ByFunc || DefaultByFor([]*parse.Profile{trace}) != aggregate.ByType {
+		t.Error("DefaultByFor")
+	}
+	// Through a Builder: the defaults are settled after reading.
+	r, err := build(t, Options{DefaultValue: true, DefaultBy: true, Confidence: 0.95}, profile("nettrace", false, true, rec("a", 2)))
+	if err != nil || r.Value != unbias.AllocSpace || r.By != aggregate.ByType || r.Total.Flat.Samples != 2 {
+		t.Errorf("defaults on a trace: %+v, %v", r, err)
 	}
 	if !HasValue([]*parse.Profile{heap, trace}, unbias.AllocSpace) || HasValue([]*parse.Profile{heap, trace}, unbias.InUseSpace) {
 		t.Error("HasValue")
 	}
 }
 
-// BuildPerStack gives one per-stack report per value the inputs have, the
+// PerStack gives one per-stack report per value the inputs have, the
 // chosen one first, with every stack.
-func TestBuildPerStack(t *testing.T) {
+func TestPerStack(t *testing.T) {
 	p := profile("jemalloc", true, true, rec("a", 5), rec("b", 3))
-	reps, err := BuildPerStack([]*parse.Profile{p}, Options{Value: unbias.AllocObjects, By: aggregate.ByFunc, Top: 1, Confidence: 0.95})
+	b, err := builder(t, Options{Value: unbias.AllocObjects, By: aggregate.ByFunc, Top: 1, Confidence: 0.95, AllValues: true}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reps, err := b.PerStack()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,34 +143,46 @@ func TestBuildPerStack(t *testing.T) {
 		if r.Value != want[i] || r.By != aggregate.ByStack || len(r.Rows) != 2 || r.Omitted != 0 {
 			t.Errorf("report %d: value %v by %v, %d rows", i, r.Value, r.By, len(r.Rows))
 		}
+		wantN := 5.0
+		if !r.Value.IsSpace() {
+			wantN = 5 // objects: 5 samples of 64 B
+		}
+		if r.Rows[0].Key != "main;a" || r.Rows[0].Stats.Samples != wantN {
+			t.Errorf("report %d: first row %s with %v samples", i, r.Rows[0].Key, r.Rows[0].Stats.Samples)
+		}
 	}
 }
 
-// Splitting aggregation across CPUs gives the rows one pass gives.
-func TestParallelAggregation(t *testing.T) {
+// Reading inputs one by one into one table gives the rows reading them
+// as one input gives: tables merge.
+func TestInputsMerge(t *testing.T) {
 	var recs []parse.Record
-	for i := range 3 * parallelMin {
+	for i := range 300 {
 		recs = append(recs, rec(string(rune('a'+i%7)), float64(1+i%5)))
 	}
-	p := profile("jemalloc", true, false, recs...)
 	opt := Options{Value: unbias.InUseSpace, By: aggregate.ByFunc, Confidence: 0.95}
-	par, err := Build([]*parse.Profile{p}, opt)
+	one, err := build(t, opt, profile("jemalloc", true, false, recs...))
 	if err != nil {
 		t.Fatal(err)
 	}
-	one := aggregate.New(opt.By, opt.Value, aggregate.Filter{})
-	one.AddProfile(recs)
-	want := map[string]float64{}
-	for _, g := range one.Groups() {
-		want[g.Key] = g.Cum.Estimate
+	split, err := build(t, opt, profile("jemalloc", true, false, recs[:100]...), profile("jemalloc", true, false, recs[100:]...))
+	if err != nil {
+		t.Fatal(err)
 	}
 	near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Abs(b) }
-	if !near(par.Total.Flat.Estimate, one.Total().Estimate) || par.Total.Flat.Samples != one.Total().Samples {
-		t.Errorf("total %v, one pass %v", par.Total.Flat, one.Total())
+	if !near(split.Total.Flat.Estimate, one.Total.Flat.Estimate) || split.Total.Flat.Samples != one.Total.Flat.Samples {
+		t.Errorf("total %v, one input %v", split.Total.Flat, one.Total.Flat)
 	}
-	for _, r := range par.Rows {
-		if !near(r.Cum.Estimate, want[r.Key]) {
-			t.Errorf("%s: cum %v, one pass %v", r.Key, r.Cum.Estimate, want[r.Key])
+	if len(split.Sources) != 2 || split.Sources[0].Samples+split.Sources[1].Samples != one.Sources[0].Samples {
+		t.Errorf("sources %+v", split.Sources)
+	}
+	want := map[string]ci.Result{}
+	for _, r := range one.Rows {
+		want[r.Key] = *r.Cum
+	}
+	for _, r := range split.Rows {
+		if !near(r.Cum.Estimate, want[r.Key].Estimate) || !near(r.Cum.Hi, want[r.Key].Hi) {
+			t.Errorf("%s: cum %v, one input %v", r.Key, r.Cum, want[r.Key])
 		}
 	}
 }

@@ -74,7 +74,7 @@ type Options struct {
 }
 
 // Run replicates the sampling of sc's workload opt.Reps times, sends each
-// replicate's dumps through parse → report.Build and tallies every
+// replicate's dumps through the report pipeline and tallies every
 // method's intervals against the truth.
 func Run(sc Scenario, enc Encoding, opt Options) (StudyResult, error) {
 	w := sc.Workload()
@@ -155,21 +155,19 @@ func mergeTallies(dst, src []Tally) {
 // replicate samples every process, writes and parses its dump, builds the
 // report by leaf (one row per stack) and scores each row and the total.
 func replicate(rng *rand.Rand, w Workload, truth Truth, enc Encoding, opt Options, acc *accumulator) error {
-	profiles := make([]*parse.Profile, 0, len(w.Processes))
+	b := report.NewBuilder(report.Options{Value: opt.Value, By: aggregate.ByLeaf,
+		Confidence: opt.Confidence, Method: ci.Auto})
 	var buf bytes.Buffer
 	for i, p := range w.Processes {
 		buf.Reset()
 		if err := WriteDump(&buf, p.LgRate, Sample(rng, p), enc); err != nil {
 			return err
 		}
-		prof, err := parse.Read(fmt.Sprintf("sim-%d.heap", i), &buf, parse.Options{})
-		if err != nil {
+		if _, _, err := b.AddReader(fmt.Sprintf("sim-%d.heap", i), &buf, report.Input{}); err != nil {
 			return err
 		}
-		profiles = append(profiles, prof)
 	}
-	rep, err := report.Build(profiles, report.Options{Value: opt.Value, By: aggregate.ByLeaf,
-		Confidence: opt.Confidence, Method: ci.Auto})
+	rep, err := b.Report()
 	if err != nil {
 		return err
 	}

@@ -60,12 +60,13 @@ func TestWriteDumpRoundTrip(t *testing.T) {
 		if err := WriteDump(&buf, p.LgRate, samples, enc); err != nil {
 			t.Fatal(err)
 		}
-		prof, err := parse.Read("sim.heap", &buf, parse.Options{})
-		if err != nil {
-			t.Fatalf("%s: %v\n%s", enc, err, buf.String())
-		}
-		rep, err := report.Build([]*parse.Profile{prof}, report.Options{Value: unbias.InUseSpace,
+		text := buf.String()
+		b := report.NewBuilder(report.Options{Value: unbias.InUseSpace,
 			By: aggregate.ByLeaf, Confidence: 0.95, Method: ci.Auto})
+		if _, _, err := b.AddReader("sim.heap", &buf, report.Input{}); err != nil {
+			t.Fatalf("%s: %v\n%s", enc, err, text)
+		}
+		rep, err := b.Report()
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,0 +1,127 @@
+package aggregate
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/heapest/heapest/parse"
+	"github.com/heapest/heapest/unbias"
+)
+
+// fakeNamer names addresses from a map and calls names starting with
+// "je_" allocator frames; it records what it was asked.
+type fakeNamer struct {
+	names      map[uint64]string
+	needed     map[string]int // "addr/leaf" -> times Need was called
+	resolved   bool
+	unresolved []uint64
+}
+
+func (n *fakeNamer) Need(addr uint64, leaf bool) {
+	n.needed[fmt.Sprintf("%x/%v", addr, leaf)]++
+}
+
+func (n *fakeNamer) Resolve() error { n.resolved = true; return nil }
+
+func (n *fakeNamer) Name(f parse.Frame, leaf bool) (string, bool) {
+	name := f.Func
+	if name == "" {
+		name = n.names[f.Addr]
+	}
+	return name, len(name) > 3 && name[:3] == "je_"
+}
+
+func (n *fakeNamer) Unresolved(addr uint64) { n.unresolved = append(n.unresolved, addr) }
+
+func addrRec(n float64, addrs ...uint64) parse.Record {
+	fr := make([]parse.Frame, len(addrs))
+	for i, a := range addrs {
+		fr[i].Addr = a
+	}
+	return parse.Record{Stack: fr, Scheme: parse.Bernoulli, Rate: 1 << 19, InUse: parse.Counts{Objects: n, Bytes: 48 * n}}
+}
+
+// Frames are named once per distinct (address, leaf) after the input is
+// read; leading allocator frames go; unnamed kept frames are reported.
+func TestFinishNamesOnce(t *testing.T) {
+	nm := &fakeNamer{needed: map[string]int{}, names: map[uint64]string{0x10: "je_malloc", 0x20: "alloc_a", 0x30: "main", 0x40: "alloc_b"}}
+	c := NewCollector([]unbias.Value{unbias.InUseSpace}, Keys{}, Window{}, 0)
+	recs := []parse.Record{addrRec(1, 0x10, 0x20, 0x30), addrRec(2, 0x10, 0x20, 0x30), addrRec(4, 0x40, 0x99, 0x30), addrRec(8, 0x10)}
+	for i := range recs {
+		c.Record(&recs[i])
+		clear(recs[i].Stack) // the collector must have copied what it keeps
+	}
+	tb := NewTable(c.values, c.keys)
+	if err := c.Finish(tb, nm, false); err != nil {
+		t.Fatal(err)
+	}
+	for k, n := range nm.needed {
+		if n != 1 {
+			t.Errorf("Need(%s) called %d times", k, n)
+		}
+	}
+	if len(nm.needed) != 5 || !nm.resolved { // 0x10 and 0x40 as leaves, 0x20, 0x30, 0x99 as callers
+		t.Errorf("needed %v, resolved %v", nm.needed, nm.resolved)
+	}
+	g, total := tb.Groups(ByStack, Filter{}, 0)
+	got := map[string]float64{}
+	for _, gr := range g {
+		got[gr.Key] = gr.Flat.Samples
+	}
+	want := map[string]float64{"main;alloc_a": 3, "main;0x99;alloc_b": 4, "je_malloc": 8}
+	if fmt.Sprint(got) != fmt.Sprint(want) || total[0].Samples != 15 {
+		t.Errorf("groups %v (total %v), want %v", got, total[0].Samples, want)
+	}
+	if fmt.Sprint(nm.unresolved) != "[153]" {
+		t.Errorf("unresolved %v, want [0x99]", nm.unresolved)
+	}
+}
+
+// With --by thread, per-thread breakdowns replace the records they break
+// down when the input has them, and records count when it has none.
+func TestBreakdowns(t *testing.T) {
+	whole := rec(3, "f", "main")
+	t1, t2 := rec(1, "f", "main"), rec(2, "f", "main")
+	t1.Breakdown, t1.Thread = true, "t1"
+	t2.Breakdown, t2.Thread = true, "t2"
+	for _, tt := range []struct {
+		by         By
+		breakdowns bool
+		want       string
+	}{
+		{ByThread, true, "map[t1:1 t2:2]"},
+		{ByThread, false, "map[(no thread):3]"},
+		{ByFunc, true, "map[f:3 main:0]"},
+	} {
+		c := NewCollector([]unbias.Value{unbias.InUseSpace}, KeysFor(tt.by), Window{}, 0)
+		for _, r := range []parse.Record{whole, t1, t2} {
+			c.Record(&r)
+		}
+		tb := NewTable(c.values, c.keys)
+		if err := c.Finish(tb, nil, tt.breakdowns); err != nil {
+			t.Fatal(err)
+		}
+		g, _ := tb.Groups(tt.by, Filter{}, 0)
+		got := map[string]float64{}
+		for _, gr := range g {
+			got[gr.Key] = gr.Flat.Samples
+		}
+		if fmt.Sprint(got) != tt.want {
+			t.Errorf("%s breakdowns=%v: %v, want %s", tt.by, tt.breakdowns, got, tt.want)
+		}
+	}
+}
+
+// Tables of different inputs join on names, not on their own ids.
+func TestTableMergeByName(t *testing.T) {
+	a := collect(t, ByStack, unbias.InUseSpace, Filter{}, Window{}, rec(1, "x", "main"), rec(2, "y", "main"))
+	b := collect(t, ByStack, unbias.InUseSpace, Filter{}, Window{}, rec(4, "y", "main"), rec(8, "z"))
+	a.t.Merge(b.t)
+	got := map[string]float64{}
+	for _, g := range a.Groups() {
+		got[g.Key] = g.Flat.Samples
+	}
+	if fmt.Sprint(got) != "map[main;x:1 main;y:6 z:8]" {
+		t.Errorf("merged %v", got)
+	}
+}

@@ -35,7 +35,7 @@ func collect(t *testing.T, by By, v unbias.Value, f Filter, w Window, recs ...pa
 		c.Record(&recs[i])
 	}
 	tb := NewTable([]unbias.Value{v}, KeysFor(by))
-	if err := c.Finish(tb, nil, false); err != nil {
+	if err := c.Finish(tb, nil, &parse.Profile{}); err != nil {
 		t.Fatal(err)
 	}
 	return &agg{t: tb, by: by, f: f}

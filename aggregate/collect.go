@@ -46,6 +46,8 @@ type Collector struct {
 	cells     *keyTable[cellKey]
 	stats     []ci.Stats // len(cells) × len(values)
 
+	deferred []deferred
+
 	buf     []uint32
 	contrib []unbias.Contribution
 }
@@ -63,11 +65,54 @@ func NewCollector(values []unbias.Value, keys Keys, w Window, sizeHint int64) *C
 	}
 }
 
-// Record unbiases one record and adds it to its cell.
+// Record unbiases one record and adds it to its cell. A record whose
+// counts' encoding the parser learns only at the end (parse.Unresolved)
+// is kept, compactly, until Finish.
 func (c *Collector) Record(rec *parse.Record) {
 	if rec.Breakdown && !c.keys.Thread || !c.window.keep(rec.Time) {
 		return
 	}
+	k := cellKey{stack: c.internStack(rec.Stack), breakdown: rec.Breakdown}
+	if rec.Type != "" {
+		k.typ = c.strs.intern(rec.Type)
+	}
+	if c.keys.Thread && rec.Thread != "" {
+		k.thread = c.strs.intern(rec.Thread)
+	}
+	if rec.InUse.Enc == parse.Unresolved || rec.Alloc.Enc == parse.Unresolved {
+		c.deferred = append(c.deferred, deferred{key: k, scheme: rec.Scheme, rate: rec.Rate,
+			inUse: rec.InUse, alloc: rec.Alloc, offset: rec.Offset, hasOffset: rec.HasOffset})
+		return
+	}
+	c.add(k, rec)
+}
+
+// deferred is a record kept until its input's encoding is known: its cell
+// key (without the size) and what unbias needs, with no pointers.
+type deferred struct {
+	key          cellKey
+	scheme       parse.Scheme
+	hasOffset    bool
+	rate, offset float64
+	inUse, alloc parse.Counts
+}
+
+// resolve unbiases the deferred records now that p says how their counts
+// are written.
+func (c *Collector) resolve(p *parse.Profile) {
+	var rec parse.Record
+	for _, d := range c.deferred {
+		rec.Scheme, rec.Rate, rec.Offset, rec.HasOffset = d.scheme, d.rate, d.offset, d.hasOffset
+		rec.InUse, rec.Alloc = d.inUse, d.alloc
+		rec.InUse.Enc, rec.Alloc.Enc = p.Resolve(d.inUse.Enc), p.Resolve(d.alloc.Enc)
+		c.add(d.key, &rec)
+	}
+	c.deferred = nil
+}
+
+// add unbiases rec for each value and adds it to the cell of key k (its
+// size filled in here when kept).
+func (c *Collector) add(k cellKey, rec *parse.Record) {
 	var any bool
 	for i, v := range c.values {
 		c.contrib[i] = unbias.Contribute(rec, v)
@@ -81,13 +126,6 @@ func (c *Collector) Record(rec *parse.Record) {
 	}
 	if !any {
 		return
-	}
-	k := cellKey{stack: c.internStack(rec.Stack), breakdown: rec.Breakdown}
-	if rec.Type != "" {
-		k.typ = c.strs.intern(rec.Type)
-	}
-	if c.keys.Thread && rec.Thread != "" {
-		k.thread = c.strs.intern(rec.Thread)
 	}
 	if c.keys.Size {
 		k.size = c.contrib[0].Size

@@ -52,7 +52,7 @@ func TestFinishNamesOnce(t *testing.T) {
 		clear(recs[i].Stack) // the collector must have copied what it keeps
 	}
 	tb := NewTable(c.values, c.keys)
-	if err := c.Finish(tb, nm, false); err != nil {
+	if err := c.Finish(tb, nm, &parse.Profile{}); err != nil {
 		t.Fatal(err)
 	}
 	for k, n := range nm.needed {
@@ -98,7 +98,7 @@ func TestBreakdowns(t *testing.T) {
 			c.Record(&r)
 		}
 		tb := NewTable(c.values, c.keys)
-		if err := c.Finish(tb, nil, tt.breakdowns); err != nil {
+		if err := c.Finish(tb, nil, &parse.Profile{Breakdowns: b2i(tt.breakdowns)}); err != nil {
 			t.Fatal(err)
 		}
 		g, _ := tb.Groups(tt.by, Filter{}, 0)
@@ -123,5 +123,25 @@ func TestTableMergeByName(t *testing.T) {
 	}
 	if fmt.Sprint(got) != "map[main;x:1 main;y:6 z:8]" {
 		t.Errorf("merged %v", got)
+	}
+}
+
+// Records whose encoding the parser learns at the end are unbiased at
+// Finish exactly as if they had been sent with it.
+func TestUnresolvedEncoding(t *testing.T) {
+	for _, enc := range []parse.Encoding{parse.Raw, parse.JemallocUnbias} {
+		direct, late := rec(3, "f", "main"), rec(3, "f", "main")
+		direct.InUse = parse.Counts{Objects: 3, Bytes: 200000, Enc: enc}
+		late.InUse = parse.Counts{Objects: 3, Bytes: 200000, Enc: parse.Unresolved}
+		want := collect(t, ByFunc, unbias.InUseSpace, Filter{}, Window{}, direct).Total()
+		c := NewCollector([]unbias.Value{unbias.InUseSpace}, Keys{}, Window{}, 0)
+		c.Record(&late)
+		tb := NewTable(c.values, c.keys)
+		if err := c.Finish(tb, nil, &parse.Profile{Encoding: enc}); err != nil {
+			t.Fatal(err)
+		}
+		if got := tb.Total(Filter{})[0]; got != want || got.N != 1 {
+			t.Errorf("%v: late %+v, direct %+v", enc, got, want)
+		}
 	}
 }

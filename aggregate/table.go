@@ -70,13 +70,16 @@ type frameInfo struct {
 	done  bool
 }
 
-// Finish names the collector's frames with namer (nil: the names the
-// parser gave, 0x… addresses otherwise), drops leading allocator frames
-// as the namer says, and adds every cell to t. breakdowns says whether
-// the input sent per-thread breakdowns (parse.Profile.Breakdowns > 0):
-// those cells replace the others where kept. The collector is spent.
-func (c *Collector) Finish(t *Table, namer Namer, breakdowns bool) error {
-	useBreakdown := c.keys.Thread && breakdowns
+// Finish completes the collector with what its parser returned, p:
+// records it kept because their encoding was unresolved are unbiased; the
+// frames are named with namer (nil: the names the parser gave, 0x…
+// addresses otherwise); leading allocator frames are dropped as the namer
+// says; and every cell is added to t. When the input sent per-thread
+// breakdowns (p.Breakdowns > 0), those cells replace the others where
+// kept. The collector is spent.
+func (c *Collector) Finish(t *Table, namer Namer, p *parse.Profile) error {
+	c.resolve(p)
+	useBreakdown := c.keys.Thread && p.Breakdowns > 0
 	// info[0] is per frame as a caller, info[1] as the leaf.
 	info := [2][]frameInfo{make([]frameInfo, len(c.frameVals)), make([]frameInfo, len(c.frameVals))}
 	if namer != nil {

@@ -136,7 +136,7 @@ func (b *Builder) Add(read Reader, namer Namer, sizeHint int64) (*parse.Profile,
 	if len(b.profiles) > 0 {
 		t = aggregate.NewTable(b.values, b.keys)
 	}
-	if err := c.Finish(t, n, p.Breakdowns > 0); err != nil {
+	if err := c.Finish(t, n, p); err != nil {
 		return nil, err
 	}
 	if t != b.table {

@@ -55,10 +55,15 @@ type Collector struct {
 // NewCollector returns an empty Collector for values (at least one).
 // sizeHint is the input's size in bytes when known, to size the tables.
 func NewCollector(values []unbias.Value, keys Keys, w Window, sizeHint int64) *Collector {
-	stacks := int(min(max(sizeHint/400, 1024), 1<<22))
+	// A stack costs a dump at least ~300 bytes of text; a frame at least
+	// 15. Capacity reserved and never used costs no memory: the pages of
+	// a large allocation are not touched until written.
+	stacks := int(min(max(sizeHint/300, 1024), 1<<24))
+	st := newStackTable(stacks)
+	st.frames = make([]uint32, 0, min(max(sizeHint/15, 4096), 1<<28))
 	return &Collector{
 		values: values, keys: keys, window: w,
-		frames: newKeyTable[frameKey](stacks / 4), stacks: newStackTable(stacks),
+		frames: newKeyTable[frameKey](stacks / 4), stacks: st,
 		strs: newStrTable(), cells: newKeyTable[cellKey](stacks),
 		stats:   make([]ci.Stats, 0, stacks*len(values)),
 		contrib: make([]unbias.Contribution, len(values)),
@@ -80,7 +85,10 @@ func (c *Collector) Record(rec *parse.Record) {
 		k.thread = c.strs.intern(rec.Thread)
 	}
 	if rec.InUse.Enc == parse.Unresolved || rec.Alloc.Enc == parse.Unresolved {
-		c.deferred = append(c.deferred, deferred{key: k, scheme: rec.Scheme, rate: rec.Rate,
+		if c.deferred == nil {
+			c.deferred = make([]deferred, 0, cap(c.cells.keys))
+		}
+		c.deferred = append(room(c.deferred, 1), deferred{key: k, scheme: rec.Scheme, rate: rec.Rate,
 			inUse: rec.InUse, alloc: rec.Alloc, offset: rec.Offset, hasOffset: rec.HasOffset})
 		return
 	}
@@ -133,7 +141,7 @@ func (c *Collector) add(k cellKey, rec *parse.Record) {
 	id, added := c.cells.intern(k)
 	nv := len(c.values)
 	if added {
-		c.stats = append(c.stats, make([]ci.Stats, nv)...)
+		c.stats = room(c.stats, nv)[:len(c.stats)+nv]
 	}
 	st := c.stats[int(id)*nv : int(id+1)*nv]
 	for i := range st {
@@ -150,7 +158,7 @@ func (c *Collector) internStack(stack []parse.Frame) uint32 {
 		}
 		id, added := c.frames.intern(k)
 		if added {
-			c.frameVals = append(c.frameVals, f)
+			c.frameVals = append(room(c.frameVals, 1), f)
 		}
 		c.buf = append(c.buf, id)
 	}

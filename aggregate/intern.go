@@ -86,9 +86,9 @@ func (t *stackTable) intern(ids []uint32) uint32 {
 		if e == 0 {
 			id := uint32(len(t.hashes))
 			t.ids[i] = id + 1
-			t.hashes = append(t.hashes, h)
-			t.frames = append(t.frames, ids...)
-			t.off = append(t.off, uint32(len(t.frames)))
+			t.hashes = append(room(t.hashes, 1), h)
+			t.frames = append(room(t.frames, len(ids)), ids...)
+			t.off = append(room(t.off, 1), uint32(len(t.frames)))
 			if t.full(len(t.hashes)) {
 				t.grow()
 			}
@@ -155,7 +155,7 @@ func (t *keyTable[K]) intern(k K) (id uint32, added bool) {
 		if e == 0 {
 			id := uint32(len(t.keys))
 			t.ids[i] = id + 1
-			t.keys = append(t.keys, k)
+			t.keys = append(room(t.keys, 1), k)
 			if t.full(len(t.keys)) {
 				t.grow()
 			}
@@ -198,4 +198,16 @@ func (t *strTable) intern(s string) uint32 {
 	t.ids[s] = id
 	t.names = append(t.names, s)
 	return id
+}
+
+// room returns s with room for n more elements, doubling its capacity when
+// it must grow: append grows large slices by a quarter at a time, which
+// copies a table of a million stacks a dozen times over.
+func room[T any](s []T, n int) []T {
+	if cap(s)-len(s) >= n {
+		return s
+	}
+	t := make([]T, len(s), max(2*cap(s), len(s)+n, 64))
+	copy(t, s)
+	return t
 }

@@ -79,6 +79,7 @@ type frameInfo struct {
 // kept. The collector is spent.
 func (c *Collector) Finish(t *Table, namer Namer, p *parse.Profile) error {
 	c.resolve(p)
+	t.reserve(len(c.cells.keys), c.stacks.len(), len(c.stacks.frames))
 	useBreakdown := c.keys.Thread && p.Breakdowns > 0
 	// info[0] is per frame as a caller, info[1] as the leaf.
 	info := [2][]frameInfo{make([]frameInfo, len(c.frameVals)), make([]frameInfo, len(c.frameVals))}
@@ -181,12 +182,25 @@ func (t *Table) add(k cellKey, st []ci.Stats) {
 	id, added := t.cells.intern(k)
 	nv := len(t.values)
 	if added {
-		t.stats = append(t.stats, make([]ci.Stats, nv)...)
+		t.stats = room(t.stats, nv)[:len(t.stats)+nv]
 	}
 	dst := t.stats[int(id)*nv : int(id+1)*nv]
 	for i := range dst {
 		dst[i].Merge(&st[i])
 	}
+}
+
+// reserve makes room for about that many more cells, stacks and frames,
+// so that adding them does not regrow the tables many times.
+func (t *Table) reserve(cells, stacks, frames int) {
+	if t.Len() == 0 && len(t.cells.ids) < 2*cells {
+		t.cells = newKeyTable[cellKey](cells)
+	}
+	if t.stacks.len() == 0 && len(t.stacks.ids) < 2*stacks {
+		t.stacks = newStackTable(stacks)
+	}
+	t.stacks.frames = room(t.stacks.frames, frames)
+	t.stats = room(t.stats, cells*len(t.values))
 }
 
 // Len returns the number of cells.

@@ -94,7 +94,9 @@ func (s *Stats) Merge(o *Stats) {
 	s.Var += o.Var
 	s.Samples += o.Samples
 	s.SamplesBound = s.SamplesBound || o.SamplesBound
-	s.MaxWeight = math.Max(s.MaxWeight, o.MaxWeight)
+	if o.MaxWeight > s.MaxWeight || s.MaxWeight != s.MaxWeight {
+		s.MaxWeight = o.MaxWeight // a plain compare: math.Max's ±0 and NaN care costs here
+	}
 	s.Mixed = s.Mixed || o.Mixed || s.P != o.P || s.Unit != o.Unit
 	s.MixedRate = s.MixedRate || o.MixedRate || s.Rate != o.Rate
 	s.Offset += o.Offset

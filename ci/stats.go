@@ -5,8 +5,6 @@
 // stack, a function, a whole fleet alike.
 package ci
 
-import "math"
-
 // Stats are the statistics of a group of sampled allocations that every
 // interval method needs. All fields combine with Add, which is commutative
 // and associative: that is what makes merging dumps sound.

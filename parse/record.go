@@ -57,6 +57,13 @@ const (
 	// Scaled counts are already unbiased estimates (Go runtime, tcmalloc,
 	// heapprofd bytes). Samples then holds the recovered raw count.
 	Scaled
+	// Unresolved counts are written in an encoding the parser can tell
+	// only at the end of the input, after it sent the records (jemalloc's
+	// prof_unbias auto-detection compares the header with the sum of all
+	// stacks): Profile.Encoding says which, once Parse has returned. A
+	// consumer keeps such counts as written and reads them with
+	// Profile.Resolve; they must never be unbiased before.
+	Unresolved
 )
 
 // Counts is one sampled pair of a record: objects and bytes.
@@ -204,9 +211,21 @@ type Profile struct {
 	Records, Breakdowns int
 	// HasInUse and HasAlloc say which pairs the format provides.
 	HasInUse, HasAlloc bool
+	// Encoding is how the Counts the parser sent as Unresolved are
+	// written (Raw or JemallocUnbias); it applies to no other Counts.
+	Encoding Encoding
 	// Timed is set when records carry event times (Record.Time), as
 	// traces do.
 	Timed bool
 	// Warnings are caveats found while parsing, printed to stderr.
 	Warnings []string
+}
+
+// Resolve returns the encoding a record's Counts must be read with, given
+// the Enc it was sent with: enc itself, or p.Encoding for Unresolved.
+func (p *Profile) Resolve(enc Encoding) Encoding {
+	if enc == Unresolved {
+		return p.Encoding
+	}
+	return enc
 }

@@ -1,27 +1,73 @@
 package jemalloc
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/heapest/heapest/parse"
 )
 
 func samplesDir(t testing.TB) string {
-	dir := filepath.Join("..", "..", "shared", "samples", "jemalloc")
+	dir := filepath.Join("..", "..", "..", "shared", "samples", "jemalloc")
 	if _, err := os.Stat(dir); err != nil {
 		t.Skipf("shared samples not found at %s (CI has them beside the repo): %v", dir, err)
 	}
 	return dir
 }
 
-func mustRead(t *testing.T, path string, opt Options) *Profile {
-	t.Helper()
-	p, err := ReadFile(path, opt)
+// collector is a test sink: it keeps a copy of every record, stacks
+// included, since the parser reuses them after each call.
+type collector struct {
+	recs, threads []parse.Record
+}
+
+func (c *collector) Record(rec *parse.Record) {
+	r := *rec
+	r.Stack = slices.Clone(rec.Stack)
+	if r.Breakdown {
+		c.threads = append(c.threads, r)
+	} else {
+		c.recs = append(c.recs, r)
+	}
+}
+
+// parsed is a profile with the records its parser sent.
+type parsed struct {
+	*parse.Profile
+	collector
+}
+
+func read(name string, data []byte, opt parse.Options) (*parsed, error) {
+	var c collector
+	p, err := Parse(name, bufio.NewReaderSize(bytes.NewReader(data), 64<<10), opt, &c)
 	if err != nil {
-		t.Fatalf("ReadFile(%s): %v", path, err)
+		if p != nil {
+			return nil, fmt.Errorf("Parse returned a profile with error %w", err)
+		}
+		return nil, err
+	}
+	return &parsed{p, c}, nil
+}
+
+func mustRead(t *testing.T, path string, opt parse.Options) *parsed {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := read(path, data, opt)
+	if err != nil {
+		t.Fatalf("Parse(%s): %v", path, err)
+	}
+	if p.Records != len(p.recs) || p.Breakdowns != len(p.threads) {
+		t.Fatalf("%s: Profile counts %d records, %d breakdowns; the sink got %d, %d", path, p.Records, p.Breakdowns, len(p.recs), len(p.threads))
 	}
 	return p
 }
@@ -43,20 +89,28 @@ func TestJemallocSamples(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
-			p := mustRead(t, filepath.Join(dir, tt.file), Options{Threads: true})
+			p := mustRead(t, filepath.Join(dir, tt.file), parse.Options{Threads: true})
 			if p.Source.Format != "jemalloc" || p.Source.Rate != tt.rate {
 				t.Errorf("format %q rate %v, want jemalloc %v", p.Source.Format, p.Source.Rate, tt.rate)
 			}
-			if len(p.Records) != tt.stacks || len(p.ThreadRecords) != tt.threadRecs {
-				t.Errorf("got %d stacks, %d thread lines; want %d, %d", len(p.Records), len(p.ThreadRecords), tt.stacks, tt.threadRecs)
+			if len(p.recs) != tt.stacks || len(p.threads) != tt.threadRecs {
+				t.Errorf("got %d stacks, %d thread lines; want %d, %d", len(p.recs), len(p.threads), tt.stacks, tt.threadRecs)
 			}
-			wantEnc := Raw
+			wantEnc := parse.Raw
 			if tt.unbias {
-				wantEnc = JemallocUnbias
+				wantEnc = parse.JemallocUnbias
 			}
-			for _, r := range p.Records {
-				if r.InUse.Enc != wantEnc || r.Alloc.Enc != wantEnc {
-					t.Fatalf("encoding %v, want %v (detail %q)", r.InUse.Enc, wantEnc, p.Source.Detail)
+			if p.Encoding != wantEnc {
+				t.Errorf("Profile.Encoding %v, want %v (detail %q)", p.Encoding, wantEnc, p.Source.Detail)
+			}
+			for _, r := range append(p.recs, p.threads...) {
+				// Auto-detection is known only at the end: the records
+				// defer to Profile.Encoding.
+				if r.InUse.Enc != parse.Unresolved || r.Alloc.Enc != parse.Unresolved {
+					t.Fatalf("record sent with encoding %v/%v, want Unresolved", r.InUse.Enc, r.Alloc.Enc)
+				}
+				if p.Resolve(r.InUse.Enc) != wantEnc || p.Resolve(r.Alloc.Enc) != wantEnc {
+					t.Fatalf("encoding %v, want %v (detail %q)", p.Resolve(r.InUse.Enc), wantEnc, p.Source.Detail)
 				}
 			}
 			if p.HasAlloc != tt.hasAlloc || !p.HasInUse {
@@ -72,21 +126,21 @@ func TestJemallocSamples(t *testing.T) {
 // The generated dumps' lines are documented in the samples README.
 func TestJemallocSampleLines(t *testing.T) {
 	dir := samplesDir(t)
-	p := mustRead(t, filepath.Join(dir, "generated/je530_mixed_unbias-off.heap"), Options{})
-	c := p.Records[2] // stack C: 12 × 256 KiB + 2 × 16 B
+	p := mustRead(t, filepath.Join(dir, "generated/je530_mixed_unbias-off.heap"), parse.Options{})
+	c := p.recs[2] // stack C: 12 × 256 KiB + 2 × 16 B
 	if c.InUse.Objects != 14 || c.InUse.Bytes != 3145760 || len(c.Stack) != 9 || c.Stack[0].Addr != 0x7f709aca2630 {
 		t.Errorf("stack C = %+v", c)
 	}
-	d := p.Records[3] // stack D: all freed, accumulated only
+	d := p.recs[3] // stack D: all freed, accumulated only
 	if !d.InUse.IsZero() || d.Alloc.Objects != 44 || d.Alloc.Bytes != 2816 {
 		t.Errorf("stack D = %+v / %+v", d.InUse, d.Alloc)
 	}
-	th := mustRead(t, filepath.Join(dir, "generated/je530_threads_unbias-on.heap"), Options{Threads: true})
-	if len(mustRead(t, filepath.Join(dir, "generated/je530_threads_unbias-on.heap"), Options{}).ThreadRecords) != 0 {
-		t.Errorf("thread records kept without Options.Threads")
+	th := mustRead(t, filepath.Join(dir, "generated/je530_threads_unbias-on.heap"), parse.Options{Threads: true})
+	if n := len(mustRead(t, filepath.Join(dir, "generated/je530_threads_unbias-on.heap"), parse.Options{}).threads); n != 0 {
+		t.Errorf("%d thread records sent without Options.Threads", n)
 	}
 	var names []string
-	for _, r := range th.ThreadRecords {
+	for _, r := range th.threads {
 		names = append(names, r.Thread)
 	}
 	if got := strings.Join(names, ","); got != "t1 worker 1,t2 io-pool,t1 worker 1,t2 io-pool,t0" {
@@ -95,28 +149,48 @@ func TestJemallocSampleLines(t *testing.T) {
 }
 
 func TestJemallocVariants(t *testing.T) {
-	p := mustRead(t, "testdata/jemalloc/variants.heap", Options{Threads: true})
+	p := mustRead(t, "testdata/variants.heap", parse.Options{Threads: true})
 	if p.Symbols[0x401000] != "alloc_thing" || p.Symbols[0x401100] != "main" {
 		t.Errorf("symbols %v", p.Symbols)
 	}
-	if len(p.Records) != 2 || len(p.Records[1].Stack) != 0 {
-		t.Fatalf("records %+v", p.Records)
+	if len(p.recs) != 2 || len(p.recs[1].Stack) != 0 {
+		t.Fatalf("records %+v", p.recs)
 	}
-	if p.ThreadRecords[0].Thread != "t1 worker pool 1" {
-		t.Errorf("thread %q", p.ThreadRecords[0].Thread)
+	if p.threads[0].Thread != "t1 worker pool 1" {
+		t.Errorf("thread %q", p.threads[0].Thread)
 	}
-	if p.MapsText != nil || p.Records[0].InUse.Enc != Raw {
-		t.Errorf("maps %q enc %v", p.MapsText, p.Records[0].InUse.Enc)
+	if p.MapsText != nil || p.Resolve(p.recs[0].InUse.Enc) != parse.Raw {
+		t.Errorf("maps %q enc %v", p.MapsText, p.Resolve(p.recs[0].InUse.Enc))
 	}
-	q := mustRead(t, "testdata/jemalloc/crlf_accum.heap", Options{})
-	if q.Records[0].Alloc.Objects != 5 || !q.HasAlloc || !bytes.Contains(q.MapsText, []byte("dbus-daemon")) {
-		t.Errorf("crlf: %+v", q.Records[0])
+	q := mustRead(t, "testdata/crlf_accum.heap", parse.Options{})
+	if q.recs[0].Alloc.Objects != 5 || !q.HasAlloc || !bytes.Contains(q.MapsText, []byte("dbus-daemon")) {
+		t.Errorf("crlf: %+v", q.recs[0])
 	}
 	for _, mode := range []string{"on", "off"} {
-		r := mustRead(t, "testdata/jemalloc/crlf_accum.heap", Options{JemallocUnbias: mode})
-		want := map[string]Encoding{"on": JemallocUnbias, "off": Raw}[mode]
-		if r.Records[0].InUse.Enc != want || !strings.Contains(r.Source.Detail, "--jemalloc-unbias") {
-			t.Errorf("--jemalloc-unbias %s: enc %v detail %q", mode, r.Records[0].InUse.Enc, r.Source.Detail)
+		r := mustRead(t, "testdata/crlf_accum.heap", parse.Options{JemallocUnbias: mode})
+		want := map[string]parse.Encoding{"on": parse.JemallocUnbias, "off": parse.Raw}[mode]
+		// An explicit mode is known from the start: records carry it.
+		if r.recs[0].InUse.Enc != want || r.recs[0].Alloc.Enc != want || r.Encoding != want || !strings.Contains(r.Source.Detail, "--jemalloc-unbias") {
+			t.Errorf("--jemalloc-unbias %s: enc %v profile %v detail %q", mode, r.recs[0].InUse.Enc, r.Encoding, r.Source.Detail)
+		}
+	}
+	if _, err := read("t.heap", []byte("heap_v2/1\n"), parse.Options{JemallocUnbias: "maybe"}); err == nil || !strings.Contains(err.Error(), `--jemalloc-unbias "maybe"`) {
+		t.Errorf("bad --jemalloc-unbias: %v", err)
+	}
+}
+
+func TestDetect(t *testing.T) {
+	for in, want := range map[string]bool{
+		"heap_v2/524288\n":          true,
+		"\xef\xbb\xbfheap_v2/1\n":   true,
+		"--- symbol\nbinary=x\n":    true,
+		"--- heap\nheap_v2/1\n":     true,
+		"heap profile: 1: 2 [3: 4]": false,
+		"\x00\x01\x02garbage\xff":   false,
+		"":                          false,
+	} {
+		if got := Detect([]byte(in)); got != want {
+			t.Errorf("Detect(%q) = %v, want %v", in, got, want)
 		}
 	}
 }
@@ -127,7 +201,9 @@ func TestJemallocBadInput(t *testing.T) {
 		name, in, want string
 	}{
 		{"empty", "", "empty file"},
-		{"junk", "\x00\x01\x02garbage\xff", "unrecognized profile format"},
+		// formats.Read calls it unrecognized (TestDetect); Parse itself
+		// says what it expected.
+		{"junk", "\x00\x01\x02garbage\xff", "t.heap:1: expected a heap_v2/R header"},
 		{"rate zero", strings.Replace(ok, "524288", "0", 1), "t.heap:1: sampling rate R = 0"},
 		{"rate junk", strings.Replace(ok, "524288", "12x", 1), "t.heap:1: bad sampling rate"},
 		{"overflow", strings.Replace(ok, "t*: 1: 64", "t*: 1: 18446744073709551616", 1), "t.heap:2: totals line: current bytes: \"18446744073709551616\": value out of range"},
@@ -136,6 +212,8 @@ func TestJemallocBadInput(t *testing.T) {
 		{"junk address", strings.Replace(ok, "0x2", "0xZZ", 1), "t.heap:4: expected a 0x-prefixed hex address, got \"0xZZ\""},
 		{"address without 0x", strings.Replace(ok, "0x2", "1234", 1), "t.heap:4: expected a 0x-prefixed hex address"},
 		{"address too long", strings.Replace(ok, "0x2", "0x12345678901234567", 1), "t.heap:4: expected a 0x-prefixed hex address"},
+		{"address without digits", strings.Replace(ok, "0x2", "0x", 1), "t.heap:4: expected a 0x-prefixed hex address, got \"0x\""},
+		{"address with junk after", strings.Replace(ok, "0x2", "0x2:", 1), "t.heap:4: expected a 0x-prefixed hex address, got \"0x2:\""},
 		{"duplicate stack", strings.Replace(ok, "\n\nMAPPED", "\n@ 0x1 0x2\n  t*: 1: 64 [0: 0]\n  t0: 1: 64 [0: 0]\n\nMAPPED", 1), "t.heap:7: duplicated stack (first seen on line 4)"},
 		{"missing t*", strings.Replace(ok, "  t*: 1: 64 [0: 0]\n  t0: 1: 64 [0: 0]\n\n", "\n", 1), "t.heap:6: expected the \"  t*: \" line of the previous stack, got MAPPED_LIBRARIES"},
 		{"bad bracket", strings.Replace(ok, "[0: 0]\n@", "0: 0]\n@", 1), "t.heap:3: expected '['"},
@@ -143,28 +221,34 @@ func TestJemallocBadInput(t *testing.T) {
 		{"objects without bytes", strings.Replace(ok, "@ 0x1 0x2\n  t*: 1: 64", "@ 0x1 0x2\n  t*: 1: 0", 1), "t.heap:5: objects and bytes must be both zero"},
 		{"unknown line", strings.Replace(ok, "\n\nMAPPED", "\nhello\n\nMAPPED", 1), "t.heap:7: expected \"@ 0xADDR...\""},
 		{"thread before t*", strings.Replace(ok, "@ 0x1 0x2\n  t*: 1: 64 [0: 0]\n", "@ 0x1 0x2\n", 1), "t.heap:5: expected the \"  t*: \" line after the @ line"},
+		{"second t*", strings.Replace(ok, "\n\nMAPPED", "\n  t*: 1: 64 [0: 0]\n\nMAPPED", 1), "t.heap:7: unexpected \"  t*: \" line"},
+		{"thread uid overflow", strings.Replace(ok, "\n\nMAPPED", "\n  t18446744073709551616: 1: 64 [0: 0]\n\nMAPPED", 1), "t.heap:7: expected \"@ 0xADDR...\""},
 		{"no header totals", "heap_v2/524288\n@ 0x1\n", "t.heap:2: expected the \"  t*: \" totals line"},
 		{"unclosed symbols", "--- symbol\n0x1 f\n", "t.heap:2: truncated: --- symbol section"},
 		{"bad symbol", "--- symbol\nfoo\n---\n", "t.heap:2: expected \"0xADDR name\""},
 		{"header only", "heap_v2/524288\n  t*: 1: 64 [0: 0]\n", "truncated"},
+		{"long line", "heap_v2/524288\n  t*: 1: 64 [0: 0]\n@" + strings.Repeat(" 0x1", maxLine/2) + "\n", "t.heap:3: line longer than 1048576 bytes"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Read("t.heap", strings.NewReader(tt.in), Options{})
+			_, err := read("t.heap", []byte(tt.in), parse.Options{})
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("err = %v, want it to contain %q", err, tt.want)
 			}
 			if strings.Contains(err.Error(), "\n") {
 				t.Errorf("error spans lines: %q", err)
 			}
-			var pe *Error
+			var pe *parse.Error
 			if !errors.As(err, &pe) || pe.File != "t.heap" {
 				t.Errorf("error %v does not name the file", err)
 			}
 		})
 	}
-	if _, err := Read("t.heap", strings.NewReader(ok), Options{}); err != nil {
+	if _, err := read("t.heap", []byte(ok), parse.Options{}); err != nil {
 		t.Fatalf("the base case must parse: %v", err)
+	}
+	if Detect([]byte(tests[1].in)) {
+		t.Errorf("junk detected as jemalloc")
 	}
 }
 
@@ -187,21 +271,27 @@ func TestJemallocTruncated(t *testing.T) {
 			if cut > 0 && data[cut-1] != '\n' && cut%7 != 0 {
 				continue // mid-line: every 7th byte is enough
 			}
-			_, err := Read(file, bytes.NewReader(data[:cut]), Options{})
+			_, err := read(file, data[:cut], parse.Options{})
 			if err == nil {
 				t.Errorf("%s cut at byte %d (%q...): no error", file, cut, tail(data[:cut]))
 			}
 		}
 		for cut := range whole {
-			if _, err := Read(file, bytes.NewReader(data[:cut]), Options{}); err != nil {
+			if _, err := read(file, data[:cut], parse.Options{}); err != nil {
 				t.Errorf("%s cut at byte %d before MAPPED_LIBRARIES: %v", file, cut, err)
 			}
 		}
 		// --keep-going salvages the stacks before the cut, and says so.
 		cut := bytes.LastIndex(data[:end], []byte("\n@"))
-		p, err := Read(file, bytes.NewReader(data[:cut+5]), Options{KeepGoing: true})
+		p, err := read(file, data[:cut+5], parse.Options{KeepGoing: true})
 		if err != nil || len(p.Warnings) == 0 || !strings.Contains(p.Warnings[0], "--keep-going") {
 			t.Errorf("%s --keep-going: %v, %v", file, err, p)
+			continue
+		}
+		// The records already sent stay sent, and the warning counts them.
+		want := bytes.Count(data[:cut], []byte("\n@"))
+		if len(p.recs) != want || p.Records != want || !strings.Contains(p.Warnings[0], fmt.Sprintf("kept the %d stacks", want)) {
+			t.Errorf("%s --keep-going: %d records sent, Profile.Records %d, warning %q; want %d", file, len(p.recs), p.Records, p.Warnings[0], want)
 		}
 	}
 }
@@ -213,8 +303,124 @@ func tail(b []byte) string {
 	return string(b)
 }
 
+// TestRateFlag: the dump carries its own period, so --rate is not used,
+// and a different one is not silently ignored.
+func TestRateFlag(t *testing.T) {
+	for _, tt := range []struct {
+		rate float64
+		warn string
+	}{
+		{0, ""},
+		{4096, ""},
+		{1000000, "--rate 1000000 ignored: the file's sampling period 4096 is used"},
+	} {
+		p := mustRead(t, "testdata/crlf_accum.heap", parse.Options{Rate: tt.rate})
+		if got := strings.Join(p.Warnings, "; "); got != tt.warn {
+			t.Errorf("--rate %v: warnings %q, want %q", tt.rate, got, tt.warn)
+		}
+		if p.Source.Rate != 4096 || p.recs[0].Rate != 4096 {
+			t.Errorf("--rate %v: rate %v / %v, want the file's 4096", tt.rate, p.Source.Rate, p.recs[0].Rate)
+		}
+	}
+}
+
+// synthDump writes a raw dump of n distinct stacks of depth frames, each
+// with one thread line per thread, and returns it with, per stack, the
+// addresses and counts it wrote.
+func synthDump(n, frames, threads int) ([]byte, [][]uint64, [][2]uint64) {
+	var b bytes.Buffer
+	stacks := make([][]uint64, n)
+	counts := make([][2]uint64, n)
+	var tot [2]uint64
+	for i := range stacks {
+		for f := 0; f < frames; f++ {
+			stacks[i] = append(stacks[i], 0x555555554000+uint64(i)*0x100+uint64(f)*0x10000000)
+		}
+		counts[i] = [2]uint64{uint64(threads * (i + 1)), uint64(threads * (i + 1) * 48)}
+		tot[0] += counts[i][0]
+		tot[1] += counts[i][1]
+	}
+	fmt.Fprintf(&b, "heap_v2/524288\n  t*: %d: %d [0: 0]\n", tot[0], tot[1])
+	for th := 0; th < threads; th++ {
+		fmt.Fprintf(&b, "  t%d: %d: %d [0: 0] worker %d\n", th, tot[0]/uint64(threads), tot[1]/uint64(threads), th)
+	}
+	for i, st := range stacks {
+		b.WriteString("@")
+		for _, a := range st {
+			fmt.Fprintf(&b, " 0x%x", a)
+		}
+		fmt.Fprintf(&b, "\n  t*: %d: %d [0: 0]\n", counts[i][0], counts[i][1])
+		for th := 0; th < threads; th++ {
+			fmt.Fprintf(&b, "  t%d: %d: %d [0: 0]\n", th, counts[i][0]/uint64(threads), counts[i][1]/uint64(threads))
+		}
+	}
+	b.WriteString("\nMAPPED_LIBRARIES:\n555555554000-555555556000 r-xp 00000000 08:02 1 /bin/x\n")
+	return b.Bytes(), stacks, counts
+}
+
+// TestStreaming checks the streaming contract: every record the sink
+// copied holds its own stack although the parser reuses one buffer, the
+// Profile counts what was sent, and breakdowns come only with Threads.
+func TestStreaming(t *testing.T) {
+	data, stacks, counts := synthDump(300, 20, 3)
+	for _, threads := range []bool{false, true} {
+		p, err := read("s.heap", data, parse.Options{Threads: threads})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.recs) != len(stacks) || p.Records != len(stacks) {
+			t.Fatalf("threads=%v: %d records sent, Profile.Records %d, want %d", threads, len(p.recs), p.Records, len(stacks))
+		}
+		wantBreakdowns := 0
+		if threads {
+			wantBreakdowns = 3 * len(stacks)
+		}
+		if len(p.threads) != wantBreakdowns || p.Breakdowns != wantBreakdowns {
+			t.Fatalf("threads=%v: %d breakdowns sent, Profile.Breakdowns %d, want %d", threads, len(p.threads), p.Breakdowns, wantBreakdowns)
+		}
+		for i, r := range p.recs {
+			var got []uint64
+			for _, f := range r.Stack {
+				got = append(got, f.Addr)
+			}
+			if !slices.Equal(got, stacks[i]) || r.InUse.Objects != float64(counts[i][0]) || r.InUse.Bytes != float64(counts[i][1]) || r.Thread != "" {
+				t.Fatalf("record %d: stack %x counts %v thread %q, want %x %v", i, got, r.InUse, r.Thread, stacks[i], counts[i])
+			}
+		}
+		for i, r := range p.threads {
+			st := stacks[i/3]
+			if len(r.Stack) != len(st) || r.Stack[0].Addr != st[0] || r.Stack[len(st)-1].Addr != st[len(st)-1] {
+				t.Fatalf("breakdown %d: stack of %d frames from %x, want %d from %x", i, len(r.Stack), r.Stack[0].Addr, len(st), st[0])
+			}
+			if want := fmt.Sprintf("t%d worker %d", i%3, i%3); r.Thread != want || r.InUse.Objects != float64(counts[i/3][0]/3) {
+				t.Fatalf("breakdown %d: thread %q objects %v, want %q %v", i, r.Thread, r.InUse.Objects, want, counts[i/3][0]/3)
+			}
+		}
+	}
+}
+
+// TestAllocsPerStack: after warming up, a stack costs no allocation, so
+// parsing ten times as many stacks allocates about as much.
+func TestAllocsPerStack(t *testing.T) {
+	allocs := func(n int) float64 {
+		data, _, _ := synthDump(n, 24, 2)
+		var count int
+		sink := parse.SinkFunc(func(*parse.Record) { count++ })
+		opt := parse.Options{Threads: true, SizeHint: int64(len(data))}
+		return testing.AllocsPerRun(5, func() {
+			if _, err := Parse("a.heap", bufio.NewReader(bytes.NewReader(data)), opt, sink); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	small, large := allocs(200), allocs(2000)
+	if large-small > 10 {
+		t.Errorf("%v allocations for 200 stacks, %v for 2000: stacks allocate", small, large)
+	}
+}
+
 func FuzzJemalloc(f *testing.F) {
-	for _, dir := range []string{"testdata/jemalloc", filepath.Join("..", "..", "shared", "samples", "jemalloc", "generated")} {
+	for _, dir := range []string{"testdata", filepath.Join("..", "..", "..", "shared", "samples", "jemalloc", "generated")} {
 		files, _ := filepath.Glob(filepath.Join(dir, "*.heap"))
 		for _, file := range files {
 			if data, err := os.ReadFile(file); err == nil {
@@ -224,17 +430,34 @@ func FuzzJemalloc(f *testing.F) {
 	}
 	f.Add([]byte("heap_v2/1\n  t*: 0: 0 [0: 0]\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		p, err := Read("fuzz.heap", bytes.NewReader(data), Options{KeepGoing: len(data)%2 == 0})
+		opt := parse.Options{KeepGoing: len(data)%2 == 0, Threads: len(data)%3 == 0}
+		var c collector
+		var sent int
+		sink := parse.SinkFunc(func(r *parse.Record) {
+			sent++
+			if r.InUse.Objects < 0 || r.InUse.Bytes < 0 || r.Rate < 1 || r.InUse.Enc != parse.Unresolved {
+				t.Fatalf("bad record %+v", r)
+			}
+			if r.Breakdown && !opt.Threads {
+				t.Fatalf("breakdown sent without Options.Threads")
+			}
+			c.Record(r)
+		})
+		p, err := Parse("fuzz.heap", bufio.NewReader(bytes.NewReader(data)), opt, sink)
 		if err != nil {
 			if p != nil {
 				t.Fatalf("profile and error both returned")
 			}
 			return
 		}
-		for _, r := range p.Records {
-			if r.InUse.Objects < 0 || r.InUse.Bytes < 0 || r.Rate < 1 {
-				t.Fatalf("bad record %+v", r)
-			}
+		if p.Records != len(c.recs) || p.Breakdowns != len(c.threads) {
+			t.Fatalf("Profile counts %d+%d records, sink got %d+%d", p.Records, p.Breakdowns, len(c.recs), len(c.threads))
+		}
+		if p.Encoding != parse.Raw && p.Encoding != parse.JemallocUnbias {
+			t.Fatalf("Profile.Encoding %v", p.Encoding)
+		}
+		if sent != p.Records+p.Breakdowns {
+			t.Fatalf("%d records sent, Profile counts %d", sent, p.Records+p.Breakdowns)
 		}
 	})
 }

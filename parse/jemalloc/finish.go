@@ -1,0 +1,86 @@
+package jemalloc
+
+import (
+	"math"
+
+	"github.com/heapest/heapest/parse"
+	"github.com/heapest/heapest/unbias"
+)
+
+// finish decides how the numbers were written (raw or prof_unbias) and
+// checks the dump is whole.
+func (p *parser) finish(hasMaps bool) error {
+	raw := p.header == p.sum
+	unbiased := false
+	switch p.mode {
+	case modeAuto:
+		unbiased = !raw
+		if raw {
+			p.prof.Source.Detail = "prof_unbias=off (detected: header totals equal the sum of the stacks)"
+		} else {
+			p.prof.Source.Detail = "prof_unbias=on (detected: header totals differ from the sum of the stacks)"
+		}
+	case modeOn:
+		unbiased = true
+		p.prof.Source.Detail = "prof_unbias=on (--jemalloc-unbias)"
+	case modeOff:
+		p.prof.Source.Detail = "prof_unbias=off (--jemalloc-unbias)"
+	}
+	if unbiased {
+		p.prof.Encoding = parse.JemallocUnbias
+	}
+	if p.sum.accObjs == 0 && p.header.accObjs == 0 {
+		p.prof.HasAlloc = false // prof_accum was off: alloc values are all zero
+	}
+	if !hasMaps && (!raw && !p.decodedTotalsAgree() || !p.lastStackWhole(unbiased)) {
+		return &parse.Error{File: p.name, Line: p.line, Offset: -1,
+			Msg: "truncated: the dump has no MAPPED_LIBRARIES section and its lines do not add up to its totals (--keep-going reads it anyway)"}
+	}
+	return nil
+}
+
+// decodedTotalsAgree checks, for a prof_unbias dump, that the decoded header
+// totals are close to the sum of the decoded stacks: lines are encoded
+// independently, so only decoded values add up. A dump cut short at a line
+// boundary loses stacks and fails this.
+func (p *parser) decodedTotalsAgree() bool {
+	r := float64(p.rate)
+	_, hCur := unbias.JeprofDecode(float64(p.header.curObjs), float64(p.header.curBytes), r)
+	_, hAcc := unbias.JeprofDecode(float64(p.header.accObjs), float64(p.header.accBytes), r)
+	// Whole dumps agree to ~0.2% (rounding of each line's encoding); a
+	// missing one-sample stack is already ~R bytes off.
+	within := func(a, b float64) bool { return math.Abs(a-b) <= 0.005*math.Max(a, b) }
+	return within(p.decSum[0], hCur) && within(p.decSum[1], hAcc)
+}
+
+// lastStackWhole checks that the last stack's thread lines add up to its
+// t* line (exactly in raw mode, after decoding under prof_unbias): a dump
+// cut between them would otherwise pass for a whole one.
+func (p *parser) lastStackWhole(unbiased bool) bool {
+	if p.prof.Records == 0 {
+		return p.header == jeCounts{}
+	}
+	if len(p.thr) == 0 {
+		return false // jemalloc writes at least one thread line per stack
+	}
+	r := float64(p.rate)
+	var sum jeCounts
+	var dec [2]float64
+	for _, c := range p.thr {
+		sum, _ = addCounts(sum, c) // wraps on overflow, and then almost surely misses lastT
+		_, cur := unbias.JeprofDecode(float64(c.curObjs), float64(c.curBytes), r)
+		_, acc := unbias.JeprofDecode(float64(c.accObjs), float64(c.accBytes), r)
+		dec[0] += cur
+		dec[1] += acc
+	}
+	if !unbiased {
+		return sum == p.lastT
+	}
+	_, hCur := unbias.JeprofDecode(float64(p.lastT.curObjs), float64(p.lastT.curBytes), r)
+	_, hAcc := unbias.JeprofDecode(float64(p.lastT.accObjs), float64(p.lastT.accBytes), r)
+	return near(dec[0], hCur, r) && near(dec[1], hAcc, r)
+}
+
+// near compares decoded byte totals, which agree only up to the rounding
+// of each line's encoding.
+func near(a, b, rate float64) bool { return math.Abs(a-b) <= 0.05*math.Max(a, b)+rate }

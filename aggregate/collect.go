@@ -119,21 +119,15 @@ func (c *Collector) resolve(p *parse.Profile) {
 }
 
 // add unbiases rec for each value and adds it to the cell of key k (its
-// size filled in here when kept).
+// size filled in here when kept). A record with nothing for any value
+// still has its cell, empty: its frames are named like every other's, so
+// that what is said about unnamed frames does not depend on --value.
 func (c *Collector) add(k cellKey, rec *parse.Record) {
-	var any bool
 	for i, v := range c.values {
 		c.contrib[i] = unbias.Contribute(rec, v)
-		if c.contrib[i].N == 0 {
-			continue
-		}
-		any = true
 		if c.window.On && c.window.From > 0 && c.contrib[i].HasOffset {
 			c.contrib[i].OpenStart = true // the window starts between samples
 		}
-	}
-	if !any {
-		return
 	}
 	if c.keys.Size {
 		k.size = c.contrib[0].Size

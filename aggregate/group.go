@@ -32,10 +32,12 @@ type Group struct {
 	stamp int
 }
 
-// Groups groups the table's cells that pass f by b and returns the
-// groups, sorted by flat estimate (then cum, then key) of value index
-// main, largest first, and the statistics of every cell that passed, per
-// value. Flat and Cum are those of value index main.
+// Groups groups the table's cells that pass f and have something for value
+// index main by b, and returns the groups, sorted by flat estimate (then
+// cum, then key) of that value, largest first, and the statistics of every
+// cell that passed, per value. Flat and Cum are those of value index main.
+// With main < 0, cells with something for any value are grouped, Flat and
+// Cum stay empty, and the order is by key.
 func (t *Table) Groups(b By, f Filter, main int) (groups []*Group, total []ci.Stats) {
 	g := grouper{t: t, by: b, main: main, keep: t.filterCells(f), byKey: map[string]*Group{}}
 	total = make([]ci.Stats, len(t.values))
@@ -48,15 +50,32 @@ func (t *Table) Groups(b By, f Filter, main int) (groups []*Group, total []ci.St
 		for i := range total {
 			total[i].Merge(&st[i])
 		}
+		if main >= 0 && st[main].N == 0 {
+			continue // nothing for this value: no row, as if never read
+		}
 		g.add(id+1, k, st)
 	}
 	groups = make([]*Group, 0, len(g.byKey))
 	for _, gr := range g.byKey {
-		gr.Flat = gr.Values[main]
+		if main >= 0 {
+			gr.Flat = gr.Values[main]
+		}
 		groups = append(groups, gr)
 	}
 	sortGroups(groups)
 	return groups, total
+}
+
+// SortBy orders groups by the flat estimate of value index vi, largest
+// first, then by key.
+func SortBy(groups []*Group, vi int) {
+	sort.Slice(groups, func(i, j int) bool {
+		x, y := groups[i], groups[j]
+		if x.Values[vi].Estimate != y.Values[vi].Estimate {
+			return x.Values[vi].Estimate > y.Values[vi].Estimate
+		}
+		return x.Key < y.Key
+	})
 }
 
 func sortGroups(groups []*Group) {
@@ -91,7 +110,9 @@ func (g *grouper) add(stamp int, k cellKey, st []ci.Stats) {
 		if len(ids) == 0 {
 			gr := g.named("(no stack)")
 			mergeAll(gr.Values, st)
-			gr.Cum.Merge(&st[g.main])
+			if g.main >= 0 {
+				gr.Cum.Merge(&st[g.main])
+			}
 			return
 		}
 		mergeAll(g.funcGroup(ids[0]).Values, st)
@@ -101,7 +122,9 @@ func (g *grouper) add(stamp int, k cellKey, st []ci.Stats) {
 				continue // recursion: count a stack once per function
 			}
 			gr.stamp = stamp
-			gr.Cum.Merge(&st[g.main])
+			if g.main >= 0 {
+				gr.Cum.Merge(&st[g.main])
+			}
 		}
 	case ByStack:
 		mergeAll(g.stackGroup(k.stack).Values, st)

@@ -222,16 +222,24 @@ func (b *Builder) PerStack() ([]*Report, error) {
 			values = append(values, v)
 		}
 	}
-	groups, total := b.table.Groups(aggregate.ByStack, b.filter(), b.valueIndex(opt.Value))
+	// One grouping for every value; each value's report has the stacks
+	// that have something for it, largest first.
+	all, total := b.table.Groups(aggregate.ByStack, b.filter(), -1)
 	var reps []*Report
 	for _, v := range values {
 		vi := b.valueIndex(v)
 		if vi < 0 {
 			return nil, fmt.Errorf("internal error: value %s was not collected", v)
 		}
-		for _, g := range groups {
-			g.Flat = g.Values[vi]
+		groups := make([]*aggregate.Group, 0, len(all))
+		for _, g := range all {
+			if g.Values[vi].N > 0 {
+				g := *g
+				g.Flat = g.Values[vi]
+				groups = append(groups, &g)
+			}
 		}
+		aggregate.SortBy(groups, vi)
 		opt.Value = v
 		r, err := build(opt, b.sources(vi), groups, total[vi], vi)
 		if err != nil {

@@ -43,7 +43,7 @@ type Collector struct {
 	frameVals []parse.Frame
 	stacks    *stackTable
 	strs      *strTable
-	cells     *keyTable[cellKey]
+	cells     *cellTable
 	stats     []ci.Stats // len(cells) × len(values)
 
 	deferred []deferred
@@ -64,7 +64,7 @@ func NewCollector(values []unbias.Value, keys Keys, w Window, sizeHint int64) *C
 	return &Collector{
 		values: values, keys: keys, window: w,
 		frames: newKeyTable[frameKey](stacks / 4), stacks: st,
-		strs: newStrTable(), cells: newKeyTable[cellKey](stacks),
+		strs: newStrTable(), cells: newCellTable(stacks),
 		stats:   make([]ci.Stats, 0, stacks*len(values)),
 		contrib: make([]unbias.Contribution, len(values)),
 	}

@@ -211,3 +211,43 @@ func room[T any](s []T, n int) []T {
 	copy(t, s)
 	return t
 }
+
+// cellTable interns cell keys. Most cells of a dump are a stack alone (no
+// type, thread or size): those are found by stack id in a slice, without
+// hashing; the others go through a hash table.
+type cellTable struct {
+	byStack   []uint32 // stack id -> cell id+1, for bare-stack keys
+	other     *keyTable[cellKey]
+	otherCell []uint32 // other's id -> cell id
+	keys      []cellKey
+}
+
+func newCellTable(hint int) *cellTable {
+	return &cellTable{other: newKeyTable[cellKey](16), keys: make([]cellKey, 0, hint), byStack: make([]uint32, 0, hint)}
+}
+
+func (k cellKey) bare() bool { return k.typ == 0 && k.thread == 0 && k.size == 0 && !k.breakdown }
+
+// intern returns k's cell id, adding it when new.
+func (t *cellTable) intern(k cellKey) (id uint32, added bool) {
+	if !k.bare() {
+		oid, added := t.other.intern(k)
+		if !added {
+			return t.otherCell[oid], false
+		}
+		t.otherCell = append(t.otherCell, uint32(len(t.keys)))
+		t.keys = append(room(t.keys, 1), k)
+		return uint32(len(t.keys) - 1), true
+	}
+	if int(k.stack) < len(t.byStack) {
+		if c := t.byStack[k.stack]; c != 0 {
+			return c - 1, false
+		}
+	} else {
+		n := int(k.stack) + 1
+		t.byStack = room(t.byStack, n-len(t.byStack))[:n]
+	}
+	t.keys = append(room(t.keys, 1), k)
+	t.byStack[k.stack] = uint32(len(t.keys))
+	return uint32(len(t.keys) - 1), true
+}

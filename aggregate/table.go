@@ -48,7 +48,7 @@ type Table struct {
 	funcs  *strTable
 	stacks *stackTable
 	strs   *strTable
-	cells  *keyTable[cellKey]
+	cells  *cellTable
 	stats  []ci.Stats
 }
 
@@ -56,7 +56,7 @@ type Table struct {
 // Collectors that will be finished into it).
 func NewTable(values []unbias.Value, keys Keys) *Table {
 	return &Table{values: values, keys: keys, funcs: newStrTable(), stacks: newStackTable(1024),
-		strs: newStrTable(), cells: newKeyTable[cellKey](1024)}
+		strs: newStrTable(), cells: newCellTable(1024)}
 }
 
 // Values returns the values the table holds, in order.
@@ -193,8 +193,8 @@ func (t *Table) add(k cellKey, st []ci.Stats) {
 // reserve makes room for about that many more cells, stacks and frames,
 // so that adding them does not regrow the tables many times.
 func (t *Table) reserve(cells, stacks, frames int) {
-	if t.Len() == 0 && len(t.cells.ids) < 2*cells {
-		t.cells = newKeyTable[cellKey](cells)
+	if t.Len() == 0 && cap(t.cells.keys) < cells {
+		t.cells = newCellTable(cells)
 	}
 	if t.stacks.len() == 0 && len(t.stacks.ids) < 2*stacks {
 		t.stacks = newStackTable(stacks)

@@ -44,8 +44,8 @@ func builder(t *testing.T, opt Options, ins ...input) (*Builder, error) {
 	return b, nil
 }
 
-// build is the report of the inputs.
-func build(t *testing.T, opt Options, ins ...input) (*Report, error) {
+// buildReport is the report of the inputs.
+func buildReport(t *testing.T, opt Options, ins ...input) (*Report, error) {
 	t.Helper()
 	b, err := builder(t, opt, ins...)
 	if err != nil {
@@ -62,7 +62,7 @@ func rec(fn string, n float64) parse.Record {
 
 func TestBuild(t *testing.T) {
 	p := profile("jemalloc", true, false, rec("a", 5), rec("b", 3), rec("c", 1))
-	r, err := build(t, Options{Value: unbias.InUseSpace, By: aggregate.ByFunc, Confidence: 0.9, Method: ci.Auto, Top: 2}, p)
+	r, err := buildReport(t, Options{Value: unbias.InUseSpace, By: aggregate.ByFunc, Confidence: 0.9, Method: ci.Auto, Top: 2}, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestBuild(t *testing.T) {
 		t.Errorf("row a: %+v cum %+v", a.Flat, a.Cum)
 	}
 	// A function that is only a caller has an empty flat group.
-	r, _ = build(t, Options{Value: unbias.InUseSpace, By: aggregate.ByFunc, Confidence: 0.9}, p)
+	r, _ = buildReport(t, Options{Value: unbias.InUseSpace, By: aggregate.ByFunc, Confidence: 0.9}, p)
 	for _, row := range r.Rows {
 		if row.Key == "main" && (row.Flat.Method != "-" || row.Cum.Samples != 9) {
 			t.Errorf("main: flat %+v cum %+v", row.Flat, row.Cum)
@@ -98,7 +98,7 @@ func TestBuildErrors(t *testing.T) {
 		{noAlloc, Options{Value: unbias.InUseSpace, Window: true, From: 5}, "--from/--to select a time window of a trace"},
 		{noAlloc, Options{Value: unbias.InUseSpace, Confidence: 2}, "confidence"},
 	} {
-		if _, err := build(t, tt.opt, tt.p); err == nil || !strings.Contains(err.Error(), tt.want) {
+		if _, err := buildReport(t, tt.opt, tt.p); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("err %v, want %q", err, tt.want)
 		}
 	}
@@ -114,7 +114,7 @@ func TestDefaults(t *testing.T) {
 		t.Error("DefaultByFor")
 	}
 	// Through a Builder: the defaults are settled after reading.
-	r, err := build(t, Options{DefaultValue: true, DefaultBy: true, Confidence: 0.95}, profile("nettrace", false, true, rec("a", 2)))
+	r, err := buildReport(t, Options{DefaultValue: true, DefaultBy: true, Confidence: 0.95}, profile("nettrace", false, true, rec("a", 2)))
 	if err != nil || r.Value != unbias.AllocSpace || r.By != aggregate.ByType || r.Total.Flat.Samples != 2 {
 		t.Errorf("defaults on a trace: %+v, %v", r, err)
 	}
@@ -161,11 +161,11 @@ func TestInputsMerge(t *testing.T) {
 		recs = append(recs, rec(string(rune('a'+i%7)), float64(1+i%5)))
 	}
 	opt := Options{Value: unbias.InUseSpace, By: aggregate.ByFunc, Confidence: 0.95}
-	one, err := build(t, opt, profile("jemalloc", true, false, recs...))
+	one, err := buildReport(t, opt, profile("jemalloc", true, false, recs...))
 	if err != nil {
 		t.Fatal(err)
 	}
-	split, err := build(t, opt, profile("jemalloc", true, false, recs[:100]...), profile("jemalloc", true, false, recs[100:]...))
+	split, err := buildReport(t, opt, profile("jemalloc", true, false, recs[:100]...), profile("jemalloc", true, false, recs[100:]...))
 	if err != nil {
 		t.Fatal(err)
 	}

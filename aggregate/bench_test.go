@@ -48,7 +48,7 @@ func BenchmarkCollect(b *testing.B) {
 		if err := c.Finish(tb, nil, &parse.Profile{Encoding: parse.Raw}); err != nil {
 			b.Fatal(err)
 		}
-		tb.Groups(ByFunc, Filter{}, 0)
+		tb.Groups(ByFunc, Filter{}, 0, 0)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/record")
 }

@@ -105,17 +105,20 @@ type deferred struct {
 	inUse, alloc parse.Counts
 }
 
-// resolve unbiases the deferred records now that p says how their counts
-// are written.
-func (c *Collector) resolve(p *parse.Profile) {
-	var rec parse.Record
-	for _, d := range c.deferred {
-		rec.Scheme, rec.Rate, rec.Offset, rec.HasOffset = d.scheme, d.rate, d.offset, d.hasOffset
-		rec.InUse, rec.Alloc = d.inUse, d.alloc
-		rec.InUse.Enc, rec.Alloc.Enc = p.Resolve(d.inUse.Enc), p.Resolve(d.alloc.Enc)
-		c.add(d.key, &rec)
+// record fills rec with d, its encodings resolved by p.
+func (d *deferred) record(rec *parse.Record, p *parse.Profile) {
+	rec.Scheme, rec.Rate, rec.Offset, rec.HasOffset = d.scheme, d.rate, d.offset, d.hasOffset
+	rec.InUse, rec.Alloc = d.inUse, d.alloc
+	rec.InUse.Enc, rec.Alloc.Enc = p.Resolve(d.inUse.Enc), p.Resolve(d.alloc.Enc)
+}
+
+// contribute is value v's (index i's) contribution of rec, in c.contrib[i].
+func (c *Collector) contribute(rec *parse.Record, v unbias.Value, i int) *unbias.Contribution {
+	c.contrib[i] = unbias.Contribute(rec, v)
+	if c.window.On && c.window.From > 0 && c.contrib[i].HasOffset {
+		c.contrib[i].OpenStart = true // the window starts between samples
 	}
-	c.deferred = nil
+	return &c.contrib[i]
 }
 
 // add unbiases rec for each value and adds it to the cell of key k (its
@@ -124,10 +127,7 @@ func (c *Collector) resolve(p *parse.Profile) {
 // that what is said about unnamed frames does not depend on --value.
 func (c *Collector) add(k cellKey, rec *parse.Record) {
 	for i, v := range c.values {
-		c.contrib[i] = unbias.Contribute(rec, v)
-		if c.window.On && c.window.From > 0 && c.contrib[i].HasOffset {
-			c.contrib[i].OpenStart = true // the window starts between samples
-		}
+		c.contribute(rec, v, i)
 	}
 	if c.keys.Size {
 		k.size = c.contrib[0].Size

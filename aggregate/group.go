@@ -17,8 +17,10 @@ type Filter struct {
 
 // Group is one row's statistics.
 type Group struct {
+	// Key names the group; for ByStack it is filled by Groups only for
+	// the groups it orders (see Groups' top).
 	Key string
-	// Stack is the whole stack, leaf first, for ByStack.
+	// Stack is the whole stack, leaf first, for ByStack (filled with Key).
 	Stack []string
 	// Flat are the statistics of the group itself for the main value
 	// (see Table.Groups); Cum, for ByFunc, those of every stack the
@@ -30,6 +32,9 @@ type Group struct {
 	// stamp is the last cell whose cum this group took, so that a
 	// recursive stack counts once per function.
 	stamp int
+	// stack is the table stack of a ByStack group, whose Key is built
+	// only when needed.
+	stack uint32
 }
 
 // Groups groups the table's cells that pass f and have something for value
@@ -38,8 +43,12 @@ type Group struct {
 // cell that passed, per value. Flat and Cum are those of value index main.
 // With main < 0, cells with something for any value are grouped, Flat and
 // Cum stay empty, and the order is by key.
-func (t *Table) Groups(b By, f Filter, main int) (groups []*Group, total []ci.Stats) {
-	g := grouper{t: t, by: b, main: main, keep: t.filterCells(f), byKey: map[string]*Group{}}
+//
+// With top > 0 only the first top groups are put in order and named: a
+// --by stack report of a million stacks builds twenty keys, not a million.
+// The others follow them, unordered and with no Key.
+func (t *Table) Groups(b By, f Filter, main, top int) (groups []*Group, total []ci.Stats) {
+	g := grouper{t: t, by: b, main: main, keep: t.filterCells(f), byKey: map[string]int32{}}
 	total = make([]ci.Stats, len(t.values))
 	nv := len(t.values)
 	for id, k := range t.cells.keys {
@@ -55,40 +64,61 @@ func (t *Table) Groups(b By, f Filter, main int) (groups []*Group, total []ci.St
 		}
 		g.add(id+1, k, st)
 	}
-	groups = make([]*Group, 0, len(g.byKey))
-	for _, gr := range g.byKey {
+	groups = make([]*Group, len(g.slab))
+	for i := range g.slab {
+		gr := &g.slab[i]
+		gr.Values = g.values[i*nv : (i+1)*nv : (i+1)*nv]
 		if main >= 0 {
 			gr.Flat = gr.Values[main]
 		}
-		groups = append(groups, gr)
+		groups[i] = gr
 	}
-	sortGroups(groups)
+	order(groups, func(gr *Group) float64 { return gr.Flat.Estimate }, func(gr *Group) float64 { return gr.Cum.Estimate }, top, t.name)
 	return groups, total
 }
 
-// SortBy orders groups by the flat estimate of value index vi, largest
-// first, then by key.
-func SortBy(groups []*Group, vi int) {
-	sort.Slice(groups, func(i, j int) bool {
-		x, y := groups[i], groups[j]
-		if x.Values[vi].Estimate != y.Values[vi].Estimate {
-			return x.Values[vi].Estimate > y.Values[vi].Estimate
-		}
-		return x.Key < y.Key
-	})
+// name fills a ByStack group's Key and Stack.
+func (t *Table) name(gr *Group) {
+	if gr.Key == "" {
+		gr.Stack = t.stackNames(gr.stack)
+		gr.Key = stackKey(gr.Stack)
+	}
 }
 
-func sortGroups(groups []*Group) {
+// SortBy orders groups by the flat estimate of value index vi, largest
+// first, then by key; with top > 0, only the first top (see Groups).
+func (t *Table) SortBy(groups []*Group, vi, top int) {
+	order(groups, func(gr *Group) float64 { return gr.Values[vi].Estimate }, func(*Group) float64 { return 0 }, top, t.name)
+}
+
+// order sorts groups by first then second, largest first, and then by key;
+// keys are built (by name) only for the groups whose place among the first
+// top depends on them.
+func order(groups []*Group, first, second func(*Group) float64, top int, name func(*Group)) {
 	sort.Slice(groups, func(i, j int) bool {
 		x, y := groups[i], groups[j]
-		if x.Flat.Estimate != y.Flat.Estimate {
-			return x.Flat.Estimate > y.Flat.Estimate
+		if a, b := first(x), first(y); a != b {
+			return a > b
 		}
-		if x.Cum.Estimate != y.Cum.Estimate {
-			return x.Cum.Estimate > y.Cum.Estimate
-		}
-		return x.Key < y.Key
+		return second(x) > second(y)
 	})
+	if top <= 0 || top > len(groups) {
+		top = len(groups)
+	}
+	for i := 0; i < top; {
+		j := i + 1
+		for j < len(groups) && first(groups[j]) == first(groups[i]) && second(groups[j]) == second(groups[i]) {
+			j++
+		}
+		run := groups[i:j]
+		for _, gr := range run {
+			name(gr)
+		}
+		if len(run) > 1 {
+			sort.Slice(run, func(a, b int) bool { return run[a].Key < run[b].Key })
+		}
+		i = j
+	}
 }
 
 type grouper struct {
@@ -96,10 +126,15 @@ type grouper struct {
 	by    By
 	main  int
 	keep  []bool
-	byKey map[string]*Group
-	// byFunc and byStack find groups by table id without building keys.
-	byFunc  []*Group
-	byStack []*Group
+	byKey map[string]int32
+	// slab holds the groups and values their statistics (one per value
+	// each): no allocation per group.
+	slab   []Group
+	values []ci.Stats
+	// byFunc and byStack find groups by table id without building keys
+	// (index+1; 0: none yet).
+	byFunc  []int32
+	byStack []int32
 }
 
 func (g *grouper) add(stamp int, k cellKey, st []ci.Stats) {
@@ -109,39 +144,56 @@ func (g *grouper) add(stamp int, k cellKey, st []ci.Stats) {
 		ids := t.stacks.stack(k.stack)
 		if len(ids) == 0 {
 			gr := g.named("(no stack)")
-			mergeAll(gr.Values, st)
-			if g.main >= 0 {
-				gr.Cum.Merge(&st[g.main])
-			}
+			g.merge(gr, st)
+			g.cum(gr, st)
 			return
 		}
-		mergeAll(g.funcGroup(ids[0]).Values, st)
+		g.merge(g.funcGroup(ids[0]), st)
 		for _, f := range ids {
 			gr := g.funcGroup(f)
-			if gr.stamp == stamp {
+			if g.slab[gr].stamp == stamp {
 				continue // recursion: count a stack once per function
 			}
-			gr.stamp = stamp
-			if g.main >= 0 {
-				gr.Cum.Merge(&st[g.main])
-			}
+			g.slab[gr].stamp = stamp
+			g.cum(gr, st)
 		}
 	case ByStack:
-		mergeAll(g.stackGroup(k.stack).Values, st)
+		g.merge(g.stackGroup(k.stack), st)
 	case ByLeaf:
 		ids := t.stacks.stack(k.stack)
 		if len(ids) == 0 {
-			mergeAll(g.named("(no stack)").Values, st)
+			g.merge(g.named("(no stack)"), st)
 			return
 		}
-		mergeAll(g.funcGroup(ids[0]).Values, st)
+		g.merge(g.funcGroup(ids[0]), st)
 	case ByThread:
-		mergeAll(g.named(orNone(t.strs.names[k.thread], "(no thread)")).Values, st)
+		g.merge(g.named(orNone(t.strs.names[k.thread], "(no thread)")), st)
 	case BySize:
-		mergeAll(g.named(sizeKey(k.size)).Values, st)
+		g.merge(g.named(sizeKey(k.size)), st)
 	case ByType:
-		mergeAll(g.named(orNone(t.strs.names[k.typ], "(no type)")).Values, st)
+		g.merge(g.named(orNone(t.strs.names[k.typ], "(no type)")), st)
 	}
+}
+
+// merge adds a cell's statistics (per value) to group gr.
+func (g *grouper) merge(gr int32, st []ci.Stats) {
+	nv := len(st)
+	mergeAll(g.values[int(gr)*nv:int(gr+1)*nv], st)
+}
+
+// cum adds a cell's main value to group gr's cum.
+func (g *grouper) cum(gr int32, st []ci.Stats) {
+	if g.main >= 0 {
+		g.slab[gr].Cum.Merge(&st[g.main])
+	}
+}
+
+// newGroup adds a group.
+func (g *grouper) newGroup(key string) int32 {
+	g.slab = append(room(g.slab, 1), Group{Key: key})
+	nv := len(g.t.values)
+	g.values = room(g.values, nv)[:len(g.values)+nv]
+	return int32(len(g.slab) - 1)
 }
 
 func orNone(s, none string) string {
@@ -158,38 +210,40 @@ func mergeAll(dst, src []ci.Stats) {
 }
 
 // named returns the group of key.
-func (g *grouper) named(key string) *Group {
-	gr := g.byKey[key]
-	if gr == nil {
-		gr = &Group{Key: key, Values: make([]ci.Stats, len(g.t.values))}
-		g.byKey[key] = gr
+func (g *grouper) named(key string) int32 {
+	if gr, ok := g.byKey[key]; ok {
+		return gr
 	}
+	gr := g.newGroup(key)
+	g.byKey[key] = gr
 	return gr
 }
 
-func (g *grouper) funcGroup(f uint32) *Group {
+func (g *grouper) funcGroup(f uint32) int32 {
 	if g.byFunc == nil {
-		g.byFunc = make([]*Group, len(g.t.funcs.names))
+		g.byFunc = make([]int32, len(g.t.funcs.names))
 	}
-	if gr := g.byFunc[f]; gr != nil {
-		return gr
+	if gr := g.byFunc[f]; gr != 0 {
+		return gr - 1
 	}
 	gr := g.named(g.t.funcs.names[f])
-	g.byFunc[f] = gr
+	g.byFunc[f] = gr + 1
 	return gr
 }
 
-func (g *grouper) stackGroup(s uint32) *Group {
+// stackGroup is the group of table stack s. Table stacks are distinct
+// sequences of names, so no two share a key: the key is built later, and
+// only if needed.
+func (g *grouper) stackGroup(s uint32) int32 {
 	if g.byStack == nil {
-		g.byStack = make([]*Group, g.t.stacks.len())
+		g.byStack = make([]int32, g.t.stacks.len())
 	}
-	if gr := g.byStack[s]; gr != nil {
-		return gr
+	if gr := g.byStack[s]; gr != 0 {
+		return gr - 1
 	}
-	names := g.t.stackNames(s)
-	gr := g.named(stackKey(names))
-	gr.Stack = names
-	g.byStack[s] = gr
+	gr := g.newGroup("")
+	g.slab[gr].stack = s
+	g.byStack[s] = gr + 1
 	return gr
 }
 

@@ -78,8 +78,7 @@ type frameInfo struct {
 // breakdowns (p.Breakdowns > 0), those cells replace the others where
 // kept. The collector is spent.
 func (c *Collector) Finish(t *Table, namer Namer, p *parse.Profile) error {
-	c.resolve(p)
-	t.reserve(len(c.cells.keys), c.stacks.len(), len(c.stacks.frames))
+	t.reserve(len(c.cells.keys)+len(c.deferred), c.stacks.len(), len(c.stacks.frames))
 	useBreakdown := c.keys.Thread && p.Breakdowns > 0
 	// info[0] is per frame as a caller, info[1] as the leaf.
 	info := [2][]frameInfo{make([]frameInfo, len(c.frameVals)), make([]frameInfo, len(c.frameVals))}
@@ -100,25 +99,59 @@ func (c *Collector) Finish(t *Table, namer Namer, p *parse.Profile) error {
 		}
 	}
 	c.nameFrames(t, namer, &info)
-	// stackMap maps collector stacks to table stacks (+1; 0: not yet).
-	stackMap := make([]uint32, c.stacks.len())
-	var buf []uint32
+	m := finisher{c: c, t: t, namer: namer, info: &info, stackMap: make([]uint32, c.stacks.len())}
 	nv := len(c.values)
 	for id, k := range c.cells.keys {
-		if k.breakdown != useBreakdown {
+		if k.breakdown == useBreakdown {
+			t.add(m.key(k), c.stats[id*nv:(id+1)*nv])
+		}
+	}
+	// Records kept for their encoding go straight to the table: they
+	// never needed a cell of their own here.
+	st := make([]ci.Stats, nv)
+	var rec parse.Record
+	for _, d := range c.deferred {
+		if d.key.breakdown != useBreakdown {
 			continue
 		}
-		if stackMap[k.stack] == 0 {
-			buf = c.tableStack(c.stacks.stack(k.stack), &info, namer, buf[:0])
-			stackMap[k.stack] = t.stacks.intern(buf) + 1
+		d.record(&rec, p)
+		k := m.key(d.key)
+		for i, v := range c.values {
+			st[i] = c.contribute(&rec, v, i).Stats
 		}
-		tk := cellKey{stack: stackMap[k.stack] - 1, size: k.size}
-		tk.typ = t.strs.intern(c.strs.names[k.typ])
-		tk.thread = t.strs.intern(c.strs.names[k.thread])
-		t.add(tk, c.stats[id*nv:(id+1)*nv])
+		if c.keys.Size {
+			k.size = c.contrib[0].Size
+		}
+		t.add(k, st)
 	}
 	*c = Collector{}
 	return nil
+}
+
+// finisher maps collector cell keys to table cell keys.
+type finisher struct {
+	c     *Collector
+	t     *Table
+	namer Namer
+	info  *[2][]frameInfo
+	// stackMap maps collector stacks to table stacks (+1; 0: not yet).
+	stackMap []uint32
+	buf      []uint32
+}
+
+func (m *finisher) key(k cellKey) cellKey {
+	if m.stackMap[k.stack] == 0 {
+		m.buf = m.c.tableStack(m.c.stacks.stack(k.stack), m.info, m.namer, m.buf[:0])
+		m.stackMap[k.stack] = m.t.stacks.intern(m.buf) + 1
+	}
+	tk := cellKey{stack: m.stackMap[k.stack] - 1, size: k.size}
+	if k.typ != 0 {
+		tk.typ = m.t.strs.intern(m.c.strs.names[k.typ])
+	}
+	if k.thread != 0 {
+		tk.thread = m.t.strs.intern(m.c.strs.names[k.thread])
+	}
+	return tk
 }
 
 func b2i(b bool) int {
@@ -128,12 +161,17 @@ func b2i(b bool) int {
 	return 0
 }
 
-// eachStack calls f with every stack a used cell has (a stack may come
-// more than once).
+// eachStack calls f with every stack a used cell or kept record has (a
+// stack may come more than once).
 func (c *Collector) eachStack(breakdown bool, f func([]uint32)) {
 	for _, k := range c.cells.keys {
 		if k.breakdown == breakdown {
 			f(c.stacks.stack(k.stack))
+		}
+	}
+	for _, d := range c.deferred {
+		if d.key.breakdown == breakdown {
+			f(c.stacks.stack(d.key.stack))
 		}
 	}
 }

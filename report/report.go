@@ -201,7 +201,7 @@ func (b *Builder) Report() (*Report, error) {
 		return nil, err
 	}
 	vi := b.valueIndex(opt.Value)
-	groups, total := b.table.Groups(opt.By, b.filter(), vi)
+	groups, total := b.table.Groups(opt.By, b.filter(), vi, opt.Top)
 	return build(opt, b.sources(vi), groups, total[vi], vi)
 }
 
@@ -224,7 +224,7 @@ func (b *Builder) PerStack() ([]*Report, error) {
 	}
 	// One grouping for every value; each value's report has the stacks
 	// that have something for it, largest first.
-	all, total := b.table.Groups(aggregate.ByStack, b.filter(), -1)
+	all, total := b.table.Groups(aggregate.ByStack, b.filter(), -1, 0)
 	var reps []*Report
 	for _, v := range values {
 		vi := b.valueIndex(v)
@@ -239,7 +239,7 @@ func (b *Builder) PerStack() ([]*Report, error) {
 				groups = append(groups, &g)
 			}
 		}
-		aggregate.SortBy(groups, vi)
+		b.table.SortBy(groups, vi, 0)
 		opt.Value = v
 		r, err := build(opt, b.sources(vi), groups, total[vi], vi)
 		if err != nil {

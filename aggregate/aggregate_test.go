@@ -42,7 +42,7 @@ func collect(t *testing.T, by By, v unbias.Value, f Filter, w Window, recs ...pa
 }
 
 func (a *agg) Groups() []*Group {
-	g, _ := a.t.Groups(a.by, a.f, 0, 0)
+	g, _, _ := a.t.Groups(a.by, a.f, 0, 0)
 	return g
 }
 

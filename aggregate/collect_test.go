@@ -63,7 +63,7 @@ func TestFinishNamesOnce(t *testing.T) {
 	if len(nm.needed) != 5 || !nm.resolved { // 0x10 and 0x40 as leaves, 0x20, 0x30, 0x99 as callers
 		t.Errorf("needed %v, resolved %v", nm.needed, nm.resolved)
 	}
-	g, total := tb.Groups(ByStack, Filter{}, 0, 0)
+	g, _, total := tb.Groups(ByStack, Filter{}, 0, 0)
 	got := map[string]float64{}
 	for _, gr := range g {
 		got[gr.Key] = gr.Flat.Samples
@@ -101,7 +101,7 @@ func TestBreakdowns(t *testing.T) {
 		if err := c.Finish(tb, nil, &parse.Profile{Breakdowns: b2i(tt.breakdowns)}); err != nil {
 			t.Fatal(err)
 		}
-		g, _ := tb.Groups(tt.by, Filter{}, 0, 0)
+		g, _, _ := tb.Groups(tt.by, Filter{}, 0, 0)
 		got := map[string]float64{}
 		for _, gr := range g {
 			got[gr.Key] = gr.Flat.Samples

@@ -17,10 +17,8 @@ type Filter struct {
 
 // Group is one row's statistics.
 type Group struct {
-	// Key names the group; for ByStack it is filled by Groups only for
-	// the groups it orders (see Groups' top).
 	Key string
-	// Stack is the whole stack, leaf first, for ByStack (filled with Key).
+	// Stack is the whole stack, leaf first, for ByStack.
 	Stack []string
 	// Flat are the statistics of the group itself for the main value
 	// (see Table.Groups); Cum, for ByFunc, those of every stack the
@@ -29,12 +27,6 @@ type Group struct {
 	// Values are the flat statistics of every value of the table, in
 	// Table.Values order.
 	Values []ci.Stats
-	// stamp is the last cell whose cum this group took, so that a
-	// recursive stack counts once per function.
-	stamp int
-	// stack is the table stack of a ByStack group, whose Key is built
-	// only when needed.
-	stack uint32
 }
 
 // Groups groups the table's cells that pass f and have something for value
@@ -44,11 +36,13 @@ type Group struct {
 // With main < 0, cells with something for any value are grouped, Flat and
 // Cum stay empty, and the order is by key.
 //
-// With top > 0 only the first top groups are put in order and named: a
-// --by stack report of a million stacks builds twenty keys, not a million.
-// The others follow them, unordered and with no Key.
-func (t *Table) Groups(b By, f Filter, main, top int) (groups []*Group, total []ci.Stats) {
-	g := grouper{t: t, by: b, main: main, keep: t.filterCells(f), byKey: map[string]int32{}}
+// With top > 0 only the first top groups are returned, and cut says how
+// many more there are. Groups are kept compact until then (a key, the
+// statistics) and a --by stack key is built only for the groups whose
+// place among the first top depends on it: a report of a million stacks
+// builds twenty keys, not a million.
+func (t *Table) Groups(b By, f Filter, main, top int) (groups []*Group, cut int, total []ci.Stats) {
+	g := grouper{t: t, by: b, main: main, nv: len(t.values), keep: t.filterCells(f), byKey: map[string]int32{}}
 	total = make([]ci.Stats, len(t.values))
 	nv := len(t.values)
 	for id, k := range t.cells.keys {
@@ -62,82 +56,125 @@ func (t *Table) Groups(b By, f Filter, main, top int) (groups []*Group, total []
 		if main >= 0 && st[main].N == 0 {
 			continue // nothing for this value: no row, as if never read
 		}
-		g.add(id+1, k, st)
+		g.add(int32(id+1), k, st)
 	}
-	groups = make([]*Group, len(g.slab))
-	for i := range g.slab {
-		gr := &g.slab[i]
-		gr.Values = g.values[i*nv : (i+1)*nv : (i+1)*nv]
-		if main >= 0 {
-			gr.Flat = gr.Values[main]
-		}
-		groups[i] = gr
+	idx := g.order(top)
+	if top > 0 && top < len(idx) {
+		cut = len(idx) - top
+		idx = idx[:top]
 	}
-	order(groups, func(gr *Group) float64 { return gr.Flat.Estimate }, func(gr *Group) float64 { return gr.Cum.Estimate }, top, t.name)
-	return groups, total
-}
-
-// name fills a ByStack group's Key and Stack.
-func (t *Table) name(gr *Group) {
-	if gr.Key == "" {
-		gr.Stack = t.stackNames(gr.stack)
-		gr.Key = stackKey(gr.Stack)
+	groups = make([]*Group, len(idx))
+	for i, gi := range idx {
+		groups[i] = g.group(gi)
 	}
+	return groups, cut, total
 }
 
 // SortBy orders groups by the flat estimate of value index vi, largest
-// first, then by key; with top > 0, only the first top (see Groups).
-func (t *Table) SortBy(groups []*Group, vi, top int) {
-	order(groups, func(gr *Group) float64 { return gr.Values[vi].Estimate }, func(*Group) float64 { return 0 }, top, t.name)
-}
-
-// order sorts groups by first then second, largest first, and then by key;
-// keys are built (by name) only for the groups whose place among the first
-// top depends on them.
-func order(groups []*Group, first, second func(*Group) float64, top int, name func(*Group)) {
+// first, then by key.
+func SortBy(groups []*Group, vi int) {
 	sort.Slice(groups, func(i, j int) bool {
 		x, y := groups[i], groups[j]
-		if a, b := first(x), first(y); a != b {
-			return a > b
+		if x.Values[vi].Estimate != y.Values[vi].Estimate {
+			return x.Values[vi].Estimate > y.Values[vi].Estimate
 		}
-		return second(x) > second(y)
+		return x.Key < y.Key
 	})
-	if top <= 0 || top > len(groups) {
-		top = len(groups)
-	}
-	for i := 0; i < top; {
-		j := i + 1
-		for j < len(groups) && first(groups[j]) == first(groups[i]) && second(groups[j]) == second(groups[i]) {
-			j++
-		}
-		run := groups[i:j]
-		for _, gr := range run {
-			name(gr)
-		}
-		if len(run) > 1 {
-			sort.Slice(run, func(a, b int) bool { return run[a].Key < run[b].Key })
-		}
-		i = j
-	}
 }
 
+// grouper builds the groups of one Groups call, compactly: per group a key
+// (empty for a ByStack group until it is named), its statistics in one
+// slab, and for ByFunc its cum and recursion stamp.
 type grouper struct {
 	t     *Table
 	by    By
 	main  int
+	nv    int
 	keep  []bool
 	byKey map[string]int32
-	// slab holds the groups and values their statistics (one per value
-	// each): no allocation per group.
-	slab   []Group
-	values []ci.Stats
+
+	keys   []string
+	stacks []uint32   // ByStack: each group's table stack
+	values []ci.Stats // nv per group
+	cums   []ci.Stats // ByFunc
+	stamps []int32    // ByFunc: the last cell whose cum the group took
 	// byFunc and byStack find groups by table id without building keys
 	// (index+1; 0: none yet).
 	byFunc  []int32
 	byStack []int32
 }
 
-func (g *grouper) add(stamp int, k cellKey, st []ci.Stats) {
+func (g *grouper) estimate(i int32) float64 {
+	if g.main < 0 {
+		return 0
+	}
+	return g.values[int(i)*g.nv+g.main].Estimate
+}
+
+func (g *grouper) cumEstimate(i int32) float64 {
+	if g.cums == nil {
+		return 0
+	}
+	return g.cums[i].Estimate
+}
+
+// order returns the group indexes sorted by estimate, then cum, largest
+// first, then key; keys are built only where the first top need them.
+func (g *grouper) order(top int) []int32 {
+	idx := make([]int32, len(g.keys))
+	for i := range idx {
+		idx[i] = int32(i)
+	}
+	sort.Slice(idx, func(a, b int) bool {
+		x, y := idx[a], idx[b]
+		if ex, ey := g.estimate(x), g.estimate(y); ex != ey {
+			return ex > ey
+		}
+		return g.cumEstimate(x) > g.cumEstimate(y)
+	})
+	if top <= 0 || top > len(idx) {
+		top = len(idx)
+	}
+	for i := 0; i < top; {
+		j := i + 1
+		for j < len(idx) && g.estimate(idx[j]) == g.estimate(idx[i]) && g.cumEstimate(idx[j]) == g.cumEstimate(idx[i]) {
+			j++
+		}
+		run := idx[i:j]
+		for _, gi := range run {
+			g.name(gi)
+		}
+		if len(run) > 1 {
+			sort.Slice(run, func(a, b int) bool { return g.keys[run[a]] < g.keys[run[b]] })
+		}
+		i = j
+	}
+	return idx
+}
+
+// name builds a ByStack group's key.
+func (g *grouper) name(i int32) {
+	if g.keys[i] == "" && g.stacks != nil {
+		g.keys[i] = stackKey(g.t.stackNames(g.stacks[i]))
+	}
+}
+
+// group materialises group i.
+func (g *grouper) group(i int32) *Group {
+	gr := &Group{Key: g.keys[i], Values: g.values[int(i)*g.nv : int(i+1)*g.nv : int(i+1)*g.nv]}
+	if g.stacks != nil {
+		gr.Stack = g.t.stackNames(g.stacks[i])
+	}
+	if g.main >= 0 {
+		gr.Flat = gr.Values[g.main]
+	}
+	if g.cums != nil {
+		gr.Cum = g.cums[i]
+	}
+	return gr
+}
+
+func (g *grouper) add(stamp int32, k cellKey, st []ci.Stats) {
 	t := g.t
 	switch g.by {
 	case ByFunc:
@@ -151,10 +188,10 @@ func (g *grouper) add(stamp int, k cellKey, st []ci.Stats) {
 		g.merge(g.funcGroup(ids[0]), st)
 		for _, f := range ids {
 			gr := g.funcGroup(f)
-			if g.slab[gr].stamp == stamp {
+			if g.stamps[gr] == stamp {
 				continue // recursion: count a stack once per function
 			}
-			g.slab[gr].stamp = stamp
+			g.stamps[gr] = stamp
 			g.cum(gr, st)
 		}
 	case ByStack:
@@ -177,23 +214,25 @@ func (g *grouper) add(stamp int, k cellKey, st []ci.Stats) {
 
 // merge adds a cell's statistics (per value) to group gr.
 func (g *grouper) merge(gr int32, st []ci.Stats) {
-	nv := len(st)
-	mergeAll(g.values[int(gr)*nv:int(gr+1)*nv], st)
+	mergeAll(g.values[int(gr)*g.nv:int(gr+1)*g.nv], st)
 }
 
 // cum adds a cell's main value to group gr's cum.
 func (g *grouper) cum(gr int32, st []ci.Stats) {
 	if g.main >= 0 {
-		g.slab[gr].Cum.Merge(&st[g.main])
+		g.cums[gr].Merge(&st[g.main])
 	}
 }
 
 // newGroup adds a group.
 func (g *grouper) newGroup(key string) int32 {
-	g.slab = append(room(g.slab, 1), Group{Key: key})
-	nv := len(g.t.values)
-	g.values = room(g.values, nv)[:len(g.values)+nv]
-	return int32(len(g.slab) - 1)
+	g.keys = append(room(g.keys, 1), key)
+	g.values = room(g.values, g.nv)[:len(g.values)+g.nv]
+	if g.by == ByFunc {
+		g.cums = append(room(g.cums, 1), ci.Stats{})
+		g.stamps = append(room(g.stamps, 1), 0)
+	}
+	return int32(len(g.keys) - 1)
 }
 
 func orNone(s, none string) string {
@@ -242,7 +281,7 @@ func (g *grouper) stackGroup(s uint32) int32 {
 		return gr - 1
 	}
 	gr := g.newGroup("")
-	g.slab[gr].stack = s
+	g.stacks = append(room(g.stacks, 1), s)
 	g.byStack[s] = gr + 1
 	return gr
 }

@@ -201,8 +201,8 @@ func (b *Builder) Report() (*Report, error) {
 		return nil, err
 	}
 	vi := b.valueIndex(opt.Value)
-	groups, total := b.table.Groups(opt.By, b.filter(), vi, opt.Top)
-	return build(opt, b.sources(vi), groups, total[vi], vi)
+	groups, cut, total := b.table.Groups(opt.By, b.filter(), vi, opt.Top)
+	return build(opt, b.sources(vi), groups, cut, total[vi])
 }
 
 // PerStack builds what a pprof rendering needs from one grouping: per-stack
@@ -224,7 +224,7 @@ func (b *Builder) PerStack() ([]*Report, error) {
 	}
 	// One grouping for every value; each value's report has the stacks
 	// that have something for it, largest first.
-	all, total := b.table.Groups(aggregate.ByStack, b.filter(), -1, 0)
+	all, _, total := b.table.Groups(aggregate.ByStack, b.filter(), -1, 0)
 	var reps []*Report
 	for _, v := range values {
 		vi := b.valueIndex(v)
@@ -239,9 +239,9 @@ func (b *Builder) PerStack() ([]*Report, error) {
 				groups = append(groups, &g)
 			}
 		}
-		b.table.SortBy(groups, vi, 0)
+		aggregate.SortBy(groups, vi)
 		opt.Value = v
-		r, err := build(opt, b.sources(vi), groups, total[vi], vi)
+		r, err := build(opt, b.sources(vi), groups, 0, total[vi])
 		if err != nil {
 			return nil, err
 		}
@@ -250,16 +250,13 @@ func (b *Builder) PerStack() ([]*Report, error) {
 	return reps, nil
 }
 
-// build computes the rows' intervals.
-func build(opt Options, sources []parse.Source, groups []*aggregate.Group, total ci.Stats, vi int) (*Report, error) {
-	r := &Report{Confidence: opt.Confidence, Value: opt.Value, By: opt.By, Sources: sources}
+// build computes the intervals of the rows, the first groups in order; cut
+// more were left out.
+func build(opt Options, sources []parse.Source, groups []*aggregate.Group, cut int, total ci.Stats) (*Report, error) {
+	r := &Report{Confidence: opt.Confidence, Value: opt.Value, By: opt.By, Sources: sources, Omitted: cut}
 	var err error
 	if r.Total, err = row("total", nil, total, nil, opt); err != nil {
 		return nil, err
-	}
-	if opt.Top > 0 && len(groups) > opt.Top {
-		r.Omitted = len(groups) - opt.Top
-		groups = groups[:opt.Top]
 	}
 	for _, g := range groups {
 		var cum *ci.Stats

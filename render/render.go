@@ -36,11 +36,11 @@ func ParseFormat(s string) (Format, error) {
 func Write(w io.Writer, r *report.Report, f Format) error {
 	switch f {
 	case Table:
-		return WriteTable(w, r)
+		return writeTable(w, r)
 	case CSV:
-		return WriteCSV(w, r)
+		return writeCSV(w, r)
 	case JSON:
-		return WriteJSON(w, r)
+		return writeJSON(w, r)
 	case Pprof:
 		return writePprof(w, r)
 	}

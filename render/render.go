@@ -23,14 +23,8 @@ const (
 	Pprof Format = "pprof"
 )
 
-// ParseFormat parses a --format argument.
-func ParseFormat(s string) (Format, error) {
-	switch f := Format(s); f {
-	case Table, CSV, JSON, Pprof:
-		return f, nil
-	}
-	return "", fmt.Errorf("unknown --format %q (want table, csv, json or pprof)", s)
-}
+// String is the format's command-line name.
+func (f Format) String() string { return string(f) }
 
 // Write renders r in format f. Pprof is written by WritePprof.
 func Write(w io.Writer, r *report.Report, f Format) error {

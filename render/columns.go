@@ -89,6 +89,8 @@ func newLayout(r *report.Report) *layout {
 	}
 	l.table = append(l.table, f.samples(flatMeasure), f.method(flatMeasure), f.key(strings.ToUpper(r.By.String())))
 
+	// One order serves CSV and JSON: CSV ends with the notes, and JSON
+	// writes a nested measure's object after the row's own keys (jsonRow).
 	l.machine = []column{f.key(""), f.stack(),
 		f.estimate(flatMeasure, ""), f.lo(flatMeasure), f.hi(flatMeasure), f.samples(flatMeasure), f.samplesBound(flatMeasure), f.method(flatMeasure)}
 	if l.cum {

@@ -11,13 +11,3 @@ func (m Method) String() string {
 	}
 	return fmt.Sprintf("Method(%d)", m)
 }
-
-// ParseMethod parses a --method argument.
-func ParseMethod(s string) (Method, error) {
-	for i, n := range methodNames {
-		if n == s {
-			return Method(i), nil
-		}
-	}
-	return 0, fmt.Errorf("unknown --method %q (want auto, exact, camp-paulson, gamma or normal)", s)
-}

@@ -3,46 +3,38 @@ package render
 import (
 	"encoding/csv"
 	"io"
-	"strconv"
-	"strings"
 
 	"github.com/heapest/heapest/report"
 )
 
-// WriteCSV writes one line per row plus a final "total" line, every number
+// writeCSV writes one line per row plus a final "total" line, every number
 // unrounded. Notes are joined with "; " in the last column.
-func WriteCSV(w io.Writer, r *report.Report) error {
-	cw := csv.NewWriter(w)
-	head := []string{"key", "estimate", "lo", "hi", "samples", "samples_bound", "method"}
-	withCum := len(r.Rows) > 0 && r.Rows[0].Cum != nil
-	if withCum {
-		head = append(head, "cum_estimate", "cum_lo", "cum_hi", "cum_method")
+func writeCSV(w io.Writer, r *report.Report) error {
+	var cols []column
+	var head []string
+	for _, col := range newLayout(r).machine {
+		if col.jsonOnly {
+			continue
+		}
+		cols = append(cols, col)
+		if col.of != nil && col.of.group != "" {
+			head = append(head, col.of.group+"_"+col.name)
+		} else {
+			head = append(head, col.name)
+		}
 	}
-	head = append(head, "notes")
+	cw := csv.NewWriter(w)
 	if err := cw.Write(head); err != nil {
 		return err
 	}
-	write := func(row report.Row) error {
-		f := row.Flat
-		rec := []string{row.Key, num(f.Estimate), num(f.Lo), num(f.Hi), num(f.Samples),
-			strconv.FormatBool(row.Stats.SamplesBound), f.Method}
-		if withCum {
-			if c := row.Cum; c != nil {
-				rec = append(rec, num(c.Estimate), num(c.Lo), num(c.Hi), c.Method)
-			} else {
-				rec = append(rec, "", "", "", "")
-			}
+	for _, row := range append(r.Rows[:len(r.Rows):len(r.Rows)], r.Total) {
+		rec := make([]string, len(cols))
+		for i, col := range cols {
+			rec[i] = col.machine(&cell{row: &row})
 		}
-		rec = append(rec, strings.Join(f.Notes, "; "))
-		return cw.Write(rec)
-	}
-	for _, row := range r.Rows {
-		if err := write(row); err != nil {
+		if err := cw.Write(rec); err != nil {
 			return err
 		}
-	}
-	if err := write(r.Total); err != nil {
-		return err
 	}
 	cw.Flush()
 	return cw.Error()

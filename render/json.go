@@ -1,23 +1,24 @@
 package render
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 	"math"
 
-	"github.com/heapest/heapest/ci"
 	"github.com/heapest/heapest/report"
 )
 
-// jsonReport is the JSON shape of SPEC section 6.
+// jsonReport is the JSON shape of SPEC section 6. The total and the rows
+// are written from the layout's machine columns.
 type jsonReport struct {
 	Confidence float64      `json:"confidence"`
 	Value      string       `json:"value"`
 	Unit       string       `json:"unit"`
 	By         string       `json:"by"`
 	Sources    []jsonSource `json:"sources"`
-	Total      jsonResult   `json:"total"`
-	Rows       []jsonRow    `json:"rows"`
+	Total      jsonObject   `json:"total"`
+	Rows       []jsonObject `json:"rows"`
 	Omitted    int          `json:"omitted,omitempty"`
 	Notes      []string     `json:"notes,omitempty"`
 }
@@ -30,34 +31,99 @@ type jsonSource struct {
 	Detail  string  `json:"detail,omitempty"`
 }
 
-type jsonResult struct {
-	Estimate     float64  `json:"estimate"`
-	Lo           float64  `json:"lo"`
-	Hi           float64  `json:"hi"`
-	Samples      float64  `json:"samples"`
-	SamplesBound bool     `json:"samples_bound,omitempty"`
-	Method       string   `json:"method"`
-	Notes        []string `json:"notes,omitempty"`
-	// OffsetBytes is .NET Approach 2's u, present for trace rows, so that
-	// heapest ci --samples S --offset-bytes U --open-end reproduces the row.
-	OffsetBytes *float64 `json:"offset_bytes,omitempty"`
-}
-
-type jsonRow struct {
-	Key   string   `json:"key"`
-	Stack []string `json:"stack,omitempty"`
-	jsonResult
-	Cum *jsonResult `json:"cum,omitempty"`
-}
-
-func toJSONResult(r ci.Result, s ci.Stats) jsonResult {
-	j := jsonResult{Estimate: finite(r.Estimate), Lo: finite(r.Lo), Hi: finite(r.Hi), Samples: r.Samples,
-		SamplesBound: s.SamplesBound, Method: r.Method, Notes: r.Notes}
-	if s.HasOffset {
-		u := s.Offset
-		j.OffsetBytes = &u
+// writeJSON writes r as JSON with every number unrounded.
+func writeJSON(w io.Writer, r *report.Report) error {
+	l := newLayout(r)
+	out := jsonReport{Confidence: r.Confidence, Value: r.Value.String(), Unit: r.Value.Unit(), By: r.By.String(),
+		Total: jsonTotal(l.machine, &r.Total), Rows: []jsonObject{}, Omitted: r.Omitted, Notes: r.Notes}
+	for _, s := range r.Sources {
+		out.Sources = append(out.Sources, jsonSource{Path: s.Path, Format: s.Format, Rate: s.Rate, Samples: s.Samples, Detail: s.Detail})
 	}
-	return j
+	for i := range r.Rows {
+		out.Rows = append(out.Rows, jsonRow(l.machine, &r.Rows[i]))
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+// jsonTotal is the total: its flat measure alone, with no key.
+func jsonTotal(cols []column, row *report.Row) jsonObject {
+	var obj jsonObject
+	c := &cell{row: row}
+	for _, col := range cols {
+		if col.of == flatMeasure {
+			obj = obj.add(col, c)
+		}
+	}
+	return obj
+}
+
+// jsonRow is a row: its key and flat measure, then each other measure the
+// row has as a nested object named by its group ("cum").
+func jsonRow(cols []column, row *report.Row) jsonObject {
+	var obj jsonObject
+	var groups []*measure
+	nested := map[*measure]jsonObject{}
+	c := &cell{row: row}
+	for _, col := range cols {
+		if col.of == nil || col.of.group == "" {
+			obj = obj.add(col, c)
+			continue
+		}
+		if _, _, ok := col.of.get(row); !ok {
+			continue
+		}
+		if _, seen := nested[col.of]; !seen {
+			groups = append(groups, col.of)
+		}
+		nested[col.of] = nested[col.of].add(col, c)
+	}
+	for _, m := range groups {
+		obj = append(obj, jsonMember{m.group, nested[m]})
+	}
+	return obj
+}
+
+// jsonObject is a JSON object whose keys keep the columns' order.
+type jsonObject []jsonMember
+
+type jsonMember struct {
+	key   string
+	value any
+}
+
+// add appends col's value for c, unless the column leaves it out.
+func (o jsonObject) add(col column, c *cell) jsonObject {
+	if v, ok := col.json(c); ok {
+		return append(o, jsonMember{col.name, v})
+	}
+	return o
+}
+
+// MarshalJSON writes the members in order, each value as encoding/json
+// writes it.
+func (o jsonObject) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, m := range o {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, err := json.Marshal(m.key)
+		if err != nil {
+			return nil, err
+		}
+		v, err := json.Marshal(m.value)
+		if err != nil {
+			return nil, err
+		}
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
 }
 
 // finite keeps JSON valid: an unbounded upper limit is written as the
@@ -67,24 +133,4 @@ func finite(x float64) float64 {
 		return math.MaxFloat64
 	}
 	return x
-}
-
-// WriteJSON writes r as JSON with every number unrounded.
-func WriteJSON(w io.Writer, r *report.Report) error {
-	out := jsonReport{Confidence: r.Confidence, Value: r.Value.String(), Unit: r.Value.Unit(), By: r.By.String(),
-		Total: toJSONResult(r.Total.Flat, r.Total.Stats), Rows: []jsonRow{}, Omitted: r.Omitted, Notes: r.Notes}
-	for _, s := range r.Sources {
-		out.Sources = append(out.Sources, jsonSource{Path: s.Path, Format: s.Format, Rate: s.Rate, Samples: s.Samples, Detail: s.Detail})
-	}
-	for _, row := range r.Rows {
-		jr := jsonRow{Key: row.Key, Stack: row.Stack, jsonResult: toJSONResult(row.Flat, row.Stats)}
-		if row.Cum != nil {
-			c := toJSONResult(*row.Cum, row.CumStats)
-			jr.Cum = &c
-		}
-		out.Rows = append(out.Rows, jr)
-	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
 }

@@ -23,24 +23,18 @@ const (
 	Pprof Format = "pprof"
 )
 
-// ParseFormat parses a --format argument.
-func ParseFormat(s string) (Format, error) {
-	switch f := Format(s); f {
-	case Table, CSV, JSON, Pprof:
-		return f, nil
-	}
-	return "", fmt.Errorf("unknown --format %q (want table, csv, json or pprof)", s)
-}
+// String is the format's command-line name.
+func (f Format) String() string { return string(f) }
 
 // Write renders r in format f. Pprof is written by WritePprof.
 func Write(w io.Writer, r *report.Report, f Format) error {
 	switch f {
 	case Table:
-		return WriteTable(w, r)
+		return writeTable(w, r)
 	case CSV:
-		return WriteCSV(w, r)
+		return writeCSV(w, r)
 	case JSON:
-		return WriteJSON(w, r)
+		return writeJSON(w, r)
 	case Pprof:
 		return writePprof(w, r)
 	}

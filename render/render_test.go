@@ -95,10 +95,14 @@ func TestGolden(t *testing.T) {
 func TestMachineReadable(t *testing.T) {
 	r := buildDump(t, "je530_mixed_unbias-off.heap", report.Options{By: aggregate.ByFunc, Top: 0})
 	var buf bytes.Buffer
-	if err := WriteJSON(&buf, r); err != nil {
+	if err := Write(&buf, r, JSON); err != nil {
 		t.Fatal(err)
 	}
-	var j jsonReport
+	var j struct {
+		Unit, By string
+		Total    struct{ Estimate float64 }
+		Rows     []struct{ Key string }
+	}
 	if err := json.Unmarshal(buf.Bytes(), &j); err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +110,7 @@ func TestMachineReadable(t *testing.T) {
 		t.Errorf("json round trip: %+v", j.Total)
 	}
 	buf.Reset()
-	if err := WriteCSV(&buf, r); err != nil {
+	if err := Write(&buf, r, CSV); err != nil {
 		t.Fatal(err)
 	}
 	recs, err := csv.NewReader(&buf).ReadAll()
@@ -135,5 +139,29 @@ func TestHuman(t *testing.T) {
 	}
 	if !strings.HasPrefix(halfWidthPct(ci.Result{Estimate: 100, Lo: 90, Hi: 110, Method: "exact"}), "10.0%") {
 		t.Error("halfWidthPct")
+	}
+}
+
+// Which columns a report has depends on what a row is, never on how many
+// rows matched: a --by func report whose filter matched nothing still has
+// the cum columns, in the table and in CSV alike.
+func TestColumnsDoNotDependOnRows(t *testing.T) {
+	r := buildDump(t, "mixed_symbolized.heap", report.Options{By: aggregate.ByFunc, Focus: regexp.MustCompile("^no such function$")})
+	if len(r.Rows) != 0 {
+		t.Fatalf("%d rows, want none", len(r.Rows))
+	}
+	var table, csvOut bytes.Buffer
+	if err := Write(&table, r, Table); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(&csvOut, r, CSV); err != nil {
+		t.Fatal(err)
+	}
+	head, _, _ := strings.Cut(csvOut.String(), "\n")
+	if head != "key,estimate,lo,hi,samples,samples_bound,method,cum_estimate,cum_lo,cum_hi,cum_method,notes" {
+		t.Errorf("CSV header %q", head)
+	}
+	if !strings.Contains(table.String(), " CUM ") {
+		t.Errorf("table has no CUM column:\n%s", table.String())
 	}
 }

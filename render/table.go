@@ -18,18 +18,13 @@ import (
 // maxStackFrames is how many frames a --by stack row shows in a table.
 const maxStackFrames = 6
 
-// WriteTable writes r as an aligned text table: a header naming the inputs,
+// writeTable writes r as an aligned text table: a header naming the inputs,
 // one line per row, the total, and footnotes for the caveats.
-func WriteTable(w io.Writer, r *report.Report) error {
+func writeTable(w io.Writer, r *report.Report) error {
 	bw := &errWriter{w: w}
 	writeHeader(bw, r)
+	l := newLayout(r)
 	notes := &footnotes{}
-	isBytes := r.Value.IsSpace()
-	withCum := r.By == aggregate.ByFunc
-	ncol := 7
-	if withCum {
-		ncol = 10
-	}
 	var buf bytes.Buffer
 	tbl := tablewriter.NewTable(&buf,
 		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
@@ -41,31 +36,21 @@ func WriteTable(w io.Writer, r *report.Report) error {
 			},
 		})),
 		tablewriter.WithConfig(tablewriter.Config{
-			Header: cellConfig(ncol, tw.Off),
-			Row:    cellConfig(ncol, tw.Off),
+			Header: cellConfig(l.table),
+			Row:    cellConfig(l.table),
 		}),
 		tablewriter.WithTrimSpace(tw.Off),
 	)
-	pct := fmt.Sprintf("%g%% CI", 100*r.Confidence)
-	head := []string{"FLAT", "FLAT%", pct, "±", "SAMPLES", "METHOD"}
-	if withCum {
-		head = []string{"FLAT", "FLAT%", pct, "±", "CUM", "CUM%", pct, "SAMPLES", "METHOD"}
+	head := make([]string, len(l.table))
+	for i, col := range l.table {
+		head[i] = col.head
 	}
-	head = append(head, strings.ToUpper(r.By.String()))
 	tbl.Header(head)
-	for _, row := range r.Rows {
-		if err := tbl.Append(cells(row, r, isBytes, withCum, notes)); err != nil {
+	tot := l.tableTotal(r)
+	for _, row := range append(r.Rows[:len(r.Rows):len(r.Rows)], tot) {
+		if err := tbl.Append(tableCells(l.table, &cell{row: &row, notes: notes})); err != nil {
 			return err
 		}
-	}
-	tot := r.Total
-	tot.Key = "total"
-	if withCum {
-		c := tot.Flat
-		tot.Cum = &c
-	}
-	if err := tbl.Append(cells(tot, r, isBytes, withCum, notes)); err != nil {
-		return err
 	}
 	if err := tbl.Render(); err != nil {
 		return err
@@ -78,17 +63,26 @@ func WriteTable(w io.Writer, r *report.Report) error {
 	return bw.err
 }
 
-// cellConfig right-aligns the numbers and left-aligns the last (key)
-// column, set explicitly so that golden output does not depend on
-// tablewriter's defaults.
-func cellConfig(ncol int, autoFormat tw.State) tw.CellConfig {
-	align := make([]tw.Align, ncol)
-	for i := range align {
-		align[i] = tw.AlignRight
+// tableCells formats one row, left to right.
+func tableCells(cols []column, c *cell) []string {
+	out := make([]string, len(cols))
+	for i, col := range cols {
+		out[i] = col.human(c)
 	}
-	align[ncol-1] = tw.AlignLeft
+	return out
+}
+
+// cellConfig aligns each column as it asks (numbers right, the key left)
+// and sets every option explicitly, so that golden output does not depend
+// on tablewriter's defaults. Headers and cells are never reformatted or
+// wrapped.
+func cellConfig(cols []column) tw.CellConfig {
+	align := make([]tw.Align, len(cols))
+	for i, col := range cols {
+		align[i] = col.align
+	}
 	return tw.CellConfig{
-		Formatting: tw.CellFormatting{AutoFormat: autoFormat, AutoWrap: tw.WrapNone},
+		Formatting: tw.CellFormatting{AutoFormat: tw.Off, AutoWrap: tw.WrapNone},
 		Alignment:  tw.CellAlignment{PerColumn: align},
 		Padding:    tw.CellPadding{Global: tw.Padding{Left: " ", Right: " ", Overwrite: true}},
 	}
@@ -106,25 +100,6 @@ func writeHeader(w io.Writer, r *report.Report) {
 		fmt.Fprintln(w, ")")
 	}
 	fmt.Fprintf(w, "Value: %s, by %s, %g%% confidence intervals\n\n", r.Value, r.By, 100*r.Confidence)
-}
-
-func cells(row report.Row, r *report.Report, bytes, withCum bool, notes *footnotes) []string {
-	f := row.Flat
-	total := r.Total.Flat.Estimate
-	out := []string{human(f.Estimate, bytes), share(f.Estimate, total), interval(f, bytes), halfWidthPct(f)}
-	if withCum {
-		c := ci.Result{Method: "-"}
-		if row.Cum != nil {
-			c = *row.Cum
-		}
-		out = append(out, human(c.Estimate, bytes), share(c.Estimate, total), interval(c, bytes))
-	}
-	samples := human(f.Samples, false)
-	if row.Stats.SamplesBound {
-		samples = "≤" + samples
-	}
-	out = append(out, samples, f.Method+notes.marks(f.Notes), keyText(row, r.By))
-	return out
 }
 
 func keyText(row report.Row, by aggregate.By) string {

@@ -71,18 +71,10 @@ func pick(v Value, objects, bytes float64) float64 {
 // Bernoulli sampling with mean period R samples an allocation of z bytes.
 func inclusion(z, rate float64) float64 { return -math.Expm1(-z / rate) }
 
-// single is the contribution of n samples that all have size z.
+// single is the contribution of n samples that all have size z: the
+// statistics the ci calculator gives for --samples n --size z.
 func single(n, z, rate float64, v Value) Contribution {
-	p := inclusion(z, rate)
-	unit := pick(v, 1, z)
-	return Contribution{Size: z, Stats: ci.Stats{
-		Estimate:  n * unit / p,
-		Var:       n * unit * unit * (1 - p) / (p * p),
-		Samples:   n,
-		MaxWeight: unit * (1 - p) / p,
-		P:         p,
-		Unit:      unit,
-	}}
+	return Contribution{Size: z, Stats: Samples{Count: n, Rate: rate, Size: z}.Stats(v)}
 }
 
 // mixed is the contribution of a line whose sample sizes are unknown: its

@@ -11,25 +11,25 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/heapest/heapest/ci"
+	"github.com/heapest/heapest/render"
+	"github.com/heapest/heapest/unbias"
 )
 
-func init() { extraCommands = append(extraCommands, newCICommand) }
-
-// ciOptions are the flags of heapest ci used as a calculator.
-type ciOptions struct {
+// CIOptions are the flags of heapest ci used as a calculator.
+type CIOptions struct {
 	Samples     float64
 	Rate        float64
 	Size        float64
 	OffsetBytes float64
 	OpenStart   bool
 	OpenEnd     bool
-	Method      string
+	Method      ci.Method
 	Confidence  float64
-	Format      string
+	Format      render.Format
 }
 
 func newCICommand() *cobra.Command {
-	var opts ciOptions
+	opts := CIOptions{Format: render.Table}
 	cmd := &cobra.Command{
 		Use:   "ci --samples S --rate R [--size Z | --offset-bytes U]",
 		Short: "Interval calculator for published sample counts",
@@ -44,6 +44,13 @@ bytes.
                     sum of (ObjectSize − SampledByteOffset) over them: the
                     interval is the .NET design's Approach 2 with p = 1/R.
   neither           the sampled allocations are much smaller than R (one byte).
+
+The estimate is Horvitz–Thompson's s·Z/π with --size (and for one-byte
+allocations), what a report row of that one size prints. With --offset-bytes
+the sizes of the samples are not given, so it is Approach 2's s·(R−1) + u,
+while a trace row prints the Horvitz–Thompson sum of size/π over its samples:
+the two estimates differ a little, their interval is the same. The output
+says which estimate it is.
 
 With --offset-bytes, --open-end (and --open-start) apply the design's
 compensation for an observation window that does not end (start) on a sample,
@@ -87,86 +94,63 @@ rows that mix sizes. See docs/statistics.md.
 	f.Float64Var(&opts.OffsetBytes, "offset-bytes", 0, "sum `U` of ObjectSize − SampledByteOffset over .NET samples")
 	f.BoolVar(&opts.OpenEnd, "open-end", false, "with --offset-bytes: the window does not end on a sample (upper bound at S+1)")
 	f.BoolVar(&opts.OpenStart, "open-start", false, "with --offset-bytes: the window does not start on a sample (lower bound at S−1)")
-	f.StringVar(&opts.Method, "method", "auto", "interval `method`: auto, exact, camp-paulson, gamma or normal")
-	f.Float64Var(&opts.Confidence, "confidence", 0.95, "coverage of the interval, in (0,1)")
-	f.StringVar(&opts.Format, "format", "table", "output `format`: table or json")
+	enumVar(cmd, &opts.Method, "method", methodChoices, false, "interval method (see above)")
+	confidenceVar(cmd, &opts.Confidence, "coverage of the interval, in (0,1)")
+	enumVar(cmd, &opts.Format, "format", ciFormatChoices, false, "output format")
 	return cmd
 }
 
-func runCI(cmd *cobra.Command, opts ciOptions) error {
-	stats, err := opts.stats(cmd)
+func runCI(cmd *cobra.Command, opts CIOptions) error {
+	g, err := opts.samples(cmd)
 	if err != nil {
 		return usageError{err}
 	}
-	m, err := ci.ParseMethod(opts.Method)
+	// The calculator's values are bytes; which bytes (live or allocated)
+	// does not change their statistics.
+	r, err := ci.Interval(g.Stats(unbias.AllocSpace), opts.Method, opts.Confidence)
 	if err != nil {
-		return usageError{err}
+		return err // the flags were checked: this is heapest's own error
 	}
-	if opts.Format != "table" && opts.Format != "json" {
-		return usageError{fmt.Errorf("unknown --format %q (want table or json)", opts.Format)}
+	if opts.Format == render.JSON {
+		return writeCIJSON(cmd.OutOrStdout(), opts.Confidence, g.Estimator(), r)
 	}
-	r, err := ci.Interval(stats, m, opts.Confidence)
-	if err != nil {
-		return usageError{err}
-	}
-	if opts.Format == "json" {
-		return writeCIJSON(cmd.OutOrStdout(), opts.Confidence, r)
-	}
-	return writeCITable(cmd.OutOrStdout(), opts.Confidence, r)
+	return writeCITable(cmd.OutOrStdout(), opts.Confidence, g.Estimator(), r)
 }
 
-// stats turns the calculator's flags into the statistics the pipeline
-// would have produced for such a group.
-func (o ciOptions) stats(cmd *cobra.Command) (ci.Stats, error) {
+// samples checks the calculator's flags and turns them into the group they
+// describe.
+func (o CIOptions) samples(cmd *cobra.Command) (unbias.Samples, error) {
+	g := unbias.Samples{Count: o.Samples, Rate: o.Rate}
 	switch {
 	case !cmd.Flags().Changed("samples"):
-		return ci.Stats{}, errors.New("--samples is required")
+		return g, errors.New("--samples is required")
 	case !(o.Samples >= 0) || o.Samples != math.Floor(o.Samples) || o.Samples > 1e9:
-		return ci.Stats{}, fmt.Errorf("--samples %v: want an integer from 0 to 10⁹", o.Samples)
+		return g, fmt.Errorf("--samples %v: want an integer from 0 to 10⁹", o.Samples)
 	case !(o.Rate >= 1) || math.IsInf(o.Rate, 0):
-		return ci.Stats{}, fmt.Errorf("--rate %v: want a sampling period of at least 1 byte", o.Rate)
+		return g, fmt.Errorf("--rate %v: want a sampling period of at least 1 byte", o.Rate)
 	}
 	hasSize, hasOffset := cmd.Flags().Changed("size"), cmd.Flags().Changed("offset-bytes")
 	if (o.OpenStart || o.OpenEnd) && !hasOffset {
-		return ci.Stats{}, errors.New("--open-start and --open-end need --offset-bytes")
+		return g, errors.New("--open-start and --open-end need --offset-bytes")
 	}
 	switch {
 	case hasSize && hasOffset:
-		return ci.Stats{}, errors.New("--size and --offset-bytes exclude each other")
+		return g, errors.New("--size and --offset-bytes exclude each other")
 	case hasOffset:
 		if !(o.OffsetBytes >= 0) || math.IsInf(o.OffsetBytes, 0) {
-			return ci.Stats{}, fmt.Errorf("--offset-bytes %v: want a byte count ≥ 0", o.OffsetBytes)
+			return g, fmt.Errorf("--offset-bytes %v: want a byte count ≥ 0", o.OffsetBytes)
 		}
 		if o.Samples == 0 && o.OffsetBytes > 0 {
-			return ci.Stats{}, errors.New("--offset-bytes must be 0 when --samples is 0")
+			return g, errors.New("--offset-bytes must be 0 when --samples is 0")
 		}
-		st := offsetStats(o.Samples, o.Rate, o.OffsetBytes)
-		st.OpenStart, st.OpenEnd = o.OpenStart, o.OpenEnd
-		return st, nil
+		g.Offset, g.HasOffset, g.OpenStart, g.OpenEnd = o.OffsetBytes, true, o.OpenStart, o.OpenEnd
 	case hasSize:
 		if !(o.Size >= 1) || math.IsInf(o.Size, 0) {
-			return ci.Stats{}, fmt.Errorf("--size %v: want a size of at least 1 byte", o.Size)
+			return g, fmt.Errorf("--size %v: want a size of at least 1 byte", o.Size)
 		}
-		return sizeStats(o.Samples, o.Rate, o.Size), nil
+		g.Size = o.Size
 	}
-	return sizeStats(o.Samples, o.Rate, 1), nil
-}
-
-// sizeStats are the statistics of s samples of allocations of z bytes at
-// period r, as the pipeline computes them for one stack.
-func sizeStats(s, r, z float64) ci.Stats {
-	pi := -math.Expm1(-z / r)
-	return ci.Stats{N: 1, Estimate: s * z / pi, Var: s * z * z * (1 - pi) / (pi * pi), Samples: s,
-		MaxWeight: z * (1 - pi) / pi, P: pi, Unit: z, Rate: r}
-}
-
-// offsetStats are those of s .NET samples with offset sum u: Approach 2's
-// estimate, the negative-binomial variance s·q/p², and the largest weight
-// of one sample (q/p bytes).
-func offsetStats(s, r, u float64) ci.Stats {
-	p := 1 / r
-	return ci.Stats{N: 1, Estimate: ci.OffsetEstimate(s, p, u), Var: s * (1 - p) / (p * p), Samples: s,
-		MaxWeight: (1 - p) / p, Mixed: true, Rate: r, Offset: u, HasOffset: true}
+	return g, nil
 }
 
 // ciJSON is the calculator's JSON output.
@@ -175,27 +159,35 @@ type ciJSON struct {
 	Total      ciJSONTotal `json:"total"`
 }
 
+// ciJSONTotal is the group's result; Estimator says which estimate it is
+// (unbias.Samples.Estimator).
 type ciJSONTotal struct {
-	Estimate float64  `json:"estimate"`
-	Lo       float64  `json:"lo"`
-	Hi       float64  `json:"hi"`
-	Samples  float64  `json:"samples"`
-	Method   string   `json:"method"`
-	Notes    []string `json:"notes,omitempty"`
+	Estimate  float64  `json:"estimate"`
+	Lo        float64  `json:"lo"`
+	Hi        float64  `json:"hi"`
+	Samples   float64  `json:"samples"`
+	Method    string   `json:"method"`
+	Estimator string   `json:"estimator"`
+	Notes     []string `json:"notes,omitempty"`
 }
 
-func writeCIJSON(w io.Writer, conf float64, r ci.Result) error {
+func writeCIJSON(w io.Writer, conf float64, estimator string, r ci.Result) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(ciJSON{Confidence: conf, Total: ciJSONTotal{
-		Estimate: r.Estimate, Lo: r.Lo, Hi: r.Hi, Samples: r.Samples, Method: r.Method, Notes: r.Notes}})
+		Estimate: r.Estimate, Lo: r.Lo, Hi: r.Hi, Samples: r.Samples, Method: r.Method, Estimator: estimator, Notes: r.Notes}})
 }
 
-func writeCITable(w io.Writer, conf float64, r ci.Result) error {
+// writeCITable writes the result as one table row, then which estimate it
+// is, then the result's notes.
+func writeCITable(w io.Writer, conf float64, estimator string, r ci.Result) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "estimate\t%g%% lo\t%g%% hi\tsamples\tmethod\t\n", conf*100, conf*100)
 	fmt.Fprintf(tw, "%.0f\t%.0f\t%.0f\t%.0f\t%s\t\n", r.Estimate, r.Lo, r.Hi, r.Samples, r.Method)
 	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if _, err := fmt.Fprintf(w, "estimate: %s\n", estimator); err != nil {
 		return err
 	}
 	for i, n := range r.Notes {

@@ -11,18 +11,11 @@ import (
 	"testing"
 )
 
-// runHeapest runs the CLI in-process and returns stdout and the exit code.
-func runHeapest(t *testing.T, args ...string) (string, int) {
-	t.Helper()
-	out, _, code := runCLI(t, args...)
-	return out, code
-}
-
 func ciJSONOut(t *testing.T, args ...string) ciJSON {
 	t.Helper()
-	out, code := runHeapest(t, append([]string{"ci", "--format", "json"}, args...)...)
+	out, errOut, code := runCLI(t, append([]string{"ci", "--format", "json"}, args...)...)
 	if code != 0 {
-		t.Fatalf("heapest ci %v: exit %d", args, code)
+		t.Fatalf("heapest ci %v: exit %d: %s", args, code, errOut)
 	}
 	var j ciJSON
 	if err := json.Unmarshal([]byte(out), &j); err != nil {
@@ -89,33 +82,49 @@ func TestCICalculatorSize(t *testing.T) {
 	if e := j.Total.Estimate / (1000 * 524288); math.Abs(e-1) > 1e-4 || j.Total.Lo >= j.Total.Estimate || j.Total.Hi <= j.Total.Estimate {
 		t.Errorf("tiny: %+v", j.Total)
 	}
-	out, code := runHeapest(t, "ci", "--samples", "2", "--rate", "524288", "--size", "64", "--method", "normal")
-	if code != 0 || !strings.Contains(out, "normal") {
-		t.Errorf("table: exit %d\n%s", code, out)
-	}
 }
 
-func TestCICalculatorInvalid(t *testing.T) {
-	bad := [][]string{
-		{"--rate", "100"},
-		{"--samples", "-1", "--rate", "100"},
-		{"--samples", "1.5", "--rate", "100"},
-		{"--samples", "3", "--rate", "0"},
-		{"--samples", "3", "--rate", "-5"},
-		{"--samples", "3", "--rate", "100", "--confidence", "1"},
-		{"--samples", "3", "--rate", "100", "--confidence", "0"},
-		{"--samples", "3", "--rate", "100", "--size", "0"},
-		{"--samples", "3", "--rate", "100", "--size", "8", "--offset-bytes", "8"},
-		{"--samples", "3", "--rate", "100", "--offset-bytes", "-8"},
-		{"--samples", "3", "--rate", "100", "--method", "bayes"},
-		{"--samples", "3", "--rate", "100", "--format", "xml"},
-		{"--samples", "3", "--rate", "NaN"},
-		{"--samples", "3", "--rate", "100", "some.heap"},
-	}
-	for _, args := range bad {
-		out, code := runHeapest(t, append([]string{"ci"}, args...)...)
-		if code != exitUsage || out != "" {
-			t.Errorf("ci %v: exit %d, stdout %q", args, code, out)
+// A report row of one allocation size is the calculator's --size group:
+// both build their statistics with unbias.Samples, so the calculator
+// prints the row's estimate and interval (the row sums its records'
+// estimates, hence the rounding allowance on the estimate only).
+func TestCalculatorMatchesSizeRows(t *testing.T) {
+	dumps, _ := filepath.Glob("../../testdata/jemalloc/*.heap")
+	compared := 0
+	for _, dump := range dumps {
+		for _, method := range []string{"auto", "exact", "gamma"} {
+			out, errOut, code := runCLI(t, "report", "--by", "size", "--top", "0", "--method", method, "--format", "json", dump)
+			if code != 0 {
+				t.Fatalf("%s: %s", dump, errOut)
+			}
+			var rep struct {
+				Sources []struct{ Rate float64 } `json:"sources"`
+				Rows    []struct {
+					Key string `json:"key"`
+					ciJSONTotal
+					SamplesBound bool `json:"samples_bound"`
+				} `json:"rows"`
+			}
+			if err := json.Unmarshal([]byte(out), &rep); err != nil {
+				t.Fatal(err)
+			}
+			for _, row := range rep.Rows {
+				if _, err := strconv.Atoi(row.Key); err != nil || row.SamplesBound {
+					continue // the row of mixed sizes
+				}
+				c := ciJSONOut(t, "--samples", strconv.FormatFloat(row.Samples, 'f', -1, 64), "--rate", strconv.FormatFloat(rep.Sources[0].Rate, 'f', -1, 64),
+					"--size", row.Key, "--method", method).Total
+				near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-12*math.Abs(b) }
+				if !near(c.Estimate, row.Estimate) || c.Method != row.Method || !near(c.Lo, row.Lo) || !near(c.Hi, row.Hi) ||
+					(c.Method == "exact" && (c.Lo != row.Lo || c.Hi != row.Hi)) {
+					t.Errorf("%s --method %s, size %s: row %v [%v, %v] %s; ci %v [%v, %v] %s", dump, method, row.Key,
+						row.Estimate, row.Lo, row.Hi, row.Method, c.Estimate, c.Lo, c.Hi, c.Method)
+				}
+				compared++
+			}
 		}
+	}
+	if compared < 15 {
+		t.Errorf("compared %d rows, want every single-size row of the bundled dumps", compared)
 	}
 }

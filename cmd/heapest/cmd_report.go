@@ -19,19 +19,20 @@ import (
 type ReportOptions struct {
 	inputOptions
 	Confidence float64
-	Method     string
-	Value      string
-	By         string
-	Top        int
-	Focus      string
-	Ignore     string
-	Format     string
-	Output     string
-	From, To   time.Duration
+	Method     ci.Method
+	// Value and By default to what suits the input when not given.
+	Value    unbias.Value
+	By       aggregate.By
+	Top      int
+	Focus    string
+	Ignore   string
+	Format   render.Format
+	Output   string
+	From, To time.Duration
 }
 
 func newReportCommand() *cobra.Command {
-	var opts ReportOptions
+	opts := ReportOptions{Format: render.Table}
 	cmd := &cobra.Command{
 		Use:   "report [flags] FILE",
 		Short: "Estimates with confidence intervals, per function, stack, thread, size or type",
@@ -66,35 +67,35 @@ each first) is the job of "heapest merge", which this version does not have yet.
 	}
 	opts.inputOptions.addFlags(cmd)
 	f := cmd.Flags()
-	f.Float64Var(&opts.Confidence, "confidence", 0.95, "coverage of the intervals, in (0,1)")
-	f.StringVar(&opts.Method, "method", "auto", "interval `method`: auto, exact, camp-paulson, gamma or normal")
-	f.StringVar(&opts.Value, "value", "", "`value` to estimate: inuse_space, inuse_objects, alloc_space or alloc_objects (default inuse_space where the input has it, else alloc_space)")
-	f.StringVar(&opts.By, "by", "", "what a row is: func (flat and cum), stack, leaf, thread, size or type (default func; type for .NET traces)")
+	confidenceVar(cmd, &opts.Confidence, "coverage of the intervals, in (0,1)")
+	enumVar(cmd, &opts.Method, "method", methodChoices, false, "interval method; auto picks per row the best one valid for it")
+	enumVar(cmd, &opts.Value, "value", valueChoices, true, "value to estimate (default inuse_space where the input has it, else alloc_space)")
+	enumVar(cmd, &opts.By, "by", byChoices, true, "what a row is; func has flat and cum (default func; type for .NET traces)")
 	f.IntVar(&opts.Top, "top", 20, "show the `N` largest rows (0: all)")
 	f.StringVar(&opts.Focus, "focus", "", "keep only samples with a frame (or type) matching `REGEX`")
 	f.StringVar(&opts.Ignore, "ignore", "", "drop samples with a frame (or type) matching `REGEX`")
 	f.DurationVar(&opts.From, "from", 0, "traces: only events at or after this `time` from the trace start (e.g. 1m30s)")
 	f.DurationVar(&opts.To, "to", 0, "traces: only events before this `time` from the trace start")
-	f.StringVar(&opts.Format, "format", "table", "output `format`: table, csv, json or pprof")
+	enumVar(cmd, &opts.Format, "format", reportFormatChoices, false, "output format")
 	f.StringVarP(&opts.Output, "output", "o", "", "write the report to `FILE` (atomically) instead of standard output")
 	return cmd
 }
 
 func runReport(cmd *cobra.Command, opts ReportOptions, args []string) error {
-	ropt, format, err := opts.reportOptions()
+	ropt, err := opts.reportOptions()
 	if err != nil {
 		return usageError{err}
 	}
 	if len(args) > 1 {
 		return usageError{fmt.Errorf("report takes one profile: dumps of one process cannot be summed, and summing a fleet's dumps is the job of \"heapest merge\" (not in this version yet)")}
 	}
-	ropt.DefaultValue, ropt.DefaultBy = opts.Value == "", opts.By == ""
-	ropt.AllValues = format == render.Pprof
+	ropt.DefaultValue, ropt.DefaultBy = !cmd.Flags().Changed("value"), !cmd.Flags().Changed("by")
+	ropt.AllValues = opts.Format == render.Pprof
 	b := report.NewBuilder(ropt)
 	if err := opts.load(b, args, cmd.ErrOrStderr()); err != nil {
 		return err
 	}
-	if format == render.Pprof {
+	if opts.Format == render.Pprof {
 		// Every value the input has, per stack and with no --top cut (a
 		// pprof profile must be regroupable), the chosen value first so
 		// that it is the profile's default sample type.
@@ -111,57 +112,36 @@ func runReport(cmd *cobra.Command, opts ReportOptions, args []string) error {
 		return err
 	}
 	return writeOutput(opts.Output, cmd.OutOrStdout(), func(w io.Writer) error {
-		return render.Write(w, r, format)
+		return render.Write(w, r, opts.Format)
 	})
 }
 
-// reportOptions validates the flags.
-func (o ReportOptions) reportOptions() (report.Options, render.Format, error) {
-	var r report.Options
-	var err error
-	if !(o.Confidence > 0 && o.Confidence < 1) {
-		return r, "", fmt.Errorf("--confidence %v: must be strictly between 0 and 1", o.Confidence)
-	}
-	r.Confidence = o.Confidence
-	if r.Method, err = ci.ParseMethod(o.Method); err != nil {
-		return r, "", err
-	}
-	if o.Value != "" {
-		if r.Value, err = unbias.ParseValue(o.Value); err != nil {
-			return r, "", err
-		}
-	}
-	if o.By != "" {
-		if r.By, err = aggregate.ParseBy(o.By); err != nil {
-			return r, "", err
-		}
-	}
+// reportOptions checks what the flag types could not (ranges that
+// involve several flags, regular expressions) and builds the report's
+// options.
+func (o ReportOptions) reportOptions() (report.Options, error) {
+	r := report.Options{Confidence: o.Confidence, Method: o.Method, Value: o.Value, By: o.By}
 	if o.From < 0 || o.To < 0 || o.To > 0 && o.To <= o.From {
-		return r, "", fmt.Errorf("--from %v --to %v: want 0 ≤ from < to", o.From, o.To)
+		return r, fmt.Errorf("--from %v --to %v: want 0 ≤ from < to", o.From, o.To)
 	}
 	r.From, r.To, r.Window = int64(o.From), int64(o.To), o.From > 0 || o.To > 0
 	if o.Top < 0 {
-		return r, "", fmt.Errorf("--top %d: must be 0 (all rows) or more", o.Top)
+		return r, fmt.Errorf("--top %d: must be 0 (all rows) or more", o.Top)
 	}
 	r.Top = o.Top
+	var err error
 	if r.Focus, err = compile("--focus", o.Focus); err != nil {
-		return r, "", err
+		return r, err
 	}
 	if r.Ignore, err = compile("--ignore", o.Ignore); err != nil {
-		return r, "", err
+		return r, err
 	}
-	format, err := render.ParseFormat(o.Format)
-	if err != nil {
-		return r, "", err
-	}
-	if format == render.Pprof && (o.Output == "" || o.Output == "-") {
+	if o.Format == render.Pprof && o.Output == "" {
 		// Binary output on a terminal is never what anyone wants; stdout
 		// redirection is still possible with -o -.
-		if o.Output == "" {
-			return r, "", fmt.Errorf("--format pprof writes a binary profile: give -o FILE (or -o - for standard output)")
-		}
+		return r, fmt.Errorf("--format pprof writes a binary profile: give -o FILE (or -o - for standard output)")
 	}
-	return r, format, nil
+	return r, nil
 }
 
 func compile(flag, expr string) (*regexp.Regexp, error) {

@@ -25,16 +25,10 @@ standard error.
 	})
 	root.AddCommand(
 		newReportCommand(),
+		newCICommand(),
 	)
-	for _, add := range extraCommands {
-		root.AddCommand(add())
-	}
 	return root
 }
-
-// extraCommands lets command files register themselves (cmd_ci.go, ...)
-// without editing this file.
-var extraCommands []func() *cobra.Command
 
 // usageError marks a command-line mistake.
 type usageError struct{ err error }

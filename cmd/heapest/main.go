@@ -6,6 +6,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 )
 
@@ -13,11 +14,23 @@ import (
 var version = "dev"
 
 func main() {
+	os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// run executes one command line and returns its exit status: the whole
+// program but for the process around it, so that tests run exactly what
+// users run, in-process.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	cmd := newRootCommand()
-	err := cmd.ExecuteContext(context.Background())
+	cmd.SetArgs(args)
+	cmd.SetIn(stdin)
+	cmd.SetOut(stdout)
+	cmd.SetErr(stderr)
+	err := cmd.ExecuteContext(ctx)
 	code := exitCode(err)
 	if err != nil && code != exitGateFailed {
-		fmt.Fprintln(os.Stderr, "heapest:", err)
+		// A failed gate has explained itself on standard output.
+		fmt.Fprintln(stderr, "heapest:", err)
 	}
-	os.Exit(code)
+	return code
 }

@@ -1,0 +1,72 @@
+package unbias
+
+import "github.com/heapest/heapest/ci"
+
+// Samples are the published statistics of a group of allocations sampled
+// per byte with one mean period: what the ci calculator is given, and what
+// a record of one allocation size holds. Stats turns them into the group's
+// ci.Stats, the one constructor both use, so that the calculator and a
+// report row agree wherever they are given the same group.
+type Samples struct {
+	// Count is the number of samples s.
+	Count float64
+	// Rate is the mean sampling period R in bytes.
+	Rate float64
+	// Size is the size Z in bytes of every sampled allocation. 0 means the
+	// sizes are not known: with an Offset the group is .NET's Approach 2,
+	// without one its allocations are taken to be tiny (much smaller than
+	// R), counted as 1 byte each.
+	Size float64
+	// Offset is .NET Approach 2's u, the sum of (ObjectSize −
+	// SampledByteOffset) over AllocationSampled events; HasOffset marks it
+	// as given. It applies to byte values only.
+	Offset    float64
+	HasOffset bool
+	// OpenStart and OpenEnd are set when an offset group's observation
+	// window does not start or end on a sample (see ci.Stats).
+	OpenStart, OpenEnd bool
+}
+
+// tinySize is the size Samples counts an allocation of unknown size as,
+// when nothing says more: far below any sampling period, so π(1) ≈ 1/R.
+const tinySize = 1
+
+// Stats returns the statistics of the group for value v. With a known size
+// (or tiny allocations) the estimate is Horvitz–Thompson's s·Z/π(Z); with
+// an offset and no size it is Approach 2's s·(R−1) + u, the only one that
+// needs no per-sample size.
+func (g Samples) Stats(v Value) ci.Stats {
+	offset := g.HasOffset && v.IsSpace()
+	var st ci.Stats
+	if g.Size == 0 && offset {
+		p := 1 / g.Rate
+		st = ci.Stats{Estimate: ci.OffsetEstimate(g.Count, p, g.Offset), Var: g.Count * (1 - p) / (p * p),
+			Samples: g.Count, MaxWeight: (1 - p) / p, Mixed: true}
+	} else {
+		z := g.Size
+		if z == 0 {
+			z = tinySize
+		}
+		p := inclusion(z, g.Rate)
+		unit := pick(v, 1, z)
+		st = ci.Stats{Estimate: g.Count * unit / p, Var: g.Count * unit * unit * (1 - p) / (p * p),
+			Samples: g.Count, MaxWeight: unit * (1 - p) / p, P: p, Unit: unit}
+	}
+	st.N, st.Rate = 1, g.Rate
+	if offset {
+		st.Offset, st.HasOffset, st.OpenStart, st.OpenEnd = g.Offset, true, g.OpenStart, g.OpenEnd
+	}
+	return st
+}
+
+// Estimator says in words which estimate Stats gives for a byte value of
+// g, and how it relates to a report row's, for the calculator's output.
+func (g Samples) Estimator() string {
+	switch {
+	case g.Size == 0 && g.HasOffset:
+		return "s·(R−1) + u, .NET Approach 2 (a trace row prints the Horvitz–Thompson sum of size/π, which needs each sample's size)"
+	case g.Size == 0:
+		return "s/π, Horvitz–Thompson for 1-byte allocations, π = 1 − exp(−1/R)"
+	}
+	return "s·Z/π, Horvitz–Thompson with π = 1 − exp(−Z/R), as a report row of one size prints"
+}

@@ -28,12 +28,18 @@ func (FuncNamer) Need(uint64, bool) {}
 // Resolve does nothing.
 func (FuncNamer) Resolve() error { return nil }
 
-// Name returns f.Func, else the resolver's name for f.Addr.
-func (n FuncNamer) Name(f parse.Frame, _ bool) (string, bool) {
+// Name returns f.Func, else the resolver's name for the frame's
+// instruction: f.Addr for the leaf, f.Addr-1 for a caller (a return
+// address follows its call).
+func (n FuncNamer) Name(f parse.Frame, leaf bool) (string, bool) {
 	if f.Func != "" || f.Addr == 0 {
 		return f.Func, false
 	}
-	return n(f.Addr), false
+	pc := f.Addr
+	if !leaf {
+		pc--
+	}
+	return n(pc), false
 }
 
 // Unresolved does nothing.

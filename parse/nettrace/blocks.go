@@ -3,56 +3,34 @@ package nettrace
 import (
 	"bufio"
 	"encoding/binary"
-	"fmt"
+	"slices"
 	"strings"
-	"unicode/utf16"
+
+	"github.com/heapest/heapest/parse"
 )
 
-// ntKind is what heapest does with an event type.
-type ntKind uint8
+// kind is what heapest does with an event type.
+type kind uint8
 
 const (
-	ntIgnore       ntKind = iota
-	ntAllocSampled        // runtime 303
-	ntAllocTick           // runtime 10
-	ntMethod              // runtime 143, rundown 143/144
-	ntModule              // runtime 152, rundown 153/154
-	ntCPUSample           // SampleProfiler 0: kept only when keepCPU is set (tests)
+	kindIgnore       kind = iota
+	kindAllocSampled      // runtime 303
+	kindAllocTick         // runtime 10
+	kindMethod            // runtime 143, rundown 143/144
+	kindModule            // runtime 152, rundown 153/154
+	kindCPUSample         // SampleProfiler 0: passed to decoder.onCPU (tests)
 )
 
-// ntMeta is one metadata row, reduced to what the reader needs.
-type ntMeta struct {
-	kind    ntKind
+// meta is one metadata row, reduced to what the reader needs.
+type meta struct {
+	kind    kind
 	version int
+	defined bool
 }
 
-// ntStackRef locates a stack of the current sequence-point region in the
-// region arena; global is its interned index once an event used it.
-type ntStackRef struct {
-	start, n int32
-	global   int32
-}
-
-// ntThread is one row of a V6 Thread block.
-type ntThread struct {
-	tid, pid uint64
-	hasTID   bool
-	name     string
-}
-
-// ntEvent is one kept allocation event. For AllocationSampled a is the
-// object size and b the sampled byte offset; for GCAllocationTick a is the
-// allocation amount and b the object size (0 when unknown).
-type ntEvent struct {
-	time          int64
-	a, b          uint64
-	typ, thr, stk int32
-	tick          bool
-}
-
-// ntHeader is a decoded event header; compressed headers are deltas from the
+// header is a decoded event header; compressed headers are deltas from the
 // previous one in the same block.
-type ntHeader struct {
+type header struct {
 	metaID    uint32
 	seq       uint32
 	capThread uint64
@@ -64,16 +42,24 @@ type ntHeader struct {
 	payload   uint32
 }
 
-// ntDecoder holds the state of one trace being read.
-type ntDecoder struct {
+// thread is one row of a V6 Thread block.
+type thread struct {
+	tid, pid uint64
+	hasTID   bool
+	name     string
+}
+
+// decoder holds the state of one trace being read.
+type decoder struct {
 	name string
 	r    *bufio.Reader
-	opt  Options
+	opt  parse.Options
+	sink parse.Sink
 	off  int64 // file offset of the next unread byte
 
 	small []byte // header scratch
 	buf   []byte // block buffer, reused
-	cur   ntCursor
+	cur   cursor
 
 	v6           bool
 	major, minor int
@@ -81,45 +67,51 @@ type ntDecoder struct {
 	ptr          int
 	syncQPC      int64
 	freq         int64
+	nsPerTick    uint64 // 1e9/freq when freq divides 1e9, else 0
 	pid          int64
 
-	meta    map[uint32]ntMeta
-	stacks  map[uint32]ntStackRef // current region, ids that do not fit dense
-	dense   []ntStackRef          // current region, ids 1..len(dense)
-	arena   []byte                // IP bytes of the current region's stacks
-	threads map[uint64]ntThread   // V6 thread index → thread
-	labels  map[uint32]int        // V6 label list → version override
+	meta    metaTable
+	stacks  regionStacks
+	threads map[uint64]thread // V6 thread index → thread
+	labels  map[uint32]int    // V6 label list → version override
 
-	// Interned data that outlives sequence points.
-	stackIdx   map[string]int32
-	stackIPs   [][]uint64
-	threadName map[uint64]int32
-	typeNames  map[string]int32
+	// Names outlive sequence points and records point at them, so each
+	// distinct one is made once.
+	types       map[string]typeEntry // UTF-16 type name → it and the name (id unused)
+	nullTypes   map[uint64]string    // TypeID → name of a type the runtime calls "NULL"
+	typeCache   [typeCacheSize]typeEntry
+	threadNames map[uint64]string // OS thread id (V6: index | 1<<63 without one) → name
+	thrID       uint64            // the last thread looked up
+	thrName     string
+	thrValid    bool
+	thrUnknown  bool // the last thread has no OS thread id
 
-	// events are the kept allocation events in compact form; records are
-	// built once, at the end, at their final size.
-	events  []ntEvent
-	types   []string // interned type names, indexed by ntEvent.typ
-	threadS []string // interned thread names, indexed by ntEvent.thread
+	rec     parse.Record // reused for every record sent
+	records int
 
-	// keepCPU makes CPU samples keep their stacks in cpuStacks, so tests
-	// can check symbolization against traces without allocation events.
-	keepCPU   bool
-	cpuStacks []int32
+	// ticks are the GCAllocationTick events held back until the first
+	// AllocationSampled event (see the package doc); tickStacks holds
+	// their stacks for the whole trace.
+	ticks      []tick
+	tickStacks stackTable
+	tickNames  nameIDs
 
-	methods []ntMethodRange
-	modules map[uint64]string
+	// distinct holds every address of the stacks of kept events, mapped
+	// to whether it was first seen as a leaf, for the symbolized count.
+	distinct map[uint64]bool
+	methods  []methodRange
+	modules  map[uint64]string
 
-	// Sequence numbers per capture thread, for dropped-event detection;
-	// the current capture thread's is cached outside the map.
+	// onCPU, when set (tests), receives the stack of each CPU sample.
+	onCPU func(stack []parse.Frame)
+
+	// lastSeq is the last sequence number per capture thread, for
+	// dropped-event detection; the current capture thread's is cached
+	// outside the map.
 	lastSeq  map[uint64]uint32
 	seqCur   uint64
 	seqVal   uint32
 	seqValid bool
-	// The last thread looked up, and its interned name.
-	thrID    uint64
-	thrIdx   int32
-	thrValid bool
 	dropped  uint64
 
 	nSampled, nTicks   int
@@ -134,19 +126,23 @@ type ntDecoder struct {
 	unknownThread      int
 	unknownBlocks      map[string]int
 	nMethods, nModules int
+	stopped            error // what ended a --keep-going read early
 	warnings           []string
 }
 
-func newNtDecoder(name string, r *bufio.Reader, opt Options) *ntDecoder {
-	return &ntDecoder{
-		name: name, r: r, opt: opt,
-		meta:          map[uint32]ntMeta{},
-		stacks:        map[uint32]ntStackRef{},
-		threads:       map[uint64]ntThread{},
+func newDecoder(name string, r *bufio.Reader, opt parse.Options, sink parse.Sink) *decoder {
+	return &decoder{
+		name: name, r: r, opt: opt, sink: sink,
+		meta:          metaTable{sparse: map[uint32]meta{}},
+		stacks:        regionStacks{sparse: map[uint32]stackRef{}},
+		threads:       map[uint64]thread{},
 		labels:        map[uint32]int{},
-		stackIdx:      map[string]int32{},
-		threadName:    map[uint64]int32{},
-		typeNames:     map[string]int32{},
+		types:         map[string]typeEntry{},
+		nullTypes:     map[uint64]string{},
+		threadNames:   map[uint64]string{},
+		tickStacks:    stackTable{index: map[string]int32{}},
+		tickNames:     nameIDs{ids: map[string]int32{}},
+		distinct:      map[uint64]bool{},
 		modules:       map[uint64]string{},
 		lastSeq:       map[uint64]uint32{},
 		tickVersions:  map[int]int{},
@@ -157,40 +153,40 @@ func newNtDecoder(name string, r *bufio.Reader, opt Options) *ntDecoder {
 
 // ---- metadata ----
 
-// ntClassify maps a provider and event id to what heapest reads from it.
-func ntClassify(provider string, id int) ntKind {
+// classify maps a provider and event id to what heapest reads from it.
+func classify(provider string, id int) kind {
 	switch {
 	case strings.EqualFold(provider, "Microsoft-Windows-DotNETRuntime"):
 		switch id {
 		case 303:
-			return ntAllocSampled
+			return kindAllocSampled
 		case 10:
-			return ntAllocTick
+			return kindAllocTick
 		case 143: // MethodLoadVerbose
-			return ntMethod
+			return kindMethod
 		case 152: // ModuleLoad
-			return ntModule
+			return kindModule
 		}
 	case strings.EqualFold(provider, "Microsoft-DotNETCore-SampleProfiler"):
 		if id == 0 {
-			return ntCPUSample
+			return kindCPUSample
 		}
 	case strings.EqualFold(provider, "Microsoft-Windows-DotNETRuntimeRundown"):
 		switch id {
 		case 143, 144: // MethodDCStartVerbose, MethodDCEndVerbose
-			return ntMethod
+			return kindMethod
 		case 153, 154: // ModuleDCStart, ModuleDCEnd
-			return ntModule
+			return kindModule
 		}
 	}
-	return ntIgnore
+	return kindIgnore
 }
 
 // metadataV5 reads the payload of one V4/V5 metadata event: id, UTF-16
 // provider, event id, UTF-16 name, keywords, version, level. Field
 // descriptions and V5 tags follow; nothing heapest needs is in them.
-func (d *ntDecoder) metadataV5(p []byte, at int64) error {
-	c := ntCursor{b: p, base: at}
+func (d *decoder) metadataV5(p []byte, at int64) error {
+	c := cursor{b: p, base: at}
 	id := c.u32()
 	provider := c.str16()
 	eventID := int32(c.u32())
@@ -203,21 +199,60 @@ func (d *ntDecoder) metadataV5(p []byte, at int64) error {
 	return d.defineMeta(id, provider, int(eventID), int(version), at)
 }
 
-func (d *ntDecoder) defineMeta(id uint32, provider string, eventID, version int, at int64) error {
+func (d *decoder) defineMeta(id uint32, provider string, eventID, version int, at int64) error {
 	if id == 0 {
 		return d.errAt(at, nil, "metadata defines id 0, which is reserved")
 	}
-	if _, dup := d.meta[id]; dup {
+	if _, dup := d.meta.get(id); dup {
 		return d.errAt(at, nil, "metadata id %d defined twice", id)
 	}
-	d.meta[id] = ntMeta{kind: ntClassify(provider, eventID), version: version}
+	d.meta.set(id, meta{kind: classify(provider, eventID), version: version, defined: true})
 	return nil
+}
+
+// metaTable holds the metadata rows by id: in a slice for the small ids
+// writers use (they count from 1), in a map for others, so that the
+// lookup of every event is an index.
+type metaTable struct {
+	dense  []meta
+	sparse map[uint32]meta
+}
+
+const maxDenseMeta = 1 << 12
+
+func (t *metaTable) get(id uint32) (meta, bool) {
+	if id < uint32(len(t.dense)) {
+		m := t.dense[id]
+		return m, m.defined
+	}
+	if id < maxDenseMeta {
+		return meta{}, false
+	}
+	m, ok := t.sparse[id]
+	return m, ok
+}
+
+func (t *metaTable) set(id uint32, m meta) {
+	if id >= maxDenseMeta {
+		t.sparse[id] = m
+		return
+	}
+	for id >= uint32(len(t.dense)) {
+		t.dense = append(t.dense, meta{})
+	}
+	t.dense[id] = m
+}
+
+// reset forgets every row (a V6 sequence point's metadata flush).
+func (t *metaTable) reset() {
+	t.dense = t.dense[:0]
+	clear(t.sparse)
 }
 
 // metadataBlockV6 reads a V6 Metadata block: a uint16 header size and the
 // header, then rows {uint16 size, varuint id, provider, varuint event id,
 // name, field descriptions, optional metadata}.
-func (d *ntDecoder) metadataBlockV6(c *ntCursor) error {
+func (d *decoder) metadataBlockV6(c *cursor) error {
 	c.skip(int(c.u16()))
 	for !c.bad && c.left() > 0 {
 		at := c.off()
@@ -236,7 +271,7 @@ func (d *ntDecoder) metadataBlockV6(c *ntCursor) error {
 		}
 		version := 0
 		if !row.bad && row.left() > 0 {
-			version = ntOptionalVersion(row.sub(int(row.u16())))
+			version = optionalVersion(row.sub(int(row.u16())))
 		}
 		if row.bad {
 			return row.err(d, "metadata row")
@@ -251,9 +286,9 @@ func (d *ntDecoder) metadataBlockV6(c *ntCursor) error {
 	return nil
 }
 
-// ntOptionalVersion finds the Version element of V6 optional metadata; an
+// optionalVersion finds the Version element of V6 optional metadata; an
 // unknown element kind ends the scan (its size is not known).
-func ntOptionalVersion(c *ntCursor) int {
+func optionalVersion(c *cursor) int {
 	version := 0
 	for !c.bad && c.left() > 0 {
 		switch c.u8() {
@@ -279,15 +314,40 @@ func ntOptionalVersion(c *ntCursor) int {
 
 // ---- stacks ----
 
+// stackRef locates a stack of the current sequence-point region in the
+// region's frames.
+type stackRef struct {
+	start, n int32
+	// global is the stack's id in decoder.tickStacks once a held-back
+	// tick used it, else -1.
+	global int32
+	// counted is set once the stack's addresses are in decoder.distinct.
+	counted bool
+}
+
+// regionStacks holds the stacks of the current sequence-point region,
+// decoded to frames with addresses only: ids restart after each sequence
+// point, so they are dropped there.
+type regionStacks struct {
+	dense  []stackRef          // ids 1..len(dense)
+	sparse map[uint32]stackRef // ids that do not follow on
+	frames []parse.Frame
+	bytes  int64 // stack bytes read in the region
+}
+
+// maxRegionStackBytes bounds the stack bytes of one region, so that its
+// frames fit int32 indexes.
+const maxRegionStackBytes = 1<<31 - 1
+
 // stackBlock reads {uint32 first id, uint32 count, count × {uint32 size,
-// size bytes of IPs}} into the region arena. Stacks are interned only when
-// an event that heapest keeps refers to them.
-func (d *ntDecoder) stackBlock(c *ntCursor) error {
+// size bytes of IPs}} into the region's frames.
+func (d *decoder) stackBlock(c *cursor) error {
 	first := c.u32()
 	count := c.u32()
 	if !c.bad && uint64(count) > uint64(c.left()/4) {
 		return d.errAt(c.off()-4, nil, "stack block declares %d stacks in %d bytes", count, c.left())
 	}
+	rs := &d.stacks
 	for i := uint32(0); i < count && !c.bad; i++ {
 		at := c.off()
 		n := c.u32()
@@ -298,11 +358,12 @@ func (d *ntDecoder) stackBlock(c *ntCursor) error {
 		if int(n)%d.ptr != 0 {
 			return d.errAt(at, nil, "stack %d is %d bytes, not a multiple of the pointer size %d", first+i, n, d.ptr)
 		}
-		if len(d.arena)+len(ips) > 1<<31-1 {
+		if rs.bytes += int64(len(ips)); rs.bytes > maxRegionStackBytes {
 			return d.errAt(at, nil, "more than 2 GiB of stacks in one sequence-point region")
 		}
-		d.setStack(first+i, ntStackRef{start: int32(len(d.arena)), n: int32(len(ips)), global: -1})
-		d.arena = append(d.arena, ips...)
+		start := len(rs.frames)
+		rs.frames = appendFrames(rs.frames, ips, d.ptr)
+		rs.set(first+i, stackRef{start: int32(start), n: int32(len(rs.frames) - start), global: -1})
 	}
 	if c.bad {
 		return c.err(d, "stack block")
@@ -310,74 +371,141 @@ func (d *ntDecoder) stackBlock(c *ntCursor) error {
 	return nil
 }
 
-// internStack returns the global index of the region's stack id, or -1 for
-// the empty stack; ok is false when the id is not defined in this region.
-func (d *ntDecoder) internStack(id uint32) (int32, bool) {
-	if id == 0 {
-		return -1, true
-	}
-	ref, ok := d.stack(id)
-	if !ok {
-		return -1, false
-	}
-	if ref.global >= 0 || ref.n == 0 {
-		return ref.global, true
-	}
-	raw := d.arena[ref.start : ref.start+ref.n]
-	g, ok := d.stackIdx[string(raw)]
-	if !ok {
-		ips := make([]uint64, len(raw)/d.ptr)
-		for i := range ips {
-			if d.ptr == 8 {
-				ips[i] = binary.LittleEndian.Uint64(raw[8*i:])
-			} else {
-				ips[i] = uint64(binary.LittleEndian.Uint32(raw[4*i:]))
-			}
+// appendFrames appends the frames of a stack's little-endian IPs.
+func appendFrames(frames []parse.Frame, ips []byte, ptr int) []parse.Frame {
+	n := len(ips) / ptr
+	frames = slices.Grow(frames, n)
+	if ptr == 8 {
+		for i := 0; i+8 <= len(ips); i += 8 {
+			frames = append(frames, parse.Frame{Addr: binary.LittleEndian.Uint64(ips[i:])})
 		}
-		g = int32(len(d.stackIPs))
-		d.stackIPs = append(d.stackIPs, ips)
-		d.stackIdx[string(raw)] = g
+		return frames
 	}
-	ref.global = g
-	d.setStack(id, ref)
-	return g, true
+	for i := 0; i+4 <= len(ips); i += 4 {
+		frames = append(frames, parse.Frame{Addr: uint64(binary.LittleEndian.Uint32(ips[i:]))})
+	}
+	return frames
 }
 
-// stack and setStack keep the region's stacks in a slice while ids come
-// in order from 1, as every writer does, and in a map otherwise.
-func (d *ntDecoder) stack(id uint32) (ntStackRef, bool) {
-	if id-1 < uint32(len(d.dense)) {
-		return d.dense[id-1], true
+func (rs *regionStacks) get(id uint32) (stackRef, bool) {
+	if id-1 < uint32(len(rs.dense)) {
+		return rs.dense[id-1], true
 	}
-	ref, ok := d.stacks[id]
+	ref, ok := rs.sparse[id]
 	return ref, ok
 }
 
-func (d *ntDecoder) setStack(id uint32, ref ntStackRef) {
+// set keeps the stacks in a slice while ids come in order from 1, as
+// every writer does, and in a map otherwise.
+func (rs *regionStacks) set(id uint32, ref stackRef) {
 	switch {
-	case id-1 < uint32(len(d.dense)):
-		d.dense[id-1] = ref
-	case id-1 == uint32(len(d.dense)) && len(d.stacks) == 0:
-		d.dense = append(d.dense, ref)
+	case id-1 < uint32(len(rs.dense)):
+		rs.dense[id-1] = ref
+	case id-1 == uint32(len(rs.dense)) && len(rs.sparse) == 0:
+		rs.dense = append(rs.dense, ref)
 	default:
-		d.stacks[id] = ref
+		rs.sparse[id] = ref
 	}
+}
+
+func (rs *regionStacks) slice(ref stackRef) []parse.Frame {
+	end := ref.start + ref.n
+	return rs.frames[ref.start:end:end]
+}
+
+// reset forgets the region's stacks.
+func (rs *regionStacks) reset() {
+	rs.dense = rs.dense[:0]
+	clear(rs.sparse)
+	rs.frames = rs.frames[:0]
+	rs.bytes = 0
+}
+
+// stack returns the frames of the region's stack id (nil for id 0, or an
+// id the region does not define, which is counted for a warning) and,
+// for a held-back tick (global), its id in tickStacks (-1: none). Each
+// stack's addresses are counted once per region in d.distinct.
+func (d *decoder) stack(id uint32, global bool) ([]parse.Frame, int32) {
+	if id == 0 {
+		return nil, -1
+	}
+	ref, ok := d.stacks.get(id)
+	if !ok {
+		if d.unknownStack == 0 {
+			d.firstUnknownStack = d.evAt
+		}
+		d.unknownStack++
+		return nil, -1
+	}
+	if ref.counted && (!global || ref.global >= 0) {
+		return d.stacks.slice(ref), ref.global
+	}
+	frames := d.stacks.slice(ref)
+	if !ref.counted {
+		ref.counted = true
+		d.count(frames)
+	}
+	if global && ref.global < 0 {
+		ref.global = d.tickStacks.intern(frames)
+	}
+	d.stacks.set(id, ref)
+	return frames, ref.global
+}
+
+// count adds a stack's addresses to d.distinct.
+func (d *decoder) count(frames []parse.Frame) {
+	for i, f := range frames {
+		if _, ok := d.distinct[f.Addr]; !ok {
+			d.distinct[f.Addr] = i == 0
+		}
+	}
+}
+
+// stackTable interns stacks for the whole trace.
+type stackTable struct {
+	index  map[string]int32 // addresses, 8 bytes each → id
+	spans  []stackRef
+	frames []parse.Frame
+	key    []byte
+}
+
+func (t *stackTable) intern(frames []parse.Frame) int32 {
+	t.key = t.key[:0]
+	for _, f := range frames {
+		t.key = binary.LittleEndian.AppendUint64(t.key, f.Addr)
+	}
+	if g, ok := t.index[string(t.key)]; ok {
+		return g
+	}
+	g := int32(len(t.spans))
+	t.spans = append(t.spans, stackRef{start: int32(len(t.frames)), n: int32(len(frames))})
+	t.frames = append(t.frames, frames...)
+	t.index[string(t.key)] = g
+	return g
+}
+
+// get returns the frames of stack g, nil for -1.
+func (t *stackTable) get(g int32) []parse.Frame {
+	if g < 0 {
+		return nil
+	}
+	s := t.spans[g]
+	end := s.start + s.n
+	return t.frames[s.start:end:end]
 }
 
 // ---- sequence points ----
 
 // flushRegion forgets the stacks (and V6 label lists) of the region that a
 // sequence point closes: their ids restart after it.
-func (d *ntDecoder) flushRegion() {
-	clear(d.stacks)
-	d.dense = d.dense[:0]
+func (d *decoder) flushRegion() {
+	d.stacks.reset()
 	clear(d.labels)
-	d.arena = d.arena[:0]
 }
 
 // sequencePointV5 reads {int64 timestamp, int32 count, count × {int64
 // thread id, int32 sequence number}}.
-func (d *ntDecoder) sequencePointV5(c *ntCursor) error {
+func (d *decoder) sequencePointV5(c *cursor) error {
 	c.skip(8)
 	n := c.u32()
 	if !c.bad && uint64(n) > uint64(c.left()/12) {
@@ -398,7 +526,7 @@ func (d *ntDecoder) sequencePointV5(c *ntCursor) error {
 // sequencePointV6 reads {uint64 timestamp, uint32 flags, uint32 count, count
 // × {varuint thread index, varuint sequence number}}; flag 1 also flushes
 // the thread table, flag 2 the metadata.
-func (d *ntDecoder) sequencePointV6(c *ntCursor) error {
+func (d *decoder) sequencePointV6(c *cursor) error {
 	c.skip(8)
 	flags := c.u32()
 	n := c.u32()
@@ -416,9 +544,10 @@ func (d *ntDecoder) sequencePointV6(c *ntCursor) error {
 	d.flushRegion()
 	if flags&1 != 0 {
 		clear(d.threads)
+		d.thrValid = false
 	}
 	if flags&2 != 0 {
-		clear(d.meta)
+		d.meta.reset()
 	}
 	return nil
 }
@@ -426,7 +555,7 @@ func (d *ntDecoder) sequencePointV6(c *ntCursor) error {
 // checkpoint compares a sequence point's lower bound for a capture thread
 // with the last sequence number seen from it: a higher bound means that
 // thread's events were dropped.
-func (d *ntDecoder) checkpoint(thread uint64, seq uint32) {
+func (d *decoder) checkpoint(thread uint64, seq uint32) {
 	d.syncSeq()
 	last, ok := d.lastSeq[thread]
 	if ok && int32(seq-last) > 0 {
@@ -440,7 +569,7 @@ func (d *ntDecoder) checkpoint(thread uint64, seq uint32) {
 // ---- V6 threads and label lists ----
 
 // threadBlock reads rows {uint16 size, varuint index, optional elements}.
-func (d *ntDecoder) threadBlock(c *ntCursor) error {
+func (d *decoder) threadBlock(c *cursor) error {
 	for !c.bad && c.left() > 0 {
 		at := c.off()
 		row := c.sub(int(c.u16()))
@@ -448,7 +577,7 @@ func (d *ntDecoder) threadBlock(c *ntCursor) error {
 			break
 		}
 		idx := row.uvarint()
-		var t ntThread
+		var t thread
 	elems:
 		for !row.bad && row.left() > 0 {
 			switch row.u8() {
@@ -473,6 +602,7 @@ func (d *ntDecoder) threadBlock(c *ntCursor) error {
 			return d.errAt(at, nil, "thread index %d defined twice", idx)
 		}
 		d.threads[idx] = t
+		d.thrValid = false
 	}
 	if c.bad {
 		return c.err(d, "thread block")
@@ -481,7 +611,7 @@ func (d *ntDecoder) threadBlock(c *ntCursor) error {
 }
 
 // removeThreadBlock reads {varuint index, varuint sequence number} pairs.
-func (d *ntDecoder) removeThreadBlock(c *ntCursor) error {
+func (d *decoder) removeThreadBlock(c *cursor) error {
 	for !c.bad && c.left() > 0 {
 		idx := c.uvarint()
 		seq := c.uvarint32()
@@ -490,6 +620,7 @@ func (d *ntDecoder) removeThreadBlock(c *ntCursor) error {
 		}
 		d.checkpoint(idx, seq)
 		delete(d.threads, idx)
+		d.thrValid = false
 	}
 	if c.bad {
 		return c.err(d, "remove-thread block")
@@ -499,7 +630,7 @@ func (d *ntDecoder) removeThreadBlock(c *ntCursor) error {
 
 // labelListBlock reads {uint32 first index, uint32 count, lists of labels}.
 // Only a Version label matters here (it overrides the metadata's version).
-func (d *ntDecoder) labelListBlock(c *ntCursor) error {
+func (d *decoder) labelListBlock(c *cursor) error {
 	first := c.u32()
 	count := c.u32()
 	if !c.bad && uint64(count) > uint64(c.left()) {
@@ -540,163 +671,4 @@ func (d *ntDecoder) labelListBlock(c *ntCursor) error {
 		return c.err(d, "label list block")
 	}
 	return nil
-}
-
-// ---- cursor over one block in memory ----
-
-// ntCursor reads little-endian values from bytes held in memory. A read past
-// the end sets bad and returns zeros, so decoding code checks bad once per
-// unit and never acts on a value read after the failure.
-type ntCursor struct {
-	b    []byte
-	pos  int
-	base int64 // file offset of b[0]
-	bad  bool
-	why  string
-	at   int
-}
-
-func (c *ntCursor) fail(why string) {
-	if !c.bad {
-		c.bad, c.why, c.at = true, why, c.pos
-	}
-}
-
-func (c *ntCursor) need(n int) bool {
-	if c.bad {
-		return false
-	}
-	if n < 0 || len(c.b)-c.pos < n {
-		c.fail(fmt.Sprintf("needs %d bytes, %d remain", n, len(c.b)-c.pos))
-		return false
-	}
-	return true
-}
-
-func (c *ntCursor) left() int   { return len(c.b) - c.pos }
-func (c *ntCursor) off() int64  { return c.base + int64(c.pos) }
-func (c *ntCursor) skip(n int)  { c.bytes(n) }
-func (c *ntCursor) u8() byte    { return c.fixed(1)[0] }
-func (c *ntCursor) u16() uint16 { return binary.LittleEndian.Uint16(c.fixed(2)) }
-func (c *ntCursor) u32() uint32 { return binary.LittleEndian.Uint32(c.fixed(4)) }
-func (c *ntCursor) u64() uint64 { return binary.LittleEndian.Uint64(c.fixed(8)) }
-
-var ntZeros [16]byte
-
-// fixed returns n ≤ 16 bytes, or zeros after a failure.
-func (c *ntCursor) fixed(n int) []byte {
-	if !c.need(n) {
-		return ntZeros[:n]
-	}
-	c.pos += n
-	return c.b[c.pos-n : c.pos]
-}
-
-func (c *ntCursor) bytes(n int) []byte {
-	if !c.need(n) {
-		return nil
-	}
-	c.pos += n
-	return c.b[c.pos-n : c.pos]
-}
-
-// sub returns a cursor over the next n bytes and moves past them.
-func (c *ntCursor) sub(n int) *ntCursor {
-	base := c.off()
-	b := c.bytes(n)
-	s := &ntCursor{b: b, base: base}
-	if c.bad {
-		s.bad, s.why = true, c.why
-	}
-	return s
-}
-
-func (c *ntCursor) uvarint() uint64 {
-	if c.bad {
-		return 0
-	}
-	if c.pos < len(c.b) && c.b[c.pos] < 0x80 {
-		c.pos++
-		return uint64(c.b[c.pos-1])
-	}
-	v, n := binary.Uvarint(c.b[c.pos:])
-	if n <= 0 {
-		if n == 0 {
-			c.fail("variable-length integer runs past the end")
-		} else {
-			c.fail("variable-length integer overflows 64 bits")
-		}
-		return 0
-	}
-	c.pos += n
-	return v
-}
-
-func (c *ntCursor) uvarint32() uint32 {
-	v := c.uvarint()
-	if v > 1<<32-1 {
-		c.pos-- // point into the integer
-		c.fail(fmt.Sprintf("variable-length integer %d does not fit 32 bits", v))
-		return 0
-	}
-	return uint32(v)
-}
-
-// str8 reads a varuint-length-prefixed UTF-8 string (V6).
-func (c *ntCursor) str8() string {
-	n := c.uvarint()
-	if n > uint64(c.left()) {
-		c.fail(fmt.Sprintf("string of %d bytes, %d remain", n, c.left()))
-		return ""
-	}
-	return string(c.bytes(int(n)))
-}
-
-// str16 reads a NUL-terminated UTF-16LE string (V4/V5 metadata, payloads).
-func (c *ntCursor) str16() string {
-	raw, ok := ntUTF16z(c.b[min(c.pos, len(c.b)):])
-	if !ok || c.bad {
-		c.fail("UTF-16 string without its NUL terminator")
-		return ""
-	}
-	c.pos += len(raw) + 2
-	return ntDecodeUTF16(raw)
-}
-
-// err turns a failed cursor into a located error.
-func (c *ntCursor) err(d *ntDecoder, what string) error {
-	return d.errAt(c.base+int64(c.at), nil, "malformed %s: %s", what, c.why)
-}
-
-// ntUTF16z returns the code units of a NUL-terminated UTF-16LE string at the
-// start of b (without the terminator).
-func ntUTF16z(b []byte) ([]byte, bool) {
-	for i := 0; i+1 < len(b); i += 2 {
-		if b[i] == 0 && b[i+1] == 0 {
-			return b[:i], true
-		}
-	}
-	return nil, false
-}
-
-func ntDecodeUTF16(raw []byte) string {
-	ascii := true
-	for i := 1; i < len(raw); i += 2 {
-		if raw[i] != 0 || raw[i-1] >= 0x80 {
-			ascii = false
-			break
-		}
-	}
-	if ascii {
-		s := make([]byte, len(raw)/2)
-		for i := range s {
-			s[i] = raw[2*i]
-		}
-		return string(s)
-	}
-	u := make([]uint16, len(raw)/2)
-	for i := range u {
-		u[i] = binary.LittleEndian.Uint16(raw[2*i:])
-	}
-	return string(utf16.Decode(u))
 }

@@ -6,15 +6,16 @@ import (
 	"math"
 	"math/bits"
 	"path"
-	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/heapest/heapest/parse"
 )
 
 // eventBlock reads an EventBlock, or a V4/V5 MetadataBlock (the same
 // encoding, whose payloads are metadata rows): a header {int16 size, int16
 // flags, int64 min and max timestamps, reserved} and then event rows.
-func (d *ntDecoder) eventBlock(c *ntCursor, metadata bool) error {
+func (d *decoder) eventBlock(c *cursor, metadata bool) error {
 	what := "event block"
 	if metadata {
 		what = "metadata block"
@@ -29,7 +30,7 @@ func (d *ntDecoder) eventBlock(c *ntCursor, metadata bool) error {
 		return c.err(d, what+" header")
 	}
 	compressed := flags&1 != 0
-	var h ntHeader
+	var h header
 	for c.left() > 0 {
 		at := c.off()
 		var p []byte
@@ -43,9 +44,9 @@ func (d *ntDecoder) eventBlock(c *ntCursor, metadata bool) error {
 		}
 		pat := c.off() - int64(len(p)) // the payload's file offset
 		if !compressed {
-			pat = at + ntFixedHeaderV4
+			pat = at + fixedHeaderV4
 			if d.v6 {
-				pat = at + ntFixedHeaderV6
+				pat = at + fixedHeaderV6
 			}
 		}
 		if metadata {
@@ -64,7 +65,7 @@ func (d *ntDecoder) eventBlock(c *ntCursor, metadata bool) error {
 // compressedHeader decodes a header-compressed event row (flags byte, then
 // the fields its bits say are present, as deltas from the previous row) and
 // returns the payload.
-func (d *ntDecoder) compressedHeader(c *ntCursor, h *ntHeader) []byte {
+func (d *decoder) compressedHeader(c *cursor, h *header) []byte {
 	flags := c.u8()
 	if flags&1 != 0 {
 		h.metaID = c.uvarint32()
@@ -104,14 +105,14 @@ func (d *ntDecoder) compressedHeader(c *ntCursor, h *ntHeader) []byte {
 
 // Sizes of the fixed-layout event headers, EventSize included.
 const (
-	ntFixedHeaderV4 = 4 + 76
-	ntFixedHeaderV6 = 4 + 48
+	fixedHeaderV4 = 4 + 76
+	fixedHeaderV6 = 4 + 48
 )
 
 // uncompressedHeader decodes a fixed-layout event row. EventSize counts
 // everything after itself, including any alignment padding, so the next row
 // starts exactly there.
-func (d *ntDecoder) uncompressedHeader(c *ntCursor, h *ntHeader) []byte {
+func (d *decoder) uncompressedHeader(c *cursor, h *header) []byte {
 	start := c.pos
 	size := c.u32()
 	meta := c.u32()
@@ -144,9 +145,9 @@ func (d *ntDecoder) uncompressedHeader(c *ntCursor, h *ntHeader) []byte {
 }
 
 // event handles one event row of an EventBlock.
-func (d *ntDecoder) event(h *ntHeader, p []byte, at, pat int64) error {
+func (d *decoder) event(h *header, p []byte, at, pat int64) error {
 	d.evAt = at
-	m, ok := d.meta[h.metaID]
+	m, ok := d.meta.get(h.metaID)
 	if !ok {
 		if d.unknownMeta == 0 {
 			d.firstUnknownMeta = at
@@ -155,29 +156,22 @@ func (d *ntDecoder) event(h *ntHeader, p []byte, at, pat int64) error {
 		return nil
 	}
 	d.trackSeq(h)
-	if m.kind == ntIgnore {
-		return nil
-	}
-	version := m.version
-	if d.v6 && h.label != 0 {
-		if v, ok := d.labels[h.label]; ok && v >= 0 {
-			version = v
-		}
-	}
 	var good bool
 	switch m.kind {
-	case ntAllocSampled:
+	case kindIgnore:
+		return nil
+	case kindAllocSampled:
 		good = d.allocSampled(h, p)
-	case ntAllocTick:
-		good = d.allocTick(h, p, version)
-	case ntMethod:
+	case kindAllocTick:
+		good = d.allocTick(h, p, d.version(m, h))
+	case kindMethod:
 		good = d.method(p)
-	case ntModule:
+	case kindModule:
 		good = d.module(p)
-	case ntCPUSample:
-		if d.keepCPU {
-			g, _ := d.internStack(h.stackID)
-			d.cpuStacks = append(d.cpuStacks, g)
+	case kindCPUSample:
+		if d.onCPU != nil {
+			frames, _ := d.stack(h.stackID, false)
+			d.onCPU(frames)
 		}
 		good = true
 	}
@@ -190,18 +184,29 @@ func (d *ntDecoder) event(h *ntHeader, p []byte, at, pat int64) error {
 	return nil
 }
 
+// version is the event's version: its metadata's, unless a V6 label list
+// overrides it.
+func (d *decoder) version(m meta, h *header) int {
+	if d.v6 && h.label != 0 {
+		if v, ok := d.labels[h.label]; ok && v >= 0 {
+			return v
+		}
+	}
+	return m.version
+}
+
 // String names the event kind in warnings.
-func (k ntKind) String() string {
+func (k kind) String() string {
 	switch k {
-	case ntAllocSampled:
+	case kindAllocSampled:
 		return "AllocationSampled"
-	case ntAllocTick:
+	case kindAllocTick:
 		return "GCAllocationTick"
-	case ntMethod:
+	case kindMethod:
 		return "method load/rundown"
-	case ntModule:
+	case kindModule:
 		return "module load/rundown"
-	case ntCPUSample:
+	case kindCPUSample:
 		return "CPU sample"
 	}
 	return "other"
@@ -209,7 +214,7 @@ func (k ntKind) String() string {
 
 // trackSeq counts events a capture thread dropped: its sequence numbers
 // increase by exactly one per event attempted.
-func (d *ntDecoder) trackSeq(h *ntHeader) {
+func (d *decoder) trackSeq(h *header) {
 	if !d.seqValid || h.capThread != d.seqCur {
 		d.syncSeq()
 		last, ok := d.lastSeq[h.capThread]
@@ -225,7 +230,7 @@ func (d *ntDecoder) trackSeq(h *ntHeader) {
 }
 
 // syncSeq writes the cached capture thread's sequence number back.
-func (d *ntDecoder) syncSeq() {
+func (d *decoder) syncSeq() {
 	if d.seqValid {
 		d.lastSeq[d.seqCur] = d.seqVal
 		d.seqValid = false
@@ -237,18 +242,18 @@ func (d *ntDecoder) syncSeq() {
 // allocSampled decodes AllocationSampled (runtime event 303, version 0):
 // AllocationKind u32, ClrInstanceID u16, TypeID ptr, TypeName UTF-16z,
 // Address ptr, ObjectSize u64, SampledByteOffset u64. There is no HeapIndex
-// field (it was dropped before the event shipped).
-func (d *ntDecoder) allocSampled(h *ntHeader, p []byte) bool {
+// field (it was dropped before the event shipped). The event goes to the
+// sink at once, with its stack as the region holds it.
+func (d *decoder) allocSampled(h *header, p []byte) bool {
 	P := d.ptr
 	if len(p) < 6+P+2 {
 		return false
 	}
-	typeID := d.pointer(p[6:])
-	raw, ok := ntUTF16z(p[6+P:])
+	typ, n, ok := d.typeAt(p[6+P:], d.pointer(p[6:]))
 	if !ok {
 		return false
 	}
-	rest := p[6+P+len(raw)+2:]
+	rest := p[6+P+n:]
 	if len(rest) < P+16 {
 		return false
 	}
@@ -257,9 +262,55 @@ func (d *ntDecoder) allocSampled(h *ntHeader, p []byte) bool {
 	if size == 0 || off >= size || size > 1<<53 {
 		return false
 	}
-	d.nSampled++
-	d.addEvent(h, ntEvent{a: size, b: off, typ: d.typeName(raw, typeID)})
+	if d.nSampled++; d.nSampled == 1 {
+		d.ticks = nil // the samples describe the same allocations
+	}
+	// Field by field: assigning a whole Record costs more than the rest
+	// of the event.
+	r := &d.rec
+	r.Stack, _ = d.stack(h.stackID, false)
+	r.Thread = d.thread(h.thread)
+	r.Type = typ
+	r.Scheme, r.Rate = parse.Bernoulli, samplingRate
+	z := float64(size)
+	r.InUse = parse.Counts{}
+	r.Alloc = parse.Counts{Objects: 1, Bytes: z, Enc: parse.Raw, Samples: 1, Size: z}
+	// Approach 2's u: the bytes of the object after the sampled one.
+	r.Offset, r.HasOffset = float64(size-off), true
+	r.Time = d.nanos(h.ts)
+	r.Pre, r.Breakdown = nil, false
+	d.send()
 	return true
+}
+
+func (d *decoder) send() {
+	d.records++
+	d.sink.Record(&d.rec)
+}
+
+// tick is a GCAllocationTick event held back (see the package doc):
+// amount is the allocation amount, size the object size (0 when unknown),
+// stack an id in decoder.tickStacks (-1: none).
+type tick struct {
+	time               int64
+	amount, size       uint64
+	typ, thread, stack int32
+}
+
+// nameIDs numbers the (interned) names held-back ticks use.
+type nameIDs struct {
+	ids   map[string]int32
+	names []string
+}
+
+func (n *nameIDs) id(s string) int32 {
+	i, ok := n.ids[s]
+	if !ok {
+		i = int32(len(n.names))
+		n.names = append(n.names, s)
+		n.ids[s] = i
+	}
+	return i
 }
 
 // allocTick decodes GCAllocationTick (runtime event 10): AllocationAmount
@@ -267,26 +318,27 @@ func (d *ntDecoder) allocSampled(h *ntHeader, p []byte) bool {
 // u64, TypeID ptr, TypeName UTF-16z, HeapIndex u32; v3+ Address ptr; v4+
 // ObjectSize u64. Each event stands for the ~100 KB allocated since the
 // previous one on its heap: a fixed-stride estimate, not a random sample.
-func (d *ntDecoder) allocTick(h *ntHeader, p []byte, version int) bool {
+// It is held back while no AllocationSampled event was read, and only
+// counted after one was.
+func (d *decoder) allocTick(h *header, p []byte, version int) bool {
 	P := d.ptr
 	if len(p) < 8 {
 		return false
 	}
 	amount := uint64(binary.LittleEndian.Uint32(p))
-	typ := d.typeName(nil, 0)
+	var typ string
 	var objSize uint64
 	if version >= 2 {
 		if len(p) < 18+P+2 {
 			return false
 		}
 		amount = binary.LittleEndian.Uint64(p[10:])
-		typeID := d.pointer(p[18:])
-		raw, ok := ntUTF16z(p[18+P:])
-		if !ok {
+		var n int
+		var ok bool
+		if typ, n, ok = d.typeAt(p[18+P:], d.pointer(p[18:])); !ok {
 			return false
 		}
-		typ = d.typeName(raw, typeID)
-		rest := p[18+P+len(raw)+2:]
+		rest := p[18+P+n:]
 		need := 4
 		if version >= 3 {
 			need += P
@@ -306,60 +358,50 @@ func (d *ntDecoder) allocTick(h *ntHeader, p []byte, version int) bool {
 	}
 	d.nTicks++
 	d.tickVersions[version]++
-	d.addEvent(h, ntEvent{a: amount, b: objSize, typ: typ, tick: true})
+	hold := d.nSampled == 0
+	_, g := d.stack(h.stackID, hold)
+	thr := d.thread(h.thread)
+	if hold {
+		d.ticks = append(d.ticks, tick{time: d.nanos(h.ts), amount: amount, size: objSize,
+			typ: d.tickNames.id(typ), thread: d.tickNames.id(thr), stack: g})
+	}
 	return true
 }
 
-// addEvent completes an event with its thread, time and stack.
-func (d *ntDecoder) addEvent(h *ntHeader, e ntEvent) {
-	e.thr = d.thread(h.thread)
-	e.time = d.nanos(h.ts)
-	g, ok := d.internStack(h.stackID)
-	if !ok {
-		if d.unknownStack == 0 {
-			d.firstUnknownStack = d.evAt
+// sendTicks sends the ticks held back, in trace order.
+func (d *decoder) sendTicks() {
+	for _, t := range d.ticks {
+		d.rec = parse.Record{
+			Stack:  d.tickStacks.get(t.stack),
+			Thread: d.tickNames.names[t.thread],
+			Type:   d.tickNames.names[t.typ],
+			Scheme: parse.FixedStride,
+			Rate:   tickStride,
+			Alloc:  parse.Counts{Bytes: float64(t.amount), Enc: parse.Scaled, Samples: 1},
+			Time:   t.time,
 		}
-		d.unknownStack++
-	}
-	e.stk = g
-	d.events = append(d.events, e)
-}
-
-// record turns a compact event into a Record.
-func (d *ntDecoder) record(e *ntEvent, frames [][]Frame) Record {
-	r := Record{Type: d.types[e.typ], Thread: d.threadS[e.thr], Time: e.time}
-	if e.stk >= 0 {
-		r.Stack = frames[e.stk]
-	}
-	if e.tick {
-		r.Scheme, r.Rate = FixedStride, DotNetTickStride
-		r.Alloc = Counts{Bytes: float64(e.a), Enc: Scaled, Samples: 1}
 		// Version 4 names the size of the object that crossed the stride:
 		// the amount over that size is the usual (rough) object estimate.
-		if e.b > 0 {
-			r.Alloc.Size = float64(e.b)
-			r.Alloc.Objects = float64(e.a) / float64(e.b)
+		if t.size > 0 {
+			d.rec.Alloc.Size = float64(t.size)
+			d.rec.Alloc.Objects = float64(t.amount) / float64(t.size)
 		}
-		return r
+		d.send()
 	}
-	z := float64(e.a)
-	r.Scheme, r.Rate = Bernoulli, DotNetSamplingRate
-	r.Alloc = Counts{Objects: 1, Bytes: z, Enc: Raw, Samples: 1, Size: z}
-	r.Offset, r.HasOffset = float64(e.a-e.b), true
-	return r
+	d.ticks = nil
 }
 
 // method decodes MethodLoadVerbose / MethodDC{Start,End}Verbose: MethodID
 // u64, ModuleID u64, MethodStartAddress u64, MethodSize u32, MethodToken
 // u32, MethodFlags u32, MethodNamespace, MethodName, MethodSignature
 // (UTF-16z), then optional fields.
-func (d *ntDecoder) method(p []byte) bool {
+func (d *decoder) method(p []byte) bool {
 	if len(p) < 36 {
 		return false
 	}
 	start := binary.LittleEndian.Uint64(p[16:])
 	size := uint64(binary.LittleEndian.Uint32(p[24:]))
-	c := ntCursor{b: p, pos: 36}
+	c := cursor{b: p, pos: 36}
 	ns := c.str16()
 	name := c.str16()
 	if c.bad || start+size < start {
@@ -370,17 +412,17 @@ func (d *ntDecoder) method(p []byte) bool {
 		full = ns + "." + name
 	}
 	d.nMethods++
-	d.methods = append(d.methods, ntMethodRange{start: start, end: start + size, name: full})
+	d.methods = append(d.methods, methodRange{start: start, end: start + size, name: full})
 	return true
 }
 
 // module decodes ModuleLoad / ModuleDC{Start,End}: ModuleID u64, AssemblyID
 // u64, ModuleFlags u32, Reserved u32, ModuleILPath (UTF-16z), ...
-func (d *ntDecoder) module(p []byte) bool {
+func (d *decoder) module(p []byte) bool {
 	if len(p) < 24 {
 		return false
 	}
-	c := ntCursor{b: p, pos: 24}
+	c := cursor{b: p, pos: 24}
 	il := c.str16()
 	if c.bad {
 		return false
@@ -390,89 +432,120 @@ func (d *ntDecoder) module(p []byte) bool {
 	return true
 }
 
-func (d *ntDecoder) pointer(b []byte) uint64 {
+func (d *decoder) pointer(b []byte) uint64 {
 	if d.ptr == 8 {
 		return binary.LittleEndian.Uint64(b)
 	}
 	return uint64(binary.LittleEndian.Uint32(b))
 }
 
-// typeName interns a UTF-16 type name. The runtime writes "NULL" when it has
-// no name (NativeAOT); the TypeID then keeps types apart. Events without a
-// type name (GCAllocationTick before version 2) get the empty name.
-func (d *ntDecoder) typeName(raw []byte, typeID uint64) int32 {
-	if i, ok := d.typeNames[string(raw)]; ok {
-		return i
-	}
-	s := ntDecodeUTF16(raw)
-	if s == "NULL" {
-		return d.internType(fmt.Sprintf("<type 0x%x>", typeID), fmt.Sprintf("\x00NULL %x", typeID))
-	}
-	return d.internType(s, string(raw))
+// typeCacheSize is the number of (TypeID, name) pairs remembered in
+// front of the name map: a trace's allocations are mostly of few types.
+const (
+	typeCacheBits = 6
+	typeCacheSize = 1 << typeCacheBits
+)
+
+type typeEntry struct {
+	id   uint64
+	raw  string // the UTF-16 name as written
+	name string
 }
 
-func (d *ntDecoder) internType(name, key string) int32 {
-	if i, ok := d.typeNames[key]; ok {
-		return i
+// typeAt reads a UTF-16z type name at the start of b and returns its
+// interned name and its length in bytes with the terminator. A name in the
+// cache is compared, not scanned for its end: a cached name has no
+// terminator, so one that follows it ends the name there.
+func (d *decoder) typeAt(b []byte, typeID uint64) (name string, n int, ok bool) {
+	e := &d.typeCache[typeSlot(typeID)]
+	if k := len(e.raw); e.name != "" && e.id == typeID && len(b) >= k+2 &&
+		b[k] == 0 && b[k+1] == 0 && string(b[:k]) == e.raw {
+		return e.name, k + 2, true
 	}
-	i := int32(len(d.types))
-	d.types = append(d.types, name)
-	d.typeNames[key] = i
-	return i
+	raw, ok := utf16z(b)
+	if !ok {
+		return "", 0, false
+	}
+	return d.typeName(raw, typeID), len(raw) + 2, true
 }
 
-// thread interns a thread's name: its OS thread id (V6: through the thread
-// table, "#index" when the table has none).
-func (d *ntDecoder) thread(id uint64) int32 {
-	if d.thrValid && id == d.thrID {
-		return d.thrIdx
-	}
-	i := d.threadSlow(id)
-	if !d.v6 {
-		// V6 indexes can be redefined after a thread flush: no cache.
-		d.thrID, d.thrIdx, d.thrValid = id, i, true
-	}
-	return i
-}
+// typeSlot is a TypeID's place in the cache. Method tables are aligned,
+// so their low bits are equal: Fibonacci hashing mixes the others in.
+func typeSlot(typeID uint64) uint64 { return (typeID * 0x9E3779B97F4A7C15) >> (64 - typeCacheBits) }
 
-func (d *ntDecoder) threadSlow(id uint64) int32 {
-	name := ""
-	if d.v6 {
-		t, ok := d.threads[id]
-		if !ok || !t.hasTID {
-			d.unknownThread++
-			name = "#" + strconv.FormatUint(id, 10)
-			id |= 1 << 63 // keep apart from OS ids
-		} else {
-			id = t.tid
+// typeName returns the interned name of a type from its UTF-16 name. The
+// runtime writes "NULL" when it has no name (NativeAOT); the TypeID then
+// keeps types apart. A TypeID is a method table address, which a
+// collectible type's unloading can reuse, so the cache by TypeID checks
+// the name too.
+func (d *decoder) typeName(raw []byte, typeID uint64) string {
+	e := &d.typeCache[typeSlot(typeID)]
+	if e.id == typeID && e.raw == string(raw) && e.name != "" {
+		return e.name
+	}
+	t, ok := d.types[string(raw)]
+	if !ok {
+		t = typeEntry{raw: string(raw), name: decodeUTF16(raw)}
+		d.types[t.raw] = t
+	}
+	if t.name == "NULL" {
+		if t.name, ok = d.nullTypes[typeID]; !ok {
+			t.name = fmt.Sprintf("<type 0x%x>", typeID)
+			d.nullTypes[typeID] = t.name
 		}
 	}
-	if i, ok := d.threadName[id]; ok {
-		return i
+	*e = typeEntry{id: typeID, raw: t.raw, name: t.name}
+	return t.name
+}
+
+// thread returns the interned name of a thread: its OS thread id (V6:
+// through the thread table, "#index" when the table has none).
+func (d *decoder) thread(id uint64) string {
+	if !d.thrValid || id != d.thrID {
+		d.thrName = d.threadSlow(id)
+		d.thrID, d.thrValid = id, true
+		d.thrUnknown = d.v6 && d.thrName[0] == '#'
+	}
+	if d.thrUnknown {
+		d.unknownThread++ // counted per event, for the warning
+	}
+	return d.thrName
+}
+
+func (d *decoder) threadSlow(id uint64) string {
+	name := ""
+	if d.v6 {
+		if t, ok := d.threads[id]; ok && t.hasTID {
+			id = t.tid
+		} else {
+			name = "#" + strconv.FormatUint(id, 10)
+			id |= 1 << 63 // keep apart from OS ids
+		}
+	}
+	if s, ok := d.threadNames[id]; ok {
+		return s
 	}
 	if name == "" {
 		name = strconv.FormatUint(id, 10)
 	}
-	i := int32(len(d.threadS))
-	d.threadS = append(d.threadS, name)
-	d.threadName[id] = i
-	return i
+	d.threadNames[id] = name
+	return name
 }
 
 // nanos converts a tick timestamp to nanoseconds since the trace start,
 // saturating instead of overflowing.
-func (d *ntDecoder) nanos(ts int64) int64 {
+func (d *decoder) nanos(ts int64) int64 {
 	delta := ts - d.syncQPC
 	neg := delta < 0
 	u := uint64(delta)
 	if neg {
 		u = -u
 	}
-	f := uint64(d.freq)
 	var ns uint64
-	if f == 1e9 {
-		ns = u
-	} else {
+	switch f := uint64(d.freq); {
+	case d.nsPerTick > 0 && u <= math.MaxInt64/d.nsPerTick:
+		ns = u * d.nsPerTick // a clock whose period is whole nanoseconds
+	default:
 		hi, lo := bits.Mul64(u, 1e9)
 		if hi >= f {
 			ns = math.MaxInt64
@@ -485,165 +558,4 @@ func (d *ntDecoder) nanos(ts int64) int64 {
 		return -int64(ns)
 	}
 	return int64(ns)
-}
-
-// ntMethodRange is the code range of one jitted or precompiled method body.
-type ntMethodRange struct {
-	start, end uint64
-	name       string
-}
-
-// ntSymbols resolves instruction pointers to method names.
-type ntSymbols struct {
-	r      []ntMethodRange
-	maxEnd []uint64 // maxEnd[i] = max end of r[0..i], for overlapping ranges
-}
-
-func newNtSymbols(methods []ntMethodRange) *ntSymbols {
-	r := make([]ntMethodRange, 0, len(methods))
-	for _, m := range methods {
-		if m.end > m.start {
-			r = append(r, m)
-		}
-	}
-	// Stable: of two bodies at the same address the later-loaded one wins.
-	sort.SliceStable(r, func(i, j int) bool { return r[i].start < r[j].start })
-	s := &ntSymbols{r: r, maxEnd: make([]uint64, len(r))}
-	var m uint64
-	for i := range r {
-		m = max(m, r[i].end)
-		s.maxEnd[i] = m
-	}
-	return s
-}
-
-// lookup returns the innermost method whose range holds ip.
-func (s *ntSymbols) lookup(ip uint64) string {
-	i := sort.Search(len(s.r), func(i int) bool { return s.r[i].start > ip }) - 1
-	for ; i >= 0 && s.maxEnd[i] > ip; i-- {
-		if ip < s.r[i].end {
-			return s.r[i].name
-		}
-	}
-	return ""
-}
-
-// profile assembles the parse result: stacks symbolized once per distinct
-// stack, records pointing at them, and warnings.
-func (d *ntDecoder) profile() *Profile {
-	if d.nSampled > 0 && d.nTicks > 0 {
-		d.dropTicks()
-	}
-	frames, resolved, distinct := d.symbolize()
-	recs := make([]Record, len(d.events))
-	for i := range d.events {
-		recs[i] = d.record(&d.events[i], frames)
-	}
-	d.events = nil
-	d.finalWarnings()
-	version := fmt.Sprintf("NetTrace V%d", d.major)
-	if d.v6 {
-		version = fmt.Sprintf("NetTrace V%d.%d", d.major, d.minor)
-	}
-	detail := fmt.Sprintf("%s, pointer size %d, pid %d; %d AllocationSampled, %d GCAllocationTick events; %d method ranges, %d modules; %d of %d distinct frames symbolized",
-		version, d.ptr, d.pid, d.nSampled, d.nTicks, d.nMethods, d.nModules, resolved, distinct)
-	return &Profile{
-		Source: Source{
-			Format:  "nettrace",
-			Rate:    DotNetSamplingRate,
-			Samples: float64(len(recs)),
-			Detail:  detail,
-		},
-		Records:  recs,
-		HasAlloc: true,
-		Timed:    true,
-		Warnings: d.warnings,
-	}
-}
-
-// dropTicks keeps AllocationSampled records only: a trace with both events
-// describes the same allocations twice.
-func (d *ntDecoder) dropTicks() {
-	k := 0
-	for _, e := range d.events {
-		if !e.tick {
-			d.events[k] = e
-			k++
-		}
-	}
-	d.events = d.events[:k]
-	d.warnf("the trace has both AllocationSampled and GCAllocationTick events; the %d GCAllocationTick events were ignored (they describe the same allocations)", d.nTicks)
-}
-
-// symbolize builds the frames of every interned stack, leaf first. Caller
-// frames are return addresses, so they are looked up one byte earlier: a
-// call that ends its method would otherwise resolve to the next method.
-func (d *ntDecoder) symbolize() (frames [][]Frame, resolved, distinct int) {
-	syms := newNtSymbols(d.methods)
-	n := 0
-	for _, s := range d.stackIPs {
-		n += len(s)
-	}
-	arena := make([]Frame, 0, n)
-	seen := map[uint64]bool{}
-	frames = make([][]Frame, len(d.stackIPs))
-	for g, ips := range d.stackIPs {
-		start := len(arena)
-		for i, ip := range ips {
-			look := ip
-			if i > 0 && ip > 0 {
-				look = ip - 1
-			}
-			name := syms.lookup(look)
-			arena = append(arena, Frame{Addr: ip, Func: name})
-			if !seen[ip] {
-				seen[ip] = true
-				distinct++
-				if name != "" {
-					resolved++
-				}
-			}
-		}
-		frames[g] = arena[start:len(arena):len(arena)]
-	}
-	return frames, resolved, distinct
-}
-
-func (d *ntDecoder) finalWarnings() {
-	if d.nSampled == 0 && d.nTicks == 0 {
-		d.warnf("no AllocationSampled (runtime event 303) or GCAllocationTick events: the runtime is older than .NET 10 or the AllocationSampling keyword 0x80000000000 was not enabled")
-	}
-	if d.nTicks > 0 && d.nSampled == 0 {
-		d.warnf("%d GCAllocationTick events: fixed-stride sampling (one event per ~100 KB allocated) gives estimates only, with no confidence interval; collect AllocationSampled events (.NET 10+, keyword 0x80000000000) for intervals", d.nTicks)
-		if d.tickVersions[4] < d.nTicks {
-			d.warnf("GCAllocationTick events before version 4 carry no object size: alloc_objects is not available from them")
-		}
-	}
-	if d.dropped > 0 {
-		d.warnf("%d events were dropped by the runtime (gaps in sequence numbers): estimates are biased low", d.dropped)
-	}
-	if d.unknownMeta > 0 {
-		d.warnf("%d events refer to metadata ids never defined (first at byte %d); they were skipped", d.unknownMeta, d.firstUnknownMeta)
-	}
-	if d.unknownStack > 0 {
-		d.warnf("%d allocation events refer to stack ids not defined in their sequence-point region (first in the block at byte %d); they have no stack", d.unknownStack, d.firstUnknownStack)
-	}
-	if d.unknownThread > 0 {
-		d.warnf("%d allocation events refer to thread indexes without an OS thread id; they are named #index", d.unknownThread)
-	}
-	for _, k := range ntSortedKeys(d.badPayload) {
-		d.warnf("%d %s events have a malformed payload (first at byte %d); they were skipped", d.badPayload[k], k, d.firstBadPayload)
-	}
-	for _, k := range ntSortedKeys(d.unknownBlocks) {
-		d.warnf("skipped %d blocks of unknown type %q", d.unknownBlocks[k], k)
-	}
-}
-
-func ntSortedKeys(m map[string]int) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

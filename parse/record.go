@@ -205,7 +205,11 @@ type Profile struct {
 	// Names, when set, names frame addresses the format itself can
 	// resolve (a trace's method rundown events, which come after the
 	// stacks that use them); it returns "" for an address it cannot name.
-	// It is used instead of ELF symbolization.
+	// It is used instead of ELF symbolization, after Parse returned, and
+	// is safe for concurrent use. addr is an instruction address: as with
+	// ELF symbolization, a caller frame (every frame but the leaf: a
+	// return address) is looked up at Addr-1, so that a call that ends a
+	// method names that method and not the next one.
 	Names func(addr uint64) string
 	// Records and Breakdowns count what went to the Sink.
 	Records, Breakdowns int

@@ -28,6 +28,11 @@ type Workload struct {
 	// before the program moves on (default 64), interleaving types and
 	// threads.
 	Batch int
+	// Depth is the number of frames between each type's allocating method
+	// and Sim.Worker.Run (default 0: three-frame stacks). Real .NET stacks
+	// are tens of frames deep; benchmarks use it to weigh stack blocks
+	// realistically.
+	Depth int
 }
 
 // Truth is what a simulated program really allocated and what its trace
@@ -104,12 +109,25 @@ func Simulate(wl Workload, opt Options) ([]byte, Truth) {
 	main := &methods[len(wl.Types)+1]
 	*run = simMethod{"Sim.Worker", "Run", base + uint64(len(wl.Types))*methodSpan}
 	*main = simMethod{"Sim.Program", "Main", base + uint64(len(wl.Types)+1)*methodSpan}
+	// Layers are placed after Main, so that Depth 0 writes what it always did.
+	layers := make([]simMethod, max(wl.Depth, 0))
+	for k := range layers {
+		layers[k] = simMethod{"Sim.Layers", fmt.Sprintf("Step%d", k), base + uint64(len(wl.Types)+2+k)*methodSpan}
+	}
+	stacks := make([][]uint64, len(wl.Types))
+	for j := range stacks {
+		s := []uint64{methods[j].start + 0x40}
+		for k := range layers {
+			s = append(s, layers[(j+k)%len(layers)].start+0x80)
+		}
+		stacks[j] = append(s, run.start+0x100, main.start+0x100)
+	}
 
 	w := NewWriter(opt)
 	now := opt.SyncTicks + 1
 	w.Write(Event{Provider: RuntimeProvider, ID: 152, Version: 1, Thread: 1, Time: now,
 		Payload: Module(moduleID, moduleID+1, `C:\sim\Sim.dll`)})
-	for _, m := range methods[:len(wl.Types)] {
+	for _, m := range append(methods[:len(wl.Types):len(wl.Types)], layers...) {
 		w.Write(Event{Provider: RuntimeProvider, ID: 143, Version: 1, Thread: 1, Time: now,
 			Payload: Method(m.start, moduleID, m.start, methodSize, m.ns, m.name, "void ()")})
 	}
@@ -138,7 +156,7 @@ func Simulate(wl Workload, opt Options) ([]byte, Truth) {
 		n := min(batch, left[th][j])
 		left[th][j] -= n
 		tid := uint64(1000 + th)
-		stack := []uint64{methods[j].start + 0x40, run.start + 0x100, main.start + 0x100}
+		stack := stacks[j]
 		emit := func(size, offset uint64) {
 			t.Samples[ty.Name]++
 			t.Offset[ty.Name] += float64(size - offset)

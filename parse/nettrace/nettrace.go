@@ -1,25 +1,5 @@
 package nettrace
 
-// .NET EventPipe traces (.nettrace): the FastSerialization container written
-// by the runtime (NetTrace V4/V5) and the block container of NetTrace V6.
-// Format: microsoft/perfview src/TraceEvent/EventPipe/NetTraceFormat.md (V6)
-// and NetTraceFormat_v5.md (V4/V5); quirks of the runtime's writer are listed
-// in ../shared/reference/dotnet.md (appendix).
-//
-// The reader streams: it holds one block at a time, the stacks of the current
-// sequence-point region, and what the report needs (records, interned stacks,
-// method address ranges). Every declared length is checked against the bytes
-// that remain in its block, and a block is read in bounded chunks, so a huge
-// declared size costs at most the bytes that really follow it.
-//
-// What it recovers: AllocationSampled (runtime event 303, .NET 10+) as
-// per-byte Bernoulli samples with offsets (Approach 2), GCAllocationTick
-// (runtime event 10) as fixed-stride estimates with no interval, and managed
-// method names from MethodLoadVerbose and the rundown's MethodDC*Verbose
-// events for stack frames. It cannot recover native frames (EventPipe stacks
-// are managed only), frames in precompiled code without rundown, or objects
-// allocated on threads that never took a sample.
-
 import (
 	"bufio"
 	"bytes"
@@ -27,56 +7,59 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/heapest/heapest/parse"
 )
 
 const (
-	ntMagic   = "Nettrace"
-	ntFastSer = "!FastSerialization.1"
+	streamMagic  = "Nettrace"
+	fastSerMagic = "!FastSerialization.1"
 
-	// DotNetSamplingRate is the mean sampling period in bytes of the .NET
+	// samplingRate is the mean sampling period in bytes of the .NET
 	// runtime's AllocationSampled events (p = 1/102400, fixed).
-	DotNetSamplingRate = 102400
-	// DotNetTickStride is the allocation amount between two GCAllocationTick
+	samplingRate = 102400
+	// tickStride is the allocation amount between two GCAllocationTick
 	// events (about 100 KB).
-	DotNetTickStride = 102400
+	tickStride = 102400
 
 	// FastSerialization tags.
-	ntTagNull        = 1
-	ntTagBeginObject = 5
-	ntTagEndObject   = 6
+	tagNull        = 1
+	tagBeginObject = 5
+	tagEndObject   = 6
 
-	// ntChunk bounds how much is allocated ahead of the bytes actually read
+	// readChunk bounds how much is allocated ahead of the bytes actually read
 	// when a block declares a large size.
-	ntChunk = 1 << 20
+	readChunk = 1 << 20
 )
 
-func init() {
-	Register(Format{Name: "nettrace", Detect: detectNettrace, Parse: parseNettrace})
-}
+// Detect reports whether head, the start of a decompressed input, is a
+// nettrace stream.
+func Detect(head []byte) bool { return bytes.HasPrefix(head, []byte(streamMagic)) }
 
-func detectNettrace(head []byte) bool { return bytes.HasPrefix(head, []byte(ntMagic)) }
-
-// parseNettrace reads a whole trace from r.
-func parseNettrace(name string, r *bufio.Reader, opt Options) (*Profile, error) {
-	d := newNtDecoder(name, r, opt)
+// Parse reads a trace from r and sends each allocation event to sink as a
+// record (see the package doc for the GCAllocationTick events it holds
+// back). name is used in errors. With opt.KeepGoing, a trace that stops
+// early or goes bad keeps the records read before, with a warning.
+func Parse(name string, r *bufio.Reader, opt parse.Options, sink parse.Sink) (*parse.Profile, error) {
+	d := newDecoder(name, r, opt, sink)
 	err := d.run()
 	if err != nil {
 		if !opt.KeepGoing || !d.haveTrace {
 			return nil, err
 		}
-		d.warnf("stopped early (--keep-going): %v; everything after it was skipped", err)
+		d.stopped = err
 	}
 	return d.profile(), nil
 }
 
 // run reads the stream header and dispatches to the container version.
-func (d *ntDecoder) run() error {
+func (d *decoder) run() error {
 	magic, err := d.readFull(8)
 	if err != nil {
 		return err
 	}
-	if string(magic) != ntMagic {
-		return d.errAt(0, nil, "not a nettrace file: expected magic %q", ntMagic)
+	if string(magic) != streamMagic {
+		return d.errAt(0, nil, "not a nettrace file: expected magic %q", streamMagic)
 	}
 	word, err := d.readU32()
 	if err != nil {
@@ -85,35 +68,35 @@ func (d *ntDecoder) run() error {
 	if word == 0 {
 		return d.runV6()
 	}
-	if word != uint32(len(ntFastSer)) {
-		return d.errAt(8, nil, "expected the length %d of %q or a V6 header (0), got %d", len(ntFastSer), ntFastSer, word)
+	if word != uint32(len(fastSerMagic)) {
+		return d.errAt(8, nil, "expected the length %d of %q or a V6 header (0), got %d", len(fastSerMagic), fastSerMagic, word)
 	}
-	s, err := d.readFull(len(ntFastSer))
+	s, err := d.readFull(len(fastSerMagic))
 	if err != nil {
 		return err
 	}
-	if string(s) != ntFastSer {
-		return d.errAt(12, nil, "expected %q, got %q", ntFastSer, s)
+	if string(s) != fastSerMagic {
+		return d.errAt(12, nil, "expected %q, got %q", fastSerMagic, s)
 	}
 	return d.runFastSerialization()
 }
 
 // runFastSerialization walks the objects of a NetTrace V4/V5 stream: a Trace
 // object, then blocks, then a NullReference tag.
-func (d *ntDecoder) runFastSerialization() error {
+func (d *decoder) runFastSerialization() error {
 	for {
 		at := d.off
 		tag, err := d.readByte()
 		if err != nil {
 			return d.truncated(at, "the next object or the end-of-stream tag", err)
 		}
-		if tag == ntTagNull {
+		if tag == tagNull {
 			if !d.haveTrace {
 				return d.errAt(at, nil, "stream ends before its Trace object")
 			}
 			return nil
 		}
-		if tag != ntTagBeginObject {
+		if tag != tagBeginObject {
 			return d.errAt(at, nil, "expected BeginPrivateObject tag (5) or NullReference (1), got %d", tag)
 		}
 		typeName, version, minVersion, err := d.readObjectType()
@@ -128,20 +111,20 @@ func (d *ntDecoder) runFastSerialization() error {
 		if err != nil {
 			return d.truncated(at, "EndObject tag (6)", err)
 		}
-		if tag != ntTagEndObject {
+		if tag != tagEndObject {
 			return d.errAt(at, nil, "expected EndObject tag (6) after %s, got %d", typeName, tag)
 		}
 	}
 }
 
 // readObjectType reads the type object that follows a BeginPrivateObject tag.
-func (d *ntDecoder) readObjectType() (name string, version, minVersion int32, err error) {
+func (d *decoder) readObjectType() (name string, version, minVersion int32, err error) {
 	at := d.off
 	b, err := d.readFull(2 + 12)
 	if err != nil {
 		return "", 0, 0, d.truncated(at, "an object type header", err)
 	}
-	if b[0] != ntTagBeginObject || b[1] != ntTagNull {
+	if b[0] != tagBeginObject || b[1] != tagNull {
 		return "", 0, 0, d.errAt(at, nil, "expected a type object (tags 5, 1), got %d, %d", b[0], b[1])
 	}
 	version = int32(binary.LittleEndian.Uint32(b[2:]))
@@ -156,21 +139,21 @@ func (d *ntDecoder) readObjectType() (name string, version, minVersion int32, er
 	if err != nil {
 		return "", 0, 0, d.truncated(at+14, "an object type name", err)
 	}
-	name = ntTypeName(nb)
+	name = objectTypeName(nb)
 	at = d.off
 	tag, err := d.readByte()
 	if err != nil {
 		return "", 0, 0, d.truncated(at, "EndObject tag (6) of the type", err)
 	}
-	if tag != ntTagEndObject {
+	if tag != tagEndObject {
 		return "", 0, 0, d.errAt(at, nil, "expected EndObject tag (6) after type %q, got %d", name, tag)
 	}
 	return name, version, minVersion, nil
 }
 
-// ntTypeName returns the object type name, without allocating for the
+// objectTypeName returns the object type name, without allocating for the
 // names of the format.
-func ntTypeName(b []byte) string {
+func objectTypeName(b []byte) string {
 	for _, n := range [...]string{"EventBlock", "StackBlock", "SPBlock", "MetadataBlock", "Trace"} {
 		if string(b) == n {
 			return n
@@ -180,7 +163,7 @@ func ntTypeName(b []byte) string {
 }
 
 // readObject reads the body of one FastSerialization object.
-func (d *ntDecoder) readObject(typeName string, version, minVersion int32) error {
+func (d *decoder) readObject(typeName string, version, minVersion int32) error {
 	at := d.off
 	if typeName == "Trace" {
 		if d.haveTrace {
@@ -222,7 +205,7 @@ func (d *ntDecoder) readObject(typeName string, version, minVersion int32) error
 
 // readSizedBlock reads the int32 size, the padding to a 4-byte file offset
 // and the body of a V4/V5 block object.
-func (d *ntDecoder) readSizedBlock(typeName string) (*ntCursor, error) {
+func (d *decoder) readSizedBlock(typeName string) (*cursor, error) {
 	at := d.off
 	size, err := d.readU32()
 	if err != nil {
@@ -240,18 +223,18 @@ func (d *ntDecoder) readSizedBlock(typeName string) (*ntCursor, error) {
 }
 
 // readBlockBody reads n bytes of block body into the reusable buffer.
-func (d *ntDecoder) readBlockBody(what string, n int64) (*ntCursor, error) {
+func (d *decoder) readBlockBody(what string, n int64) (*cursor, error) {
 	start := d.off
 	b, err := d.readBounded(n)
 	if err != nil {
 		return nil, d.errAt(start, io.ErrUnexpectedEOF, "truncated %s: declared %d bytes, %d remain", what, n, int64(len(b)))
 	}
-	d.cur = ntCursor{b: b, base: start}
+	d.cur = cursor{b: b, base: start}
 	return &d.cur, nil
 }
 
 // runV6 walks the blocks of a NetTrace V6 stream.
-func (d *ntDecoder) runV6() error {
+func (d *decoder) runV6() error {
 	b, err := d.readFull(8)
 	if err != nil {
 		return d.truncated(12, "the V6 version numbers", err)
@@ -272,7 +255,7 @@ func (d *ntDecoder) runV6() error {
 		if kind != 1 && !d.haveTrace {
 			return d.errAt(at, nil, "block kind %d before the Trace block", kind)
 		}
-		c, err := d.readBlockBody(ntV6BlockName(kind), size)
+		c, err := d.readBlockBody(v6BlockName(kind), size)
 		if err != nil {
 			return err
 		}
@@ -285,7 +268,7 @@ func (d *ntDecoder) runV6() error {
 	}
 }
 
-func (d *ntDecoder) v6Block(kind uint32, c *ntCursor) error {
+func (d *decoder) v6Block(kind uint32, c *cursor) error {
 	switch kind {
 	case 0:
 		return nil
@@ -310,11 +293,11 @@ func (d *ntDecoder) v6Block(kind uint32, c *ntCursor) error {
 		return d.labelListBlock(c)
 	}
 	// The spec asks readers to skip unknown kinds (new minor versions).
-	d.unknownBlocks[ntV6BlockName(kind)]++
+	d.unknownBlocks[v6BlockName(kind)]++
 	return nil
 }
 
-func ntV6BlockName(kind uint32) string {
+func v6BlockName(kind uint32) string {
 	names := [...]string{"EndOfStream block", "Trace block", "Event block", "Metadata block",
 		"SequencePoint block", "Stack block", "Thread block", "RemoveThread block", "LabelList block"}
 	if int(kind) < len(names) {
@@ -324,8 +307,8 @@ func ntV6BlockName(kind uint32) string {
 }
 
 // traceFields reads the Trace object (V4/V5) or Trace block (V6).
-func (d *ntDecoder) traceFields(b []byte, at int64, v6 bool) error {
-	c := ntCursor{b: b, base: at}
+func (d *decoder) traceFields(b []byte, at int64, v6 bool) error {
+	c := cursor{b: b, base: at}
 	c.skip(16) // SyncTimeUTC as 8 int16s
 	d.syncQPC = int64(c.u64())
 	d.freq = int64(c.u64())
@@ -354,13 +337,16 @@ func (d *ntDecoder) traceFields(b []byte, at int64, v6 bool) error {
 	if d.freq <= 0 {
 		return d.errAt(at+24, nil, "timestamp frequency %d: expected a positive number of ticks per second", d.freq)
 	}
+	if 1e9%d.freq == 0 {
+		d.nsPerTick = uint64(1e9 / d.freq)
+	}
 	d.haveTrace = true
 	return nil
 }
 
 // ---- byte-level reading of the stream outside blocks ----
 
-func (d *ntDecoder) readByte() (byte, error) {
+func (d *decoder) readByte() (byte, error) {
 	b, err := d.r.ReadByte()
 	if err != nil {
 		return 0, err
@@ -369,7 +355,7 @@ func (d *ntDecoder) readByte() (byte, error) {
 	return b, nil
 }
 
-func (d *ntDecoder) readU32() (uint32, error) {
+func (d *decoder) readU32() (uint32, error) {
 	b, err := d.readFull(4)
 	if err != nil {
 		return 0, err
@@ -379,7 +365,7 @@ func (d *ntDecoder) readU32() (uint32, error) {
 
 // readFull reads n small bytes (headers); the result is valid until the next
 // read.
-func (d *ntDecoder) readFull(n int) ([]byte, error) {
+func (d *decoder) readFull(n int) ([]byte, error) {
 	if cap(d.small) < n {
 		d.small = make([]byte, n)
 	}
@@ -395,12 +381,12 @@ func (d *ntDecoder) readFull(n int) ([]byte, error) {
 // readBounded reads n bytes into the block buffer, growing it only as bytes
 // actually arrive, so a corrupt size cannot force a huge allocation. On a
 // short read it returns what was read and an error.
-func (d *ntDecoder) readBounded(n int64) ([]byte, error) {
+func (d *decoder) readBounded(n int64) ([]byte, error) {
 	buf := d.buf[:0]
 	for int64(len(buf)) < n {
 		step := n - int64(len(buf))
 		if room := int64(cap(buf) - len(buf)); step > room {
-			grow := max(int64(len(buf)), ntChunk)
+			grow := max(int64(len(buf)), readChunk)
 			step = min(step, max(room, grow))
 			if step > room {
 				nb := make([]byte, len(buf), int64(len(buf))+step)
@@ -422,12 +408,12 @@ func (d *ntDecoder) readBounded(n int64) ([]byte, error) {
 
 // ---- errors ----
 
-func (d *ntDecoder) errAt(off int64, err error, format string, args ...any) error {
-	return &Error{File: d.name, Offset: off, Msg: fmt.Sprintf(format, args...), Err: err}
+func (d *decoder) errAt(off int64, err error, format string, args ...any) error {
+	return &parse.Error{File: d.name, Offset: off, Msg: fmt.Sprintf(format, args...), Err: err}
 }
 
-func (d *ntDecoder) truncated(off int64, what string, err error) error {
-	var pe *Error
+func (d *decoder) truncated(off int64, what string, err error) error {
+	var pe *parse.Error
 	if errors.As(err, &pe) {
 		return err
 	}
@@ -437,6 +423,6 @@ func (d *ntDecoder) truncated(off int64, what string, err error) error {
 	return d.errAt(off, err, "reading %s", what)
 }
 
-func (d *ntDecoder) warnf(format string, args ...any) {
+func (d *decoder) warnf(format string, args ...any) {
 	d.warnings = append(d.warnings, fmt.Sprintf(format, args...))
 }

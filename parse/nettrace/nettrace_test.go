@@ -18,10 +18,11 @@ import (
 	"testing"
 
 	nt "github.com/heapest/heapest/internal/nettracetest"
+	"github.com/heapest/heapest/parse"
 )
 
-// nettraceSamples holds the real traces (../shared/samples from the repo root).
-var nettraceSamples = filepath.Join("..", "..", "shared", "samples", "nettrace")
+// nettraceSamples holds the real traces (shared/samples beside the repository).
+var nettraceSamples = filepath.Join("..", "..", "..", "shared", "samples", "nettrace")
 
 func init() {
 	// Package-level flag vars of other test files initialise before init
@@ -50,9 +51,45 @@ func readSample(t testing.TB, name string) []byte {
 	return b
 }
 
-func parseBytes(t testing.TB, name string, b []byte, opt Options) (*Profile, error) {
+// collector is a test sink: it keeps a copy of every record, since the
+// parser reuses the record and its stack.
+type collector struct{ recs []parse.Record }
+
+func (c *collector) Record(r *parse.Record) {
+	cp := *r
+	cp.Stack = slices.Clone(r.Stack)
+	c.recs = append(c.recs, cp)
+}
+
+// parseBytes parses a trace held in memory and returns the profile and the
+// records it sent.
+func parseBytes(t testing.TB, name string, b []byte, opt parse.Options) (*parse.Profile, []parse.Record, error) {
 	t.Helper()
-	return Read(name, bytes.NewReader(b), opt)
+	var c collector
+	p, err := Parse(name, bufio.NewReader(bytes.NewReader(b)), opt, &c)
+	return p, c.recs, err
+}
+
+// frameName names a frame as the report does: through Profile.Names,
+// callers (return addresses) one byte earlier.
+func frameName(p *parse.Profile, f parse.Frame, leaf bool) string {
+	if f.Func != "" || p.Names == nil {
+		return f.Func
+	}
+	addr := f.Addr
+	if !leaf && addr > 0 {
+		addr--
+	}
+	return p.Names(addr)
+}
+
+// stackNames names a stack's frames, leaf first.
+func stackNames(p *parse.Profile, stack []parse.Frame) []string {
+	names := make([]string, len(stack))
+	for i, f := range stack {
+		names[i] = frameName(p, f, i == 0)
+	}
+	return names
 }
 
 // TestNettraceRealSamples checks the four real traces against the counts
@@ -90,7 +127,7 @@ func TestNettraceRealSamples(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
-			p, err := parseBytes(t, tt.file, readSample(t, tt.file), Options{})
+			p, recs, err := parseBytes(t, tt.file, readSample(t, tt.file), parse.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -102,12 +139,12 @@ func TestNettraceRealSamples(t *testing.T) {
 					t.Errorf("detail %q lacks %q", p.Source.Detail, want)
 				}
 			}
-			if len(p.Records) != tt.records {
-				t.Errorf("%d records, want %d", len(p.Records), tt.records)
+			if p.Records != tt.records || len(recs) != tt.records {
+				t.Errorf("%d records (%d received), want %d", p.Records, len(recs), tt.records)
 			}
 			types := map[string]int{}
 			stacks := 0
-			for _, r := range p.Records {
+			for _, r := range recs {
 				types[r.Type]++
 				if len(r.Stack) > 0 {
 					stacks++
@@ -135,16 +172,16 @@ func TestNettraceRealSamples(t *testing.T) {
 // 6920, AllocationAmount64 104,096, TypeName System.Object[].
 func TestNettraceTickFields(t *testing.T) {
 	name := "perfview-dotnetcore3.0-win-x64-objver4.nettrace"
-	p, err := parseBytes(t, name, readSample(t, name), Options{})
+	_, recs, err := parseBytes(t, name, readSample(t, name), parse.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	first := slices.MinFunc(p.Records, func(a, b Record) int { return int(a.Time - b.Time) })
+	first := slices.MinFunc(recs, func(a, b parse.Record) int { return int(a.Time - b.Time) })
 	if math.Abs(float64(first.Time)-2331.8048e6) > 100 {
 		t.Errorf("first tick at %d ns, want 2331.8048 ms", first.Time)
 	}
-	want := Record{Thread: "6920", Type: "System.Object[]", Scheme: FixedStride, Rate: DotNetTickStride,
-		Alloc: Counts{Bytes: 104096, Enc: Scaled, Samples: 1}}
+	want := parse.Record{Thread: "6920", Type: "System.Object[]", Scheme: parse.FixedStride, Rate: tickStride,
+		Alloc: parse.Counts{Bytes: 104096, Enc: parse.Scaled, Samples: 1}}
 	got := first
 	got.Stack, got.Time = nil, 0
 	if fmt.Sprint(got) != fmt.Sprint(want) {
@@ -159,24 +196,28 @@ func TestNettraceRundownSymbols(t *testing.T) {
 	name := "dotnetdiag-dotnet-5.0-SampleProfiler-single-thread.golden.nettrace"
 	data := readSample(t, name)
 	want := expectedFolded(t, readSample(t, "dotnetdiag-dotnet-5.0-SampleProfiler-single-thread.expected.txt"))
-	d := newNtDecoder(name, bufio.NewReader(bytes.NewReader(data)), Options{})
-	d.keepCPU = true
+	d := newDecoder(name, bufio.NewReader(bytes.NewReader(data)), parse.Options{}, &collector{})
+	var cpu [][]parse.Frame
+	d.onCPU = func(stack []parse.Frame) {
+		if len(stack) > 0 {
+			cpu = append(cpu, slices.Clone(stack))
+		}
+	}
 	if err := d.run(); err != nil {
 		t.Fatal(err)
 	}
-	frames, resolved, distinct := d.symbolize()
+	p := d.profile()
+	resolved, distinct := newSymbols(d.methods).resolved(d.distinct), len(d.distinct)
 	if resolved != distinct || distinct == 0 {
 		t.Errorf("%d of %d distinct frames resolved", resolved, distinct)
 	}
+	if want := fmt.Sprintf("%d of %d distinct frames symbolized", resolved, distinct); !strings.Contains(p.Source.Detail, want) {
+		t.Errorf("detail %q lacks %q", p.Source.Detail, want)
+	}
 	got := map[string]float64{}
-	for _, g := range d.cpuStacks {
-		if g < 0 {
-			continue
-		}
-		var names []string
-		for i := len(frames[g]) - 1; i >= 0; i-- {
-			names = append(names, frames[g][i].Func)
-		}
+	for _, stack := range cpu {
+		names := stackNames(p, stack)
+		slices.Reverse(names)
 		got[strings.Join(names, ";")]++
 	}
 	if !slices.Equal(ntKeys(got), ntKeys(want)) {
@@ -233,7 +274,7 @@ func ntSum(m map[string]float64) float64 {
 	return s
 }
 
-func hasWarning(p *Profile, sub string) bool {
+func hasWarning(p *parse.Profile, sub string) bool {
 	for _, w := range p.Warnings {
 		if strings.Contains(w, sub) {
 			return true
@@ -270,34 +311,34 @@ func TestNettraceSimulated(t *testing.T) {
 
 func checkSimulated(t *testing.T, opt nt.Options, wl nt.Workload) {
 	data, truth := nt.Simulate(wl, opt)
-	p, err := parseBytes(t, "sim.nettrace", data, Options{})
+	p, recs, err := parseBytes(t, "sim.nettrace", data, parse.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(p.Warnings) > 0 {
 		t.Errorf("warnings: %q", p.Warnings)
 	}
-	if len(p.Records) != truth.Events || p.Source.Samples != float64(truth.Events) {
-		t.Errorf("%d records (source %v), want %d", len(p.Records), p.Source.Samples, truth.Events)
+	if len(recs) != truth.Events || p.Records != truth.Events || p.Source.Samples != float64(truth.Events) {
+		t.Errorf("%d records (profile %d, source %v), want %d", len(recs), p.Records, p.Source.Samples, truth.Events)
 	}
 	samples := map[string]int{}
 	offsets := map[string]float64{}
 	lastTime := map[string]int64{}
-	for _, r := range p.Records {
+	for _, r := range recs {
 		samples[r.Type]++
 		offsets[r.Type] += r.Offset
-		if r.Scheme != Bernoulli || r.Rate != DotNetSamplingRate || !r.HasOffset {
+		if r.Scheme != parse.Bernoulli || r.Rate != samplingRate || !r.HasOffset {
 			t.Fatalf("record %+v: want Bernoulli, rate 102400, offset", r)
 		}
-		if r.Alloc.Objects != 1 || r.Alloc.Samples != 1 || r.Alloc.Size != r.Alloc.Bytes || r.Alloc.Enc != Raw {
+		if r.Alloc.Objects != 1 || r.Alloc.Samples != 1 || r.Alloc.Size != r.Alloc.Bytes || r.Alloc.Enc != parse.Raw {
 			t.Fatalf("record counts %+v", r.Alloc)
 		}
 		if !(r.Offset > 0 && r.Offset <= r.Alloc.Size) {
 			t.Fatalf("offset %v outside (0, %v]", r.Offset, r.Alloc.Size)
 		}
-		if len(r.Stack) != 3 || r.Stack[0].Func != truth.Method[r.Type] ||
-			r.Stack[1].Func != "Sim.Worker.Run" || r.Stack[2].Func != "Sim.Program.Main" {
-			t.Fatalf("%s: stack %+v, want %s ← Sim.Worker.Run ← Sim.Program.Main", r.Type, r.Stack, truth.Method[r.Type])
+		if names := stackNames(p, r.Stack); len(names) != 3 || names[0] != truth.Method[r.Type] ||
+			names[1] != "Sim.Worker.Run" || names[2] != "Sim.Program.Main" {
+			t.Fatalf("%s: stack %+v (%q), want %s ← Sim.Worker.Run ← Sim.Program.Main", r.Type, r.Stack, names, truth.Method[r.Type])
 		}
 		if r.Time < lastTime[r.Thread] || r.Time <= 0 {
 			t.Fatalf("thread %s: time %d after %d", r.Thread, r.Time, lastTime[r.Thread])
@@ -331,15 +372,15 @@ func TestNettraceTicks(t *testing.T) {
 			w := nt.NewWriter(nt.Options{PID: 1})
 			w.Write(nt.Event{Provider: nt.RuntimeProvider, ID: 10, Version: version, Thread: 9, Time: 2_000_000,
 				Stack: []uint64{0x1000}, Payload: nt.AllocationTick(8, version, 104096, 0, 0x55, "System.Object[]", 0x77, 64)})
-			p, err := parseBytes(t, "tick.nettrace", w.Finish(), Options{})
+			p, recs, err := parseBytes(t, "tick.nettrace", w.Finish(), parse.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(p.Records) != 1 {
-				t.Fatalf("%d records", len(p.Records))
+			if len(recs) != 1 || p.Records != 1 {
+				t.Fatalf("%d records (profile %d)", len(recs), p.Records)
 			}
-			r := p.Records[0]
-			want := Counts{Bytes: 104096, Enc: Scaled, Samples: 1}
+			r := recs[0]
+			want := parse.Counts{Bytes: 104096, Enc: parse.Scaled, Samples: 1}
 			wantType := ""
 			if version >= 2 {
 				wantType = "System.Object[]"
@@ -347,7 +388,7 @@ func TestNettraceTicks(t *testing.T) {
 			if version >= 4 {
 				want.Size, want.Objects = 64, 104096.0/64
 			}
-			if r.Alloc != want || r.Type != wantType || r.Scheme != FixedStride || r.Thread != "9" || r.Time != 100_000_000 {
+			if r.Alloc != want || r.Type != wantType || r.Scheme != parse.FixedStride || r.Thread != "9" || r.Time != 100_000_000 {
 				t.Errorf("got %+v", r)
 			}
 			if !hasWarning(p, "fixed-stride") {
@@ -365,12 +406,12 @@ func TestNettraceBothEvents(t *testing.T) {
 		Payload: nt.AllocationTick(8, 3, 100000, 0, 1, "A", 0, 0)})
 	w.Write(nt.Event{Provider: nt.RuntimeProvider, ID: 303, Thread: 1, Time: 2e6,
 		Payload: nt.AllocationSampled(8, 0, 1, "A", 0, 24, 3)})
-	p, err := parseBytes(t, "both.nettrace", w.Finish(), Options{})
+	p, recs, err := parseBytes(t, "both.nettrace", w.Finish(), parse.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(p.Records) != 1 || p.Records[0].Scheme != Bernoulli || !hasWarning(p, "GCAllocationTick events were ignored") {
-		t.Errorf("records %+v warnings %q", p.Records, p.Warnings)
+	if len(recs) != 1 || p.Records != 1 || recs[0].Scheme != parse.Bernoulli || !hasWarning(p, "GCAllocationTick events were ignored") {
+		t.Errorf("records %+v warnings %q", recs, p.Warnings)
 	}
 }
 
@@ -384,15 +425,15 @@ func TestNettraceGolden(t *testing.T) {
 	var outs []string
 	for _, v := range []nt.Version{nt.V4, nt.V5, nt.V6} {
 		data, _ := nt.Simulate(wl, nt.Options{Version: v, PID: 7})
-		p, err := parseBytes(t, "golden.nettrace", data, Options{})
+		p, recs, err := parseBytes(t, "golden.nettrace", data, parse.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		var b strings.Builder
-		for _, r := range p.Records {
+		for _, r := range recs {
 			var fr []string
-			for _, f := range r.Stack {
-				fr = append(fr, fmt.Sprintf("%#x %s", f.Addr, f.Func))
+			for i, f := range r.Stack {
+				fr = append(fr, fmt.Sprintf("%#x %s", f.Addr, frameName(p, f, i == 0)))
 			}
 			fmt.Fprintf(&b, "%s thread=%s t=%dns size=%v u=%v [%s]\n", r.Type, r.Thread, r.Time, r.Alloc.Size, r.Offset, strings.Join(fr, " | "))
 		}
@@ -401,7 +442,7 @@ func TestNettraceGolden(t *testing.T) {
 	if outs[0] != outs[1] || outs[0] != outs[2] {
 		t.Fatal("V4, V5 and V6 traces of one workload read differently")
 	}
-	path := filepath.Join("testdata", "nettrace", "sim.golden")
+	path := filepath.Join("testdata", "sim.golden")
 	if ntUpdateGolden() {
 		if err := os.WriteFile(path, []byte(outs[0]), 0o644); err != nil {
 			t.Fatal(err)
@@ -652,7 +693,7 @@ func TestNettraceBadInput(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			data := tc.data()
 			// The parser itself, past format detection (tested separately).
-			p, err := parseNettrace("bad.nettrace", bufio.NewReader(bytes.NewReader(data)), Options{})
+			p, _, err := parseBytes(t, "bad.nettrace", data, parse.Options{})
 			if tc.err == "" {
 				if err != nil {
 					t.Fatalf("unexpected error: %v", err)
@@ -666,7 +707,7 @@ func TestNettraceBadInput(t *testing.T) {
 				t.Fatalf("no error, want %q", tc.err)
 			}
 			checkLocated(t, err, int64(len(data)))
-			var pe *Error
+			var pe *parse.Error
 			errors.As(err, &pe)
 			if !strings.Contains(err.Error(), tc.err) {
 				t.Errorf("error %q lacks %q", err, tc.err)
@@ -678,11 +719,11 @@ func TestNettraceBadInput(t *testing.T) {
 	}
 }
 
-// checkLocated asserts err is a *Error naming the file and a byte offset
+// checkLocated asserts err is a *parse.Error naming the file and a byte offset
 // inside the input.
 func checkLocated(t *testing.T, err error, size int64) {
 	t.Helper()
-	var pe *Error
+	var pe *parse.Error
 	if !errors.As(err, &pe) {
 		t.Fatalf("error %v is %T, want *parse.Error", err, err)
 	}
@@ -693,9 +734,13 @@ func checkLocated(t *testing.T, err error, size int64) {
 
 // TestNettraceNotDetected: without the magic, the format is not claimed.
 func TestNettraceNotDetected(t *testing.T) {
-	_, err := parseBytes(t, "bad.nettrace", []byte("Nettracf and more"), Options{})
-	if !errors.Is(err, ErrUnrecognized) {
-		t.Errorf("got %v, want ErrUnrecognized", err)
+	if Detect([]byte("Nettracf and more")) {
+		t.Error("a head without the magic is detected as nettrace")
+	}
+	for name, data := range ntSeeds() {
+		if !Detect(data[:min(len(data), 4096)]) {
+			t.Errorf("%s is not detected", name)
+		}
 	}
 }
 
@@ -707,7 +752,7 @@ func TestNettraceHugeLengthAllocation(t *testing.T) {
 	data := b.Bytes()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	_, err := parseBytes(t, "bad.nettrace", data, Options{})
+	_, _, err := parseBytes(t, "bad.nettrace", data, parse.Options{})
 	runtime.ReadMemStats(&after)
 	if err == nil {
 		t.Fatal("no error")
@@ -731,14 +776,14 @@ func TestNettraceTruncated(t *testing.T) {
 	for name, data := range inputs {
 		t.Run(name, func(t *testing.T) {
 			for n := 0; n < len(data); n++ {
-				_, err := parseBytes(t, "bad.nettrace", data[:n], Options{})
+				_, _, err := parseBytes(t, "bad.nettrace", data[:n], parse.Options{})
 				if err == nil {
 					t.Fatalf("prefix of %d bytes parsed without error", n)
 				}
 				if n >= 8 {
 					checkLocated(t, err, int64(n))
 				}
-				p, err := parseBytes(t, "bad.nettrace", data[:n], Options{KeepGoing: true})
+				p, _, err := parseBytes(t, "bad.nettrace", data[:n], parse.Options{KeepGoing: true})
 				if err == nil && !hasWarning(p, "stopped early") {
 					t.Fatalf("prefix of %d bytes: keep-going without a warning", n)
 				}
@@ -747,13 +792,13 @@ func TestNettraceTruncated(t *testing.T) {
 	}
 	// The sample survives a cut after it was read.
 	data := inputs["V4"]
-	p, err := parseBytes(t, "bad.nettrace", data[:len(data)-1], Options{KeepGoing: true})
-	if err != nil || len(p.Records) != 1 {
-		t.Errorf("keep-going: %v, %d records", err, len(p.Records))
+	p, recs, err := parseBytes(t, "bad.nettrace", data[:len(data)-1], parse.Options{KeepGoing: true})
+	if err != nil || len(recs) != 1 || p.Records != 1 || !hasWarning(p, "the 1 allocation events before it were kept") {
+		t.Errorf("keep-going: %v, %d records", err, len(recs))
 	}
 }
 
-// ntSeeds are small generated traces kept in testdata/nettrace as fuzz
+// ntSeeds are small generated traces kept in testdata as fuzz
 // seeds: every container variant, ticks, and runtime rundown.
 func ntSeeds() map[string][]byte {
 	wl := nt.Workload{Seed: 11, Threads: 2, Types: []nt.TypeSpec{
@@ -783,7 +828,7 @@ func ntSeeds() map[string][]byte {
 // writer produces (rewritten with -update) and checks that they parse.
 func TestNettraceSeeds(t *testing.T) {
 	for name, data := range ntSeeds() {
-		path := filepath.Join("testdata", "nettrace", name)
+		path := filepath.Join("testdata", name)
 		if ntUpdateGolden() {
 			if err := os.WriteFile(path, data, 0o644); err != nil {
 				t.Fatal(err)
@@ -796,17 +841,18 @@ func TestNettraceSeeds(t *testing.T) {
 		if !bytes.Equal(got, data) {
 			t.Errorf("%s differs from the writer's output (run with -update)", path)
 		}
-		if p, err := parseBytes(t, name, got, Options{}); err != nil || len(p.Records) == 0 {
+		if _, recs, err := parseBytes(t, name, got, parse.Options{}); err != nil || len(recs) == 0 {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
 }
 
-// FuzzNettrace: any input gives a profile or a located *Error, never a
-// panic; records that come out are well formed. Seeds: testdata/nettrace
-// and the first 64 KiB of each real sample.
+// FuzzNettrace: any input gives a profile or a located *parse.Error,
+// never a panic; records that come out are well formed, and as many as
+// the profile counts. Seeds: testdata and the first 64 KiB of each real
+// sample.
 func FuzzNettrace(f *testing.F) {
-	files, _ := filepath.Glob(filepath.Join("testdata", "nettrace", "*.nettrace"))
+	files, _ := filepath.Glob(filepath.Join("testdata", "*.nettrace"))
 	real, _ := filepath.Glob(filepath.Join(nettraceSamples, "*.nettrace"))
 	for _, path := range append(files, real...) {
 		if b, err := os.ReadFile(path); err == nil {
@@ -815,40 +861,50 @@ func FuzzNettrace(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, keep := range []bool{false, true} {
-			p, err := parseNettrace("fuzz.nettrace", bufio.NewReader(bytes.NewReader(data)), Options{KeepGoing: keep})
+			n := 0
+			check := parse.SinkFunc(func(r *parse.Record) {
+				n++
+				if !(r.Rate > 0) || r.Alloc.Bytes < 0 || math.IsInf(r.Alloc.Bytes, 0) ||
+					(r.HasOffset && !(r.Offset > 0 && r.Offset <= r.Alloc.Size)) {
+					t.Fatalf("malformed record %+v", r)
+				}
+			})
+			p, err := Parse("fuzz.nettrace", bufio.NewReader(bytes.NewReader(data)), parse.Options{KeepGoing: keep}, check)
 			if err != nil {
-				var pe *Error
+				var pe *parse.Error
 				if !errors.As(err, &pe) || pe.File != "fuzz.nettrace" || pe.Offset < 0 || pe.Offset > int64(len(data)) {
 					t.Fatalf("error %v (%T) not located in the input", err, err)
 				}
 				continue
 			}
-			for _, r := range p.Records {
-				if !(r.Rate > 0) || r.Alloc.Bytes < 0 || math.IsInf(r.Alloc.Bytes, 0) ||
-					(r.HasOffset && !(r.Offset > 0 && r.Offset <= r.Alloc.Size)) {
-					t.Fatalf("malformed record %+v", r)
-				}
+			if p.Records != n {
+				t.Fatalf("profile counts %d records, %d were sent", p.Records, n)
 			}
 		}
 	})
 }
 
-// TestNettraceGzip: a gzip-compressed trace reads like the plain one.
+// TestNettraceGzip: a trace read through a gzip stream, whose reads come
+// in other sizes than a file's, reads like the plain one.
 func TestNettraceGzip(t *testing.T) {
 	data, _ := nt.Simulate(simWorkload(9), nt.Options{Version: nt.V6})
 	var z bytes.Buffer
 	zw := gzip.NewWriter(&z)
 	zw.Write(data)
 	zw.Close()
-	plain, err := parseBytes(t, "t.nettrace", data, Options{})
+	_, plain, err := parseBytes(t, "t.nettrace", data, parse.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	zipped, err := parseBytes(t, "t.nettrace.gz", z.Bytes(), Options{})
+	zr, err := gzip.NewReader(&z)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(plain.Records) == 0 || fmt.Sprint(plain.Records) != fmt.Sprint(zipped.Records) {
-		t.Errorf("gzip: %d records, plain %d", len(zipped.Records), len(plain.Records))
+	var c collector
+	if _, err := Parse("t.nettrace.gz", bufio.NewReader(zr), parse.Options{}, &c); err != nil {
+		t.Fatal(err)
+	}
+	if len(plain) == 0 || fmt.Sprint(plain) != fmt.Sprint(c.recs) {
+		t.Errorf("gzip: %d records, plain %d", len(c.recs), len(plain))
 	}
 }

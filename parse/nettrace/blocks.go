@@ -1,0 +1,674 @@
+package nettrace
+
+import (
+	"bufio"
+	"encoding/binary"
+	"slices"
+	"strings"
+
+	"github.com/heapest/heapest/parse"
+)
+
+// kind is what heapest does with an event type.
+type kind uint8
+
+const (
+	kindIgnore       kind = iota
+	kindAllocSampled      // runtime 303
+	kindAllocTick         // runtime 10
+	kindMethod            // runtime 143, rundown 143/144
+	kindModule            // runtime 152, rundown 153/154
+	kindCPUSample         // SampleProfiler 0: passed to decoder.onCPU (tests)
+)
+
+// meta is one metadata row, reduced to what the reader needs.
+type meta struct {
+	kind    kind
+	version int
+	defined bool
+}
+
+// header is a decoded event header; compressed headers are deltas from the
+// previous one in the same block.
+type header struct {
+	metaID    uint32
+	seq       uint32
+	capThread uint64
+	proc      uint32
+	thread    uint64
+	stackID   uint32
+	ts        int64
+	label     uint32
+	payload   uint32
+}
+
+// thread is one row of a V6 Thread block.
+type thread struct {
+	tid, pid uint64
+	hasTID   bool
+	name     string
+}
+
+// decoder holds the state of one trace being read.
+type decoder struct {
+	name string
+	r    *bufio.Reader
+	opt  parse.Options
+	sink parse.Sink
+	off  int64 // file offset of the next unread byte
+
+	small []byte // header scratch
+	buf   []byte // block buffer, reused
+	cur   cursor
+
+	v6           bool
+	major, minor int
+	haveTrace    bool
+	ptr          int
+	syncQPC      int64
+	freq         int64
+	nsPerTick    uint64 // 1e9/freq when freq divides 1e9, else 0
+	pid          int64
+
+	meta    metaTable
+	stacks  regionStacks
+	threads map[uint64]thread // V6 thread index → thread
+	labels  map[uint32]int    // V6 label list → version override
+
+	// Names outlive sequence points and records point at them, so each
+	// distinct one is made once.
+	types       map[string]typeEntry // UTF-16 type name → it and the name (id unused)
+	nullTypes   map[uint64]string    // TypeID → name of a type the runtime calls "NULL"
+	typeCache   [typeCacheSize]typeEntry
+	threadNames map[uint64]string // OS thread id (V6: index | 1<<63 without one) → name
+	thrID       uint64            // the last thread looked up
+	thrName     string
+	thrValid    bool
+	thrUnknown  bool // the last thread has no OS thread id
+
+	rec     parse.Record // reused for every record sent
+	records int
+
+	// ticks are the GCAllocationTick events held back until the first
+	// AllocationSampled event (see the package doc); tickStacks holds
+	// their stacks for the whole trace.
+	ticks      []tick
+	tickStacks stackTable
+	tickNames  nameIDs
+
+	// distinct holds every address of the stacks of kept events, mapped
+	// to whether it was first seen as a leaf, for the symbolized count.
+	distinct map[uint64]bool
+	methods  []methodRange
+	modules  map[uint64]string
+
+	// onCPU, when set (tests), receives the stack of each CPU sample.
+	onCPU func(stack []parse.Frame)
+
+	// lastSeq is the last sequence number per capture thread, for
+	// dropped-event detection; the current capture thread's is cached
+	// outside the map.
+	lastSeq  map[uint64]uint32
+	seqCur   uint64
+	seqVal   uint32
+	seqValid bool
+	dropped  uint64
+
+	nSampled, nTicks   int
+	tickVersions       map[int]int
+	badPayload         map[string]int
+	firstBadPayload    int64
+	unknownMeta        int
+	firstUnknownMeta   int64
+	unknownStack       int
+	evAt               int64 // offset of the event being decoded
+	firstUnknownStack  int64
+	unknownThread      int
+	unknownBlocks      map[string]int
+	nMethods, nModules int
+	stopped            error // what ended a --keep-going read early
+	warnings           []string
+}
+
+func newDecoder(name string, r *bufio.Reader, opt parse.Options, sink parse.Sink) *decoder {
+	return &decoder{
+		name: name, r: r, opt: opt, sink: sink,
+		meta:          metaTable{sparse: map[uint32]meta{}},
+		stacks:        regionStacks{sparse: map[uint32]stackRef{}},
+		threads:       map[uint64]thread{},
+		labels:        map[uint32]int{},
+		types:         map[string]typeEntry{},
+		nullTypes:     map[uint64]string{},
+		threadNames:   map[uint64]string{},
+		tickStacks:    stackTable{index: map[string]int32{}},
+		tickNames:     nameIDs{ids: map[string]int32{}},
+		distinct:      map[uint64]bool{},
+		modules:       map[uint64]string{},
+		lastSeq:       map[uint64]uint32{},
+		tickVersions:  map[int]int{},
+		badPayload:    map[string]int{},
+		unknownBlocks: map[string]int{},
+	}
+}
+
+// ---- metadata ----
+
+// classify maps a provider and event id to what heapest reads from it.
+func classify(provider string, id int) kind {
+	switch {
+	case strings.EqualFold(provider, "Microsoft-Windows-DotNETRuntime"):
+		switch id {
+		case 303:
+			return kindAllocSampled
+		case 10:
+			return kindAllocTick
+		case 143: // MethodLoadVerbose
+			return kindMethod
+		case 152: // ModuleLoad
+			return kindModule
+		}
+	case strings.EqualFold(provider, "Microsoft-DotNETCore-SampleProfiler"):
+		if id == 0 {
+			return kindCPUSample
+		}
+	case strings.EqualFold(provider, "Microsoft-Windows-DotNETRuntimeRundown"):
+		switch id {
+		case 143, 144: // MethodDCStartVerbose, MethodDCEndVerbose
+			return kindMethod
+		case 153, 154: // ModuleDCStart, ModuleDCEnd
+			return kindModule
+		}
+	}
+	return kindIgnore
+}
+
+// metadataV5 reads the payload of one V4/V5 metadata event: id, UTF-16
+// provider, event id, UTF-16 name, keywords, version, level. Field
+// descriptions and V5 tags follow; nothing heapest needs is in them.
+func (d *decoder) metadataV5(p []byte, at int64) error {
+	c := cursor{b: p, base: at}
+	id := c.u32()
+	provider := c.str16()
+	eventID := int32(c.u32())
+	c.str16() // event name: empty for runtime events
+	c.skip(8) // keywords
+	version := int32(c.u32())
+	if c.bad {
+		return c.err(d, "metadata event")
+	}
+	return d.defineMeta(id, provider, int(eventID), int(version), at)
+}
+
+func (d *decoder) defineMeta(id uint32, provider string, eventID, version int, at int64) error {
+	if id == 0 {
+		return d.errAt(at, nil, "metadata defines id 0, which is reserved")
+	}
+	if _, dup := d.meta.get(id); dup {
+		return d.errAt(at, nil, "metadata id %d defined twice", id)
+	}
+	d.meta.set(id, meta{kind: classify(provider, eventID), version: version, defined: true})
+	return nil
+}
+
+// metaTable holds the metadata rows by id: in a slice for the small ids
+// writers use (they count from 1), in a map for others, so that the
+// lookup of every event is an index.
+type metaTable struct {
+	dense  []meta
+	sparse map[uint32]meta
+}
+
+const maxDenseMeta = 1 << 12
+
+func (t *metaTable) get(id uint32) (meta, bool) {
+	if id < uint32(len(t.dense)) {
+		m := t.dense[id]
+		return m, m.defined
+	}
+	if id < maxDenseMeta {
+		return meta{}, false
+	}
+	m, ok := t.sparse[id]
+	return m, ok
+}
+
+func (t *metaTable) set(id uint32, m meta) {
+	if id >= maxDenseMeta {
+		t.sparse[id] = m
+		return
+	}
+	for id >= uint32(len(t.dense)) {
+		t.dense = append(t.dense, meta{})
+	}
+	t.dense[id] = m
+}
+
+// reset forgets every row (a V6 sequence point's metadata flush).
+func (t *metaTable) reset() {
+	t.dense = t.dense[:0]
+	clear(t.sparse)
+}
+
+// metadataBlockV6 reads a V6 Metadata block: a uint16 header size and the
+// header, then rows {uint16 size, varuint id, provider, varuint event id,
+// name, field descriptions, optional metadata}.
+func (d *decoder) metadataBlockV6(c *cursor) error {
+	c.skip(int(c.u16()))
+	for !c.bad && c.left() > 0 {
+		at := c.off()
+		n := int(c.u16())
+		row := c.sub(n)
+		if c.bad {
+			break
+		}
+		id := row.uvarint32()
+		provider := row.str8()
+		eventID := row.uvarint32()
+		row.str8() // event name
+		nf := int(row.u16())
+		for i := 0; i < nf && !row.bad; i++ {
+			row.skip(int(row.u16()))
+		}
+		version := 0
+		if !row.bad && row.left() > 0 {
+			version = optionalVersion(row.sub(int(row.u16())))
+		}
+		if row.bad {
+			return row.err(d, "metadata row")
+		}
+		if err := d.defineMeta(id, provider, int(eventID), version, at); err != nil {
+			return err
+		}
+	}
+	if c.bad {
+		return c.err(d, "Metadata block")
+	}
+	return nil
+}
+
+// optionalVersion finds the Version element of V6 optional metadata; an
+// unknown element kind ends the scan (its size is not known).
+func optionalVersion(c *cursor) int {
+	version := 0
+	for !c.bad && c.left() > 0 {
+		switch c.u8() {
+		case 1, 8: // OpCode, Level
+			c.skip(1)
+		case 3: // Keyword
+			c.skip(8)
+		case 4, 5: // MessageTemplate, Description
+			c.str8()
+		case 6: // KeyValue
+			c.str8()
+			c.str8()
+		case 7: // ProviderGuid
+			c.skip(16)
+		case 9:
+			version = int(c.u8())
+		default:
+			return version
+		}
+	}
+	return version
+}
+
+// ---- stacks ----
+
+// stackRef locates a stack of the current sequence-point region in the
+// region's frames.
+type stackRef struct {
+	start, n int32
+	// global is the stack's id in decoder.tickStacks once a held-back
+	// tick used it, else -1.
+	global int32
+	// counted is set once the stack's addresses are in decoder.distinct.
+	counted bool
+}
+
+// regionStacks holds the stacks of the current sequence-point region,
+// decoded to frames with addresses only: ids restart after each sequence
+// point, so they are dropped there.
+type regionStacks struct {
+	dense  []stackRef          // ids 1..len(dense)
+	sparse map[uint32]stackRef // ids that do not follow on
+	frames []parse.Frame
+	bytes  int64 // stack bytes read in the region
+}
+
+// maxRegionStackBytes bounds the stack bytes of one region, so that its
+// frames fit int32 indexes.
+const maxRegionStackBytes = 1<<31 - 1
+
+// stackBlock reads {uint32 first id, uint32 count, count × {uint32 size,
+// size bytes of IPs}} into the region's frames.
+func (d *decoder) stackBlock(c *cursor) error {
+	first := c.u32()
+	count := c.u32()
+	if !c.bad && uint64(count) > uint64(c.left()/4) {
+		return d.errAt(c.off()-4, nil, "stack block declares %d stacks in %d bytes", count, c.left())
+	}
+	rs := &d.stacks
+	for i := uint32(0); i < count && !c.bad; i++ {
+		at := c.off()
+		n := c.u32()
+		ips := c.bytes(int(min(n, 1<<31-1)))
+		if c.bad {
+			break
+		}
+		if int(n)%d.ptr != 0 {
+			return d.errAt(at, nil, "stack %d is %d bytes, not a multiple of the pointer size %d", first+i, n, d.ptr)
+		}
+		if rs.bytes += int64(len(ips)); rs.bytes > maxRegionStackBytes {
+			return d.errAt(at, nil, "more than 2 GiB of stacks in one sequence-point region")
+		}
+		start := len(rs.frames)
+		rs.frames = appendFrames(rs.frames, ips, d.ptr)
+		rs.set(first+i, stackRef{start: int32(start), n: int32(len(rs.frames) - start), global: -1})
+	}
+	if c.bad {
+		return c.err(d, "stack block")
+	}
+	return nil
+}
+
+// appendFrames appends the frames of a stack's little-endian IPs.
+func appendFrames(frames []parse.Frame, ips []byte, ptr int) []parse.Frame {
+	n := len(ips) / ptr
+	frames = slices.Grow(frames, n)
+	if ptr == 8 {
+		for i := 0; i+8 <= len(ips); i += 8 {
+			frames = append(frames, parse.Frame{Addr: binary.LittleEndian.Uint64(ips[i:])})
+		}
+		return frames
+	}
+	for i := 0; i+4 <= len(ips); i += 4 {
+		frames = append(frames, parse.Frame{Addr: uint64(binary.LittleEndian.Uint32(ips[i:]))})
+	}
+	return frames
+}
+
+func (rs *regionStacks) get(id uint32) (stackRef, bool) {
+	if id-1 < uint32(len(rs.dense)) {
+		return rs.dense[id-1], true
+	}
+	ref, ok := rs.sparse[id]
+	return ref, ok
+}
+
+// set keeps the stacks in a slice while ids come in order from 1, as
+// every writer does, and in a map otherwise.
+func (rs *regionStacks) set(id uint32, ref stackRef) {
+	switch {
+	case id-1 < uint32(len(rs.dense)):
+		rs.dense[id-1] = ref
+	case id-1 == uint32(len(rs.dense)) && len(rs.sparse) == 0:
+		rs.dense = append(rs.dense, ref)
+	default:
+		rs.sparse[id] = ref
+	}
+}
+
+func (rs *regionStacks) slice(ref stackRef) []parse.Frame {
+	end := ref.start + ref.n
+	return rs.frames[ref.start:end:end]
+}
+
+// reset forgets the region's stacks.
+func (rs *regionStacks) reset() {
+	rs.dense = rs.dense[:0]
+	clear(rs.sparse)
+	rs.frames = rs.frames[:0]
+	rs.bytes = 0
+}
+
+// stack returns the frames of the region's stack id (nil for id 0, or an
+// id the region does not define, which is counted for a warning) and,
+// for a held-back tick (global), its id in tickStacks (-1: none). Each
+// stack's addresses are counted once per region in d.distinct.
+func (d *decoder) stack(id uint32, global bool) ([]parse.Frame, int32) {
+	if id == 0 {
+		return nil, -1
+	}
+	ref, ok := d.stacks.get(id)
+	if !ok {
+		if d.unknownStack == 0 {
+			d.firstUnknownStack = d.evAt
+		}
+		d.unknownStack++
+		return nil, -1
+	}
+	if ref.counted && (!global || ref.global >= 0) {
+		return d.stacks.slice(ref), ref.global
+	}
+	frames := d.stacks.slice(ref)
+	if !ref.counted {
+		ref.counted = true
+		d.count(frames)
+	}
+	if global && ref.global < 0 {
+		ref.global = d.tickStacks.intern(frames)
+	}
+	d.stacks.set(id, ref)
+	return frames, ref.global
+}
+
+// count adds a stack's addresses to d.distinct.
+func (d *decoder) count(frames []parse.Frame) {
+	for i, f := range frames {
+		if _, ok := d.distinct[f.Addr]; !ok {
+			d.distinct[f.Addr] = i == 0
+		}
+	}
+}
+
+// stackTable interns stacks for the whole trace.
+type stackTable struct {
+	index  map[string]int32 // addresses, 8 bytes each → id
+	spans  []stackRef
+	frames []parse.Frame
+	key    []byte
+}
+
+func (t *stackTable) intern(frames []parse.Frame) int32 {
+	t.key = t.key[:0]
+	for _, f := range frames {
+		t.key = binary.LittleEndian.AppendUint64(t.key, f.Addr)
+	}
+	if g, ok := t.index[string(t.key)]; ok {
+		return g
+	}
+	g := int32(len(t.spans))
+	t.spans = append(t.spans, stackRef{start: int32(len(t.frames)), n: int32(len(frames))})
+	t.frames = append(t.frames, frames...)
+	t.index[string(t.key)] = g
+	return g
+}
+
+// get returns the frames of stack g, nil for -1.
+func (t *stackTable) get(g int32) []parse.Frame {
+	if g < 0 {
+		return nil
+	}
+	s := t.spans[g]
+	end := s.start + s.n
+	return t.frames[s.start:end:end]
+}
+
+// ---- sequence points ----
+
+// flushRegion forgets the stacks (and V6 label lists) of the region that a
+// sequence point closes: their ids restart after it.
+func (d *decoder) flushRegion() {
+	d.stacks.reset()
+	clear(d.labels)
+}
+
+// sequencePointV5 reads {int64 timestamp, int32 count, count × {int64
+// thread id, int32 sequence number}}.
+func (d *decoder) sequencePointV5(c *cursor) error {
+	c.skip(8)
+	n := c.u32()
+	if !c.bad && uint64(n) > uint64(c.left()/12) {
+		return d.errAt(c.off()-4, nil, "sequence point declares %d threads in %d bytes", n, c.left())
+	}
+	for i := uint32(0); i < n && !c.bad; i++ {
+		tid := c.u64()
+		seq := c.u32()
+		d.checkpoint(tid, seq)
+	}
+	if c.bad {
+		return c.err(d, "sequence point")
+	}
+	d.flushRegion()
+	return nil
+}
+
+// sequencePointV6 reads {uint64 timestamp, uint32 flags, uint32 count, count
+// × {varuint thread index, varuint sequence number}}; flag 1 also flushes
+// the thread table, flag 2 the metadata.
+func (d *decoder) sequencePointV6(c *cursor) error {
+	c.skip(8)
+	flags := c.u32()
+	n := c.u32()
+	if !c.bad && uint64(n) > uint64(c.left()/2) {
+		return d.errAt(c.off()-4, nil, "sequence point declares %d threads in %d bytes", n, c.left())
+	}
+	for i := uint32(0); i < n && !c.bad; i++ {
+		idx := c.uvarint()
+		seq := c.uvarint32()
+		d.checkpoint(idx, seq)
+	}
+	if c.bad {
+		return c.err(d, "sequence point")
+	}
+	d.flushRegion()
+	if flags&1 != 0 {
+		clear(d.threads)
+		d.thrValid = false
+	}
+	if flags&2 != 0 {
+		d.meta.reset()
+	}
+	return nil
+}
+
+// checkpoint compares a sequence point's lower bound for a capture thread
+// with the last sequence number seen from it: a higher bound means that
+// thread's events were dropped.
+func (d *decoder) checkpoint(thread uint64, seq uint32) {
+	d.syncSeq()
+	last, ok := d.lastSeq[thread]
+	if ok && int32(seq-last) > 0 {
+		d.dropped += uint64(seq - last)
+	}
+	if !ok || int32(seq-last) > 0 {
+		d.lastSeq[thread] = seq
+	}
+}
+
+// ---- V6 threads and label lists ----
+
+// threadBlock reads rows {uint16 size, varuint index, optional elements}.
+func (d *decoder) threadBlock(c *cursor) error {
+	for !c.bad && c.left() > 0 {
+		at := c.off()
+		row := c.sub(int(c.u16()))
+		if c.bad {
+			break
+		}
+		idx := row.uvarint()
+		var t thread
+	elems:
+		for !row.bad && row.left() > 0 {
+			switch row.u8() {
+			case 1:
+				t.name = row.str8()
+			case 2:
+				t.pid = row.uvarint()
+			case 3:
+				t.tid = row.uvarint()
+				t.hasTID = true
+			case 4:
+				row.str8()
+				row.str8()
+			default:
+				break elems // unknown element: its size is unknown, skip the rest of the row
+			}
+		}
+		if row.bad {
+			return row.err(d, "thread row")
+		}
+		if _, dup := d.threads[idx]; dup {
+			return d.errAt(at, nil, "thread index %d defined twice", idx)
+		}
+		d.threads[idx] = t
+		d.thrValid = false
+	}
+	if c.bad {
+		return c.err(d, "thread block")
+	}
+	return nil
+}
+
+// removeThreadBlock reads {varuint index, varuint sequence number} pairs.
+func (d *decoder) removeThreadBlock(c *cursor) error {
+	for !c.bad && c.left() > 0 {
+		idx := c.uvarint()
+		seq := c.uvarint32()
+		if c.bad {
+			break
+		}
+		d.checkpoint(idx, seq)
+		delete(d.threads, idx)
+		d.thrValid = false
+	}
+	if c.bad {
+		return c.err(d, "remove-thread block")
+	}
+	return nil
+}
+
+// labelListBlock reads {uint32 first index, uint32 count, lists of labels}.
+// Only a Version label matters here (it overrides the metadata's version).
+func (d *decoder) labelListBlock(c *cursor) error {
+	first := c.u32()
+	count := c.u32()
+	if !c.bad && uint64(count) > uint64(c.left()) {
+		return d.errAt(c.off()-4, nil, "label list block declares %d lists in %d bytes", count, c.left())
+	}
+	for i := uint32(0); i < count && !c.bad; i++ {
+		version := -1
+		for !c.bad {
+			at := c.off()
+			kind := c.u8()
+			switch kind & 0x7F {
+			case 1, 2, 3: // ActivityId, RelatedActivityId, TraceId
+				c.skip(16)
+			case 4, 8: // SpanId, Keywords
+				c.skip(8)
+			case 5:
+				c.str8()
+				c.str8()
+			case 6:
+				c.str8()
+				c.uvarint()
+			case 7, 9: // OpCode, Level
+				c.skip(1)
+			case 10:
+				version = int(c.u8())
+			default:
+				if !c.bad {
+					return d.errAt(at, nil, "unknown label kind %d", kind&0x7F)
+				}
+			}
+			if kind&0x80 != 0 {
+				break
+			}
+		}
+		d.labels[first+i] = version
+	}
+	if c.bad {
+		return c.err(d, "label list block")
+	}
+	return nil
+}

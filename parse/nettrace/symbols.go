@@ -1,0 +1,148 @@
+package nettrace
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+
+	"github.com/heapest/heapest/parse"
+)
+
+// methodRange is the code range of one jitted or precompiled method body.
+type methodRange struct {
+	start, end uint64
+	name       string
+}
+
+// symbols resolves instruction addresses to method names.
+type symbols struct {
+	r      []methodRange
+	maxEnd []uint64 // maxEnd[i] = max end of r[0..i], for overlapping ranges
+}
+
+func newSymbols(methods []methodRange) *symbols {
+	r := make([]methodRange, 0, len(methods))
+	for _, m := range methods {
+		if m.end > m.start {
+			r = append(r, m)
+		}
+	}
+	// Stable: of two bodies at the same address the later-loaded one wins.
+	sort.SliceStable(r, func(i, j int) bool { return r[i].start < r[j].start })
+	s := &symbols{r: r, maxEnd: make([]uint64, len(r))}
+	var m uint64
+	for i := range r {
+		m = max(m, r[i].end)
+		s.maxEnd[i] = m
+	}
+	return s
+}
+
+// lookup returns the innermost method whose range holds ip, "" when none
+// does.
+func (s *symbols) lookup(ip uint64) string {
+	i := sort.Search(len(s.r), func(i int) bool { return s.r[i].start > ip }) - 1
+	for ; i >= 0 && s.maxEnd[i] > ip; i-- {
+		if ip < s.r[i].end {
+			return s.r[i].name
+		}
+	}
+	return ""
+}
+
+// resolved counts the distinct frame addresses the methods name. Caller
+// frames are return addresses, looked up one byte earlier (see
+// Profile.Names); an address is counted in the position it was first
+// seen in.
+func (s *symbols) resolved(distinct map[uint64]bool) int {
+	n := 0
+	for addr, leaf := range distinct {
+		if !leaf && addr > 0 {
+			addr--
+		}
+		if s.lookup(addr) != "" {
+			n++
+		}
+	}
+	return n
+}
+
+// profile sends the ticks still held back, and assembles what the trace
+// says about itself: the method ranges as the resolver of frame names,
+// and warnings.
+func (d *decoder) profile() *parse.Profile {
+	if d.stopped != nil {
+		d.warnf("stopped early (--keep-going): %v; the %d allocation events before it were kept, everything after it was skipped",
+			d.stopped, d.records+len(d.ticks))
+	}
+	if d.nSampled > 0 && d.nTicks > 0 {
+		d.warnf("the trace has both AllocationSampled and GCAllocationTick events; the %d GCAllocationTick events were ignored (they describe the same allocations)", d.nTicks)
+	}
+	d.sendTicks()
+	d.finalWarnings()
+	syms := newSymbols(d.methods)
+	version := fmt.Sprintf("NetTrace V%d", d.major)
+	if d.v6 {
+		version = fmt.Sprintf("NetTrace V%d.%d", d.major, d.minor)
+	}
+	detail := fmt.Sprintf("%s, pointer size %d, pid %d; %d AllocationSampled, %d GCAllocationTick events; %d method ranges, %d modules; %d of %d distinct frames symbolized",
+		version, d.ptr, d.pid, d.nSampled, d.nTicks, d.nMethods, d.nModules, syms.resolved(d.distinct), len(d.distinct))
+	p := &parse.Profile{
+		Source: parse.Source{
+			Format:  "nettrace",
+			Rate:    samplingRate,
+			Samples: float64(d.records),
+			Detail:  detail,
+		},
+		Records:  d.records,
+		HasAlloc: true,
+		Timed:    true,
+		Warnings: d.warnings,
+	}
+	if len(syms.r) > 0 {
+		p.Names = syms.lookup
+	}
+	return p
+}
+
+func (d *decoder) finalWarnings() {
+	if d.opt.Rate > 0 && d.opt.Rate != samplingRate {
+		d.warnf("--rate %s ignored: the file's sampling period %d is used", strconv.FormatFloat(d.opt.Rate, 'f', -1, 64), samplingRate)
+	}
+	if d.nSampled == 0 && d.nTicks == 0 {
+		d.warnf("no AllocationSampled (runtime event 303) or GCAllocationTick events: the runtime is older than .NET 10 or the AllocationSampling keyword 0x80000000000 was not enabled")
+	}
+	if d.nTicks > 0 && d.nSampled == 0 {
+		d.warnf("%d GCAllocationTick events: fixed-stride sampling (one event per ~100 KB allocated) gives estimates only, with no confidence interval; collect AllocationSampled events (.NET 10+, keyword 0x80000000000) for intervals", d.nTicks)
+		if d.tickVersions[4] < d.nTicks {
+			d.warnf("GCAllocationTick events before version 4 carry no object size: alloc_objects is not available from them")
+		}
+	}
+	if d.dropped > 0 {
+		d.warnf("%d events were dropped by the runtime (gaps in sequence numbers): estimates are biased low", d.dropped)
+	}
+	if d.unknownMeta > 0 {
+		d.warnf("%d events refer to metadata ids never defined (first at byte %d); they were skipped", d.unknownMeta, d.firstUnknownMeta)
+	}
+	if d.unknownStack > 0 {
+		d.warnf("%d allocation events refer to stack ids not defined in their sequence-point region (first in the block at byte %d); they have no stack", d.unknownStack, d.firstUnknownStack)
+	}
+	if d.unknownThread > 0 {
+		d.warnf("%d allocation events refer to thread indexes without an OS thread id; they are named #index", d.unknownThread)
+	}
+	for _, k := range sortedKeys(d.badPayload) {
+		d.warnf("%d %s events have a malformed payload (first at byte %d); they were skipped", d.badPayload[k], k, d.firstBadPayload)
+	}
+	for _, k := range sortedKeys(d.unknownBlocks) {
+		d.warnf("skipped %d blocks of unknown type %q", d.unknownBlocks[k], k)
+	}
+}
+
+func sortedKeys(m map[string]int) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

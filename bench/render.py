@@ -151,9 +151,10 @@ def main():
         print("|---|---:|---:|---:|---:|---:|")
         for p in pprofs:
             t = by_case.get(f"{p.input} func")
-            if p.ok and t and t.ok:
-                print(f"| {p.input} | {secs(t.cpu)} | {secs(p.cpu)} | **{ratio(p.cpu, t.cpu)}** | "
-                      f"{mbytes(t.rss)} | {mbytes(p.rss)} |")
+            tc, trss = (secs(t.cpu), mbytes(t.rss)) if t and t.ok else ("failed", "–")
+            pc, prss = (secs(p.cpu), mbytes(p.rss)) if p.ok else (f"failed: {p.error}", "–")
+            r = ratio(p.cpu, t.cpu) if p.ok and t and t.ok else "–"
+            print(f"| {p.input} | {tc} | {pc} | **{r}** | {trss} | {prss} |")
         print()
 
     print("## Issue 9's targets\n")

@@ -126,3 +126,53 @@ func TestGenerate(t *testing.T) {
 		t.Errorf("raw header %v, sum of stacks %v: must be equal", header, sum)
 	}
 }
+
+// TestGenerateForeign checks the made-up program mode with -size: the dump
+// has about the requested size, its only mapping names the -map-as path,
+// and every frame lies inside that mapping's text (so a reader that could
+// open the file would find it there).
+func TestGenerateForeign(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "d.heap")
+	const want = 200_000
+	o := options{funcs: 50_000, middle: 5000, mapAs: "/nonexistent/server", size: want,
+		stacks: 1, frames: 16, threads: 4, lg: 19, unbias: true, seed: 3}
+	if err := generate(o, out); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(data); n < want*99/100 || n > want*101/100 {
+		t.Errorf("%d bytes, want about %d", n, want)
+	}
+	body, maps, ok := strings.Cut(string(data), "\nMAPPED_LIBRARIES:\n")
+	if !ok {
+		t.Fatal("no MAPPED_LIBRARIES section")
+	}
+	var lo, hi uint64
+	var perm, path string
+	if _, err := fmt.Sscanf(maps, "%x-%x %s %s", &lo, &hi, &perm, new(string)); err != nil || perm != "r-xp" {
+		t.Fatalf("first mapping %q: %v", strings.SplitN(maps, "\n", 2)[0], err)
+	}
+	fields := strings.Fields(strings.SplitN(maps, "\n", 2)[0])
+	if path = fields[len(fields)-1]; path != o.mapAs {
+		t.Errorf("mapping names %q, want %q", path, o.mapAs)
+	}
+	frames := 0
+	for _, l := range strings.Split(body, "\n") {
+		if !strings.HasPrefix(l, "@ ") {
+			continue
+		}
+		for _, f := range strings.Fields(l)[1:] {
+			var a uint64
+			if _, err := fmt.Sscanf(f, "0x%x", &a); err != nil || a < lo || a >= hi {
+				t.Fatalf("frame %s outside the text mapping %#x-%#x", f, lo, hi)
+			}
+			frames++
+		}
+	}
+	if frames == 0 {
+		t.Fatal("no stacks")
+	}
+}

@@ -4,11 +4,23 @@
 // frames at the top), per-thread lines, and a MAPPED_LIBRARIES section that
 // maps those files, so that jeprof and heapest both symbolize every frame.
 //
-//	gendump -binary PATH [-stacks 5000] [-frames 24] [-threads 16] [-lg 19]
-//	        [-unbias] [-seed 1] -o dump.heap
+//	gendump -binary PATH [-stacks 5000 | -size BYTES] [-frames 24] [-threads 16]
+//	        [-lg 19] [-unbias] [-seed 1] [-middle 400] [-map-as PATH] [-jemalloc PATH]
+//	        -o dump.heap
+//	gendump -funcs N -map-as PATH [same options] -o dump.heap
 //
 // Counts are drawn per stack (one size class per stack, 1-3 threads); with
 // -unbias they are written in jemalloc 5.3's prof_unbias encoding, else raw.
+// -size generates stacks until the dump reaches about that many bytes.
+// -map-as names another file in the program's mappings, with the same
+// layout: a path that does not exist gives a dump whose program frames
+// cannot be symbolized (a stripped or foreign binary); with -jemalloc ""
+// as well, no frame at all symbolizes. -funcs N replaces -binary by a
+// made-up program of N functions, for such dumps of programs larger than
+// any binary at hand: a large program has many distinct return addresses,
+// and they are what an unsymbolized report groups by. -middle sets how many
+// functions make up the shared middle of the stacks. The numbers of stacks and distinct
+// addresses written go to standard error, for the benchmark report.
 package main
 
 import (
@@ -16,10 +28,11 @@ import (
 	"debug/elf"
 	"flag"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"sort"
-	"strings"
+	"strconv"
 )
 
 func main() {
@@ -27,7 +40,11 @@ func main() {
 	flag.StringVar(&o.binary, "binary", "", "ELF executable the stacks point into (required)")
 	flag.StringVar(&o.lib, "jemalloc", "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2",
 		"libjemalloc for the allocator frames (empty: none)")
-	flag.IntVar(&o.stacks, "stacks", 5000, "distinct stacks")
+	flag.IntVar(&o.stacks, "stacks", 5000, "distinct stacks (ignored with -size)")
+	flag.Int64Var(&o.size, "size", 0, "stop adding stacks at about this many bytes of dump (0: use -stacks)")
+	flag.StringVar(&o.mapAs, "map-as", "", "path written for the program's mappings instead of -binary")
+	flag.IntVar(&o.funcs, "funcs", 0, "made-up program of this many functions instead of -binary (needs -map-as)")
+	flag.IntVar(&o.middle, "middle", 400, "functions in the pool the middle frames are drawn from")
 	flag.IntVar(&o.frames, "frames", 24, "frames per stack")
 	flag.IntVar(&o.threads, "threads", 16, "threads")
 	flag.IntVar(&o.lg, "lg", 19, "lg_prof_sample: R = 2^lg")
@@ -35,8 +52,9 @@ func main() {
 	flag.Uint64Var(&o.seed, "seed", 1, "random seed")
 	out := flag.String("o", "", "output file (required)")
 	flag.Parse()
-	if o.binary == "" || *out == "" || o.stacks < 1 || o.frames < 3 || o.threads < 1 ||
-		o.lg < 0 || o.lg > 40 {
+	if (o.binary == "") == (o.funcs == 0) || o.funcs < 0 || o.funcs > 0 && o.mapAs == "" ||
+		*out == "" || o.stacks < 1 || o.size < 0 || o.frames < 3 || o.threads < 1 ||
+		o.middle < 1 || o.lg < 0 || o.lg > 40 {
 		flag.Usage()
 		os.Exit(2)
 	}
@@ -47,8 +65,10 @@ func main() {
 }
 
 type options struct {
-	binary, lib                 string
+	binary, lib, mapAs          string
 	stacks, frames, threads, lg int
+	funcs, middle               int
+	size                        int64
 	unbias                      bool
 	seed                        uint64
 }
@@ -102,6 +122,25 @@ func loadImage(path string, base uint64, names map[string]bool) (*image, error) 
 	}
 	sort.Slice(im.funcs, func(i, j int) bool { return im.funcs[i].Value < im.funcs[j].Value })
 	return im, nil
+}
+
+// syntheticImage is a made-up non-PIE program of n functions of 32 B to
+// 1 KiB (log-uniform, about 300 B on average) laid out one after the other in a text segment at
+// 0x400000, as a linker would.
+func syntheticImage(r *rand.Rand, n int) *image {
+	const text = 0x401000
+	im := &image{sites: map[int][]uint64{}}
+	addr := uint64(text)
+	for i := 0; i < n; i++ {
+		size := uint64(math.Exp(math.Log(32) + r.Float64()*math.Log(1024/32)))
+		size = (size + 15) &^ 15
+		im.funcs = append(im.funcs, elf.Symbol{Name: "f" + strconv.Itoa(i), Value: addr, Size: size,
+			Info: elf.ST_INFO(elf.STB_GLOBAL, elf.STT_FUNC)})
+		addr += size
+	}
+	im.loads = []elf.ProgHeader{{Type: elf.PT_LOAD, Flags: elf.PF_R | elf.PF_X, Off: text - 0x400000,
+		Vaddr: text, Memsz: addr - text}}
+	return im
 }
 
 func (im *image) executable(addr uint64) bool {
@@ -160,8 +199,11 @@ type stack struct {
 
 func generate(o options, out string) error {
 	r := rand.New(rand.NewPCG(o.seed, 0x9e3779b97f4a7c15))
-	prog, err := loadImage(o.binary, 0x555555554000, nil)
-	if err != nil {
+	var prog *image
+	var err error
+	if o.funcs > 0 {
+		prog = syntheticImage(r, o.funcs)
+	} else if prog, err = loadImage(o.binary, 0x555555554000, nil); err != nil {
 		return err
 	}
 	var lib *image
@@ -172,6 +214,9 @@ func generate(o options, out string) error {
 		}
 	}
 	stacks := makeStacks(r, o, prog, lib)
+	if o.mapAs != "" {
+		prog.path = o.mapAs
+	}
 	f, err := os.Create(out)
 	if err != nil {
 		return err
@@ -187,7 +232,20 @@ func generate(o options, out string) error {
 		f.Close()
 		return err
 	}
+	fmt.Fprintf(os.Stderr, "gendump: %s: %d stacks, %d distinct addresses\n", out, len(stacks), distinctAddrs(stacks))
 	return f.Close()
+}
+
+// distinctAddrs counts the distinct frame addresses of the stacks: the
+// number of symbols to resolve, and of rows of an unsymbolized --by func.
+func distinctAddrs(stacks []stack) int {
+	seen := map[uint64]bool{}
+	for _, s := range stacks {
+		for _, a := range s.addrs {
+			seen[a] = true
+		}
+	}
+	return len(seen)
 }
 
 // makeStacks builds distinct stacks shaped like a real program's: a few
@@ -201,14 +259,21 @@ func makeStacks(r *rand.Rand, o options, prog, lib *image) []stack {
 			roots[i] = append(roots[i], r.IntN(nf))
 		}
 	}
-	middle := make([]int, min(400, nf))
+	pool := o.middle
+	if pool == 0 {
+		pool = 400 // the flag's default, for callers that leave it unset
+	}
+	middle := make([]int, min(pool, nf))
 	for i := range middle {
 		middle[i] = r.IntN(nf)
 	}
 	classes := sizeClasses(8 << 20)
 	seen := map[string]bool{}
 	var out []stack
-	for len(out) < o.stacks {
+	// With -size, written counts the dump's bytes so far: the stack lines
+	// exactly, the header and mappings roughly.
+	written := int64(2048)
+	for o.size > 0 && written < o.size || o.size == 0 && len(out) < o.stacks {
 		var fr []uint64
 		if lib != nil {
 			fr = append(fr, lib.retAddr(r, r.IntN(len(lib.funcs))), lib.retAddr(r, r.IntN(len(lib.funcs))))
@@ -221,14 +286,43 @@ func makeStacks(r *rand.Rand, o options, prog, lib *image) []stack {
 		for i := len(root) - 1; i >= 0 && len(fr) < o.frames; i-- {
 			fr = append(fr, prog.retAddr(r, root[i]))
 		}
-		key := fmt.Sprint(fr)
+		key := stackLine(fr)
 		if seen[key] {
 			continue
 		}
 		seen[key] = true
-		out = append(out, drawCounts(r, o, fr, classes))
+		s := drawCounts(r, o, fr, classes)
+		out = append(out, s)
+		if o.size > 0 {
+			written += int64(len(key)) + stackCountsLen(s, o.unbias, uint64(1)<<o.lg)
+		}
 	}
 	return out
+}
+
+// stackLine is a stack's "@ 0x... 0x..." line, without the newline.
+func stackLine(addrs []uint64) string {
+	b := make([]byte, 0, 1+19*len(addrs))
+	b = append(b, '@')
+	for _, a := range addrs {
+		b = append(b, " 0x"...)
+		b = strconv.AppendUint(b, a, 16)
+	}
+	return string(b)
+}
+
+// stackCountsLen is the number of bytes writeDump writes for a stack's
+// counts lines, newlines included (and the stack line's newline).
+func stackCountsLen(s stack, unbias bool, rate uint64) int64 {
+	var all line
+	n := int64(1 + len("  t*: \n"))
+	for i, uid := range s.threads {
+		all.add(s.n[i], s.size, rate)
+		var l line
+		l.add(s.n[i], s.size, rate)
+		n += int64(len("  t: \n")+len(strconv.Itoa(uid))) + int64(len(l.format(unbias, rate)))
+	}
+	return n + int64(len(all.format(unbias, rate)))
 }
 
 // drawCounts gives a stack a size class (log-uniform, so small sizes
@@ -278,18 +372,12 @@ func writeDump(w *bufio.Writer, o options, stacks []stack) {
 	for uid, l := range perThread {
 		fmt.Fprintf(w, "  t%d: %s worker %d\n", uid, l.format(o.unbias, rate), uid)
 	}
-	var sb strings.Builder
 	for _, s := range stacks {
-		sb.Reset()
-		sb.WriteString("@")
-		for _, a := range s.addrs {
-			fmt.Fprintf(&sb, " %#x", a)
-		}
 		var all line
 		for i := range s.threads {
 			all.add(s.n[i], s.size, rate)
 		}
-		fmt.Fprintf(w, "%s\n  t*: %s\n", sb.String(), all.format(o.unbias, rate))
+		fmt.Fprintf(w, "%s\n  t*: %s\n", stackLine(s.addrs), all.format(o.unbias, rate))
 		for i, uid := range s.threads {
 			var l line
 			l.add(s.n[i], s.size, rate)

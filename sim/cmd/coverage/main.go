@@ -5,7 +5,10 @@
 // docs/statistics.md (between the "BEGIN GENERATED" and "END GENERATED"
 // markers).
 //
-//	go run ./sim/cmd/coverage -reps 10000 -docs docs
+//	go -C sim/cmd/coverage run . -reps 10000 -docs ../../../docs
+//
+// It is a module of its own (see go.mod here) so that the plotting library
+// is not a dependency of heapest: run it with -C from the repository root.
 package main
 
 import (

@@ -22,7 +22,7 @@ import (
 	"os"
 	"strconv"
 
-	"github.com/heapest/heapest/parse/nettracetest"
+	"github.com/heapest/heapest/internal/nettracetest"
 )
 
 // Layout of the made-up program's code: one method per 4 KiB, each 1 KiB long.

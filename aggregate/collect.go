@@ -47,6 +47,8 @@ type Collector struct {
 	stats     []ci.Stats // len(cells) × len(values)
 
 	deferred []deferred
+	// byStackID maps parser stack ids (parse.Record.StackID) to stacks.
+	byStackID map[uint64]uint32
 
 	buf     []uint32
 	contrib []unbias.Contribution
@@ -77,7 +79,7 @@ func (c *Collector) Record(rec *parse.Record) {
 	if rec.Breakdown && !c.keys.Thread || !c.window.keep(rec.Time) {
 		return
 	}
-	k := cellKey{stack: c.internStack(rec.Stack), breakdown: rec.Breakdown}
+	k := cellKey{stack: c.stackOf(rec), breakdown: rec.Breakdown}
 	if rec.Type != "" {
 		k.typ = c.strs.intern(rec.Type)
 	}
@@ -141,6 +143,23 @@ func (c *Collector) add(k cellKey, rec *parse.Record) {
 	for i := range st {
 		st[i].Merge(&c.contrib[i].Stats)
 	}
+}
+
+// stackOf returns the id of rec's stack, looked up once per parser stack
+// id where the parser gives one.
+func (c *Collector) stackOf(rec *parse.Record) uint32 {
+	if rec.StackID == 0 {
+		return c.internStack(rec.Stack)
+	}
+	if c.byStackID == nil {
+		c.byStackID = map[uint64]uint32{}
+	}
+	if id, ok := c.byStackID[rec.StackID]; ok {
+		return id
+	}
+	id := c.internStack(rec.Stack)
+	c.byStackID[rec.StackID] = id
+	return id
 }
 
 func (c *Collector) internStack(stack []parse.Frame) uint32 {

@@ -145,3 +145,23 @@ func TestUnresolvedEncoding(t *testing.T) {
 		}
 	}
 }
+
+// A parser's stack id stands for its stack: looked up once, then trusted.
+func TestStackID(t *testing.T) {
+	c := NewCollector([]unbias.Value{unbias.InUseSpace}, Keys{}, Window{}, 0)
+	a, b := rec(1, "f", "main"), rec(2, "f", "main")
+	a.StackID, b.StackID = 7, 7
+	b.Stack = nil // the same id: the stack is not read again
+	c.Record(&a)
+	c.Record(&b)
+	if c.stacks.len() != 1 || c.Len() != 1 {
+		t.Fatalf("%d stacks, %d cells; want 1, 1", c.stacks.len(), c.Len())
+	}
+	tb := NewTable(c.values, c.keys)
+	if err := c.Finish(tb, nil, &parse.Profile{}); err != nil {
+		t.Fatal(err)
+	}
+	if tot := tb.Total(Filter{})[0]; tot.Samples != 3 || tot.N != 2 {
+		t.Errorf("total %+v", tot)
+	}
+}

@@ -103,7 +103,7 @@ func newPprofBuilder(reps []*report.Report) *pprofBuilder {
 
 // pprofComments mark the file as heapest's and say where it came from.
 func pprofComments(r *report.Report) []string {
-	c := []string{"heapest",
+	c := []string{parse.HeapestPprofMarker,
 		fmt.Sprintf("heapest: unbiased estimates; value=%s confidence=%g", r.Value, r.Confidence)}
 	for _, s := range r.Sources {
 		c = append(c, fmt.Sprintf("source: %s format=%s rate=%g samples=%g", s.Path, s.Format, s.Rate, s.Samples))
@@ -137,7 +137,7 @@ func (b *pprofBuilder) add(i int, row report.Row) {
 	}
 	v := b.reps[i].Value
 	s.Value[i] = int64(math.Round(row.Stats.Estimate))
-	s.Label["heapest."+v.String()] = []string{fmt.Sprint(row.Stats)}
+	s.Label[parse.HeapestStatsLabel(v.String())] = []string{parse.EncodeStats(row.Stats)}
 	if i == 0 {
 		setPprofNumLabels(s, row.Stats, v)
 	}

@@ -92,7 +92,7 @@ type decoder struct {
 	// ticks are the GCAllocationTick events held back until the first
 	// AllocationSampled event (see the package doc); tickStacks holds
 	// their stacks for the whole trace.
-	ticks      []tick
+	ticks      tickList
 	tickStacks stackTable
 	tickNames  nameIDs
 

@@ -3,6 +3,7 @@ package nettrace
 import (
 	"encoding/binary"
 	"fmt"
+	"iter"
 	"math"
 	"math/bits"
 	"path"
@@ -263,7 +264,7 @@ func (d *decoder) allocSampled(h *header, p []byte) bool {
 		return false
 	}
 	if d.nSampled++; d.nSampled == 1 {
-		d.ticks = nil // the samples describe the same allocations
+		d.ticks = tickList{} // the samples describe the same allocations
 	}
 	// Field by field: assigning a whole Record costs more than the rest
 	// of the event.
@@ -362,7 +363,7 @@ func (d *decoder) allocTick(h *header, p []byte, version int) bool {
 	_, g := d.stack(h.stackID, hold)
 	thr := d.thread(h.thread)
 	if hold {
-		d.ticks = append(d.ticks, tick{time: d.nanos(h.ts), amount: amount, size: objSize,
+		d.ticks.add(tick{time: d.nanos(h.ts), amount: amount, size: objSize,
 			typ: d.tickNames.id(typ), thread: d.tickNames.id(thr), stack: g})
 	}
 	return true
@@ -370,7 +371,7 @@ func (d *decoder) allocTick(h *header, p []byte, version int) bool {
 
 // sendTicks sends the ticks held back, in trace order.
 func (d *decoder) sendTicks() {
-	for _, t := range d.ticks {
+	for t := range d.ticks.all() {
 		d.rec = parse.Record{
 			Stack:  d.tickStacks.get(t.stack),
 			Thread: d.tickNames.names[t.thread],
@@ -388,7 +389,37 @@ func (d *decoder) sendTicks() {
 		}
 		d.send()
 	}
-	d.ticks = nil
+	d.ticks = tickList{}
+}
+
+// tickList holds ticks in chunks: appending never copies what is held.
+type tickList struct {
+	chunks [][]tick
+	n      int
+}
+
+const tickChunk = 4096
+
+func (l *tickList) add(t tick) {
+	if l.n%tickChunk == 0 {
+		l.chunks = append(l.chunks, make([]tick, 0, tickChunk))
+	}
+	last := &l.chunks[len(l.chunks)-1]
+	*last = append(*last, t)
+	l.n++
+}
+
+// all yields the ticks in the order they were added.
+func (l *tickList) all() iter.Seq[tick] {
+	return func(yield func(tick) bool) {
+		for _, c := range l.chunks {
+			for _, t := range c {
+				if !yield(t) {
+					return
+				}
+			}
+		}
+	}
 }
 
 // method decodes MethodLoadVerbose / MethodDC{Start,End}Verbose: MethodID

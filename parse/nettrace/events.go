@@ -533,9 +533,8 @@ func (d *decoder) typeName(raw []byte, typeID uint64) string {
 // through the thread table, "#index" when the table has none).
 func (d *decoder) thread(id uint64) string {
 	if !d.thrValid || id != d.thrID {
-		d.thrName = d.threadSlow(id)
+		d.thrName, d.thrUnknown = d.threadSlow(id)
 		d.thrID, d.thrValid = id, true
-		d.thrUnknown = d.v6 && d.thrName[0] == '#'
 	}
 	if d.thrUnknown {
 		d.unknownThread++ // counted per event, for the warning
@@ -543,24 +542,25 @@ func (d *decoder) thread(id uint64) string {
 	return d.thrName
 }
 
-func (d *decoder) threadSlow(id uint64) string {
-	name := ""
+// threadSlow looks a thread up; unknown is set for a V6 index without an
+// OS thread id.
+func (d *decoder) threadSlow(id uint64) (name string, unknown bool) {
 	if d.v6 {
 		if t, ok := d.threads[id]; ok && t.hasTID {
 			id = t.tid
 		} else {
-			name = "#" + strconv.FormatUint(id, 10)
+			name, unknown = "#"+strconv.FormatUint(id, 10), true
 			id |= 1 << 63 // keep apart from OS ids
 		}
 	}
 	if s, ok := d.threadNames[id]; ok {
-		return s
+		return s, unknown
 	}
 	if name == "" {
 		name = strconv.FormatUint(id, 10)
 	}
 	d.threadNames[id] = name
-	return name
+	return name, unknown
 }
 
 // nanos converts a tick timestamp to nanoseconds since the trace start,

@@ -269,7 +269,9 @@ func (d *decoder) allocSampled(h *header, p []byte) bool {
 	// Field by field: assigning a whole Record costs more than the rest
 	// of the event.
 	r := &d.rec
-	r.Stack, _ = d.stack(h.stackID, false)
+	var g int32
+	r.Stack, g = d.stack(h.stackID, false)
+	r.StackID = uint32(g + 1)
 	r.Thread = d.thread(h.thread)
 	r.Type = typ
 	r.Scheme, r.Rate = parse.Bernoulli, samplingRate
@@ -291,7 +293,7 @@ func (d *decoder) send() {
 
 // tick is a GCAllocationTick event held back (see the package doc):
 // amount is the allocation amount, size the object size (0 when unknown),
-// stack an id in decoder.tickStacks (-1: none).
+// stack an id in decoder.allStacks (-1: none).
 type tick struct {
 	time               int64
 	amount, size       uint64
@@ -373,13 +375,14 @@ func (d *decoder) allocTick(h *header, p []byte, version int) bool {
 func (d *decoder) sendTicks() {
 	for t := range d.ticks.all() {
 		d.rec = parse.Record{
-			Stack:  d.tickStacks.get(t.stack),
-			Thread: d.tickNames.names[t.thread],
-			Type:   d.tickNames.names[t.typ],
-			Scheme: parse.FixedStride,
-			Rate:   tickStride,
-			Alloc:  parse.Counts{Bytes: float64(t.amount), Enc: parse.Scaled, Samples: 1},
-			Time:   t.time,
+			Stack:   d.allStacks.get(t.stack),
+			StackID: uint32(t.stack + 1),
+			Thread:  d.tickNames.names[t.thread],
+			Type:    d.tickNames.names[t.typ],
+			Scheme:  parse.FixedStride,
+			Rate:    tickStride,
+			Alloc:   parse.Counts{Bytes: float64(t.amount), Enc: parse.Scaled, Samples: 1},
+			Time:    t.time,
 		}
 		// Version 4 names the size of the object that crossed the stride:
 		// the amount over that size is the usual (rough) object estimate.

@@ -112,6 +112,7 @@ func TestNettraceTicksHeldBack(t *testing.T) {
 	if err != nil || len(recs) != 50 || p.Records != 50 || p.Source.Samples != 50 {
 		t.Fatalf("%v: %d records (profile %d)", err, len(recs), p.Records)
 	}
+	checkStackIDs(t, recs)
 	for i, r := range recs {
 		want := []parse.Frame{{Addr: 0x1000 + uint64(i%2)}, {Addr: 0x2000}}
 		thread := []string{"7", "8"}[i%2]

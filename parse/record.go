@@ -104,12 +104,11 @@ type SourceLine struct {
 type Record struct {
 	// Stack is leaf first.
 	Stack []Frame
-	// StackID, when not 0, identifies Stack within one parse: records
-	// with the same StackID have equal stacks, so a sink can intern a
-	// stack once per id instead of once per record. Formats that number
-	// their stacks (traces, where millions of events share thousands of
-	// stacks) set it; 0 means not known.
-	StackID uint32
+	// StackID, when not 0, identifies Stack within the input: records
+	// with the same StackID have the same Stack, so a consumer may look
+	// the stack up once per id instead of once per record (a trace's
+	// events name their stack by id). 0 means unknown.
+	StackID uint64
 	// Thread is a thread id or name where the format has one.
 	Thread string
 	// Type is the allocated type where the format has one.

@@ -271,7 +271,7 @@ func (d *decoder) allocSampled(h *header, p []byte) bool {
 	r := &d.rec
 	var g int32
 	r.Stack, g = d.stack(h.stackID, false)
-	r.StackID = uint32(g + 1)
+	r.StackID = uint64(g + 1)
 	r.Thread = d.thread(h.thread)
 	r.Type = typ
 	r.Scheme, r.Rate = parse.Bernoulli, samplingRate
@@ -376,7 +376,7 @@ func (d *decoder) sendTicks() {
 	for t := range d.ticks.all() {
 		d.rec = parse.Record{
 			Stack:   d.allStacks.get(t.stack),
-			StackID: uint32(t.stack + 1),
+			StackID: uint64(t.stack + 1),
 			Thread:  d.tickNames.names[t.thread],
 			Type:    d.tickNames.names[t.typ],
 			Scheme:  parse.FixedStride,

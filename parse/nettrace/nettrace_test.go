@@ -360,8 +360,8 @@ func checkSimulated(t *testing.T, opt nt.Options, wl nt.Workload) {
 // records with different ones different stacks.
 func checkStackIDs(t *testing.T, recs []parse.Record) {
 	t.Helper()
-	byID := map[uint32]string{}
-	ids := map[string]uint32{}
+	byID := map[uint64]string{}
+	ids := map[string]uint64{}
 	for _, r := range recs {
 		key := fmt.Sprint(r.Stack)
 		if r.StackID == 0 {

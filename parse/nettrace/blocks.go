@@ -89,12 +89,13 @@ type decoder struct {
 	rec     parse.Record // reused for every record sent
 	records int
 
+	// allStacks numbers the stacks of the whole trace, for
+	// Record.StackID, and keeps those of held-back ticks.
+	allStacks stackTable
 	// ticks are the GCAllocationTick events held back until the first
-	// AllocationSampled event (see the package doc); tickStacks holds
-	// their stacks for the whole trace.
-	ticks      []tick
-	tickStacks stackTable
-	tickNames  nameIDs
+	// AllocationSampled event (see the package doc).
+	ticks     tickList
+	tickNames nameIDs
 
 	// distinct holds every address of the stacks of kept events, mapped
 	// to whether it was first seen as a leaf, for the symbolized count.
@@ -140,7 +141,7 @@ func newDecoder(name string, r *bufio.Reader, opt parse.Options, sink parse.Sink
 		types:         map[string]typeEntry{},
 		nullTypes:     map[uint64]string{},
 		threadNames:   map[uint64]string{},
-		tickStacks:    stackTable{index: map[string]int32{}},
+		allStacks:     stackTable{index: map[string]int32{}},
 		tickNames:     nameIDs{ids: map[string]int32{}},
 		distinct:      map[uint64]bool{},
 		modules:       map[uint64]string{},
@@ -318,11 +319,9 @@ func optionalVersion(c *cursor) int {
 // region's frames.
 type stackRef struct {
 	start, n int32
-	// global is the stack's id in decoder.tickStacks once a held-back
-	// tick used it, else -1.
+	// global is the stack's id in decoder.allStacks once an event used
+	// it, else -1.
 	global int32
-	// counted is set once the stack's addresses are in decoder.distinct.
-	counted bool
 }
 
 // regionStacks holds the stacks of the current sequence-point region,
@@ -421,11 +420,11 @@ func (rs *regionStacks) reset() {
 	rs.bytes = 0
 }
 
-// stack returns the frames of the region's stack id (nil for id 0, or an
-// id the region does not define, which is counted for a warning) and,
-// for a held-back tick (global), its id in tickStacks (-1: none). Each
-// stack's addresses are counted once per region in d.distinct.
-func (d *decoder) stack(id uint32, global bool) ([]parse.Frame, int32) {
+// stack returns the frames of the region's stack id and its id in
+// d.allStacks, the same for every region that defines the same stack: nil
+// and -1 for id 0, an empty stack, or an id the region does not define
+// (counted for a warning). hold keeps the frames for a held-back tick.
+func (d *decoder) stack(id uint32, hold bool) ([]parse.Frame, int32) {
 	if id == 0 {
 		return nil, -1
 	}
@@ -437,18 +436,21 @@ func (d *decoder) stack(id uint32, global bool) ([]parse.Frame, int32) {
 		d.unknownStack++
 		return nil, -1
 	}
-	if ref.counted && (!global || ref.global >= 0) {
-		return d.stacks.slice(ref), ref.global
+	if ref.n == 0 {
+		return nil, -1
 	}
 	frames := d.stacks.slice(ref)
-	if !ref.counted {
-		ref.counted = true
-		d.count(frames)
+	if ref.global < 0 {
+		var added bool
+		ref.global, added = d.allStacks.intern(frames)
+		if added {
+			d.count(frames)
+		}
+		d.stacks.set(id, ref)
 	}
-	if global && ref.global < 0 {
-		ref.global = d.tickStacks.intern(frames)
+	if hold {
+		d.allStacks.keep(ref.global, frames)
 	}
-	d.stacks.set(id, ref)
 	return frames, ref.global
 }
 
@@ -461,35 +463,45 @@ func (d *decoder) count(frames []parse.Frame) {
 	}
 }
 
-// stackTable interns stacks for the whole trace.
+// stackTable numbers the distinct stacks of the whole trace, once per
+// region that uses one. It keeps the frames of those that held-back ticks
+// use; of the others, only their addresses as a map key.
 type stackTable struct {
 	index  map[string]int32 // addresses, 8 bytes each → id
-	spans  []stackRef
-	frames []parse.Frame
 	key    []byte
+	kept   []stackRef // per id: its frames in frames, n < 0 when not kept
+	frames []parse.Frame
 }
 
-func (t *stackTable) intern(frames []parse.Frame) int32 {
+// intern returns the id of a stack, and whether it is new.
+func (t *stackTable) intern(frames []parse.Frame) (int32, bool) {
 	t.key = t.key[:0]
 	for _, f := range frames {
 		t.key = binary.LittleEndian.AppendUint64(t.key, f.Addr)
 	}
 	if g, ok := t.index[string(t.key)]; ok {
-		return g
+		return g, false
 	}
-	g := int32(len(t.spans))
-	t.spans = append(t.spans, stackRef{start: int32(len(t.frames)), n: int32(len(frames))})
-	t.frames = append(t.frames, frames...)
+	g := int32(len(t.kept))
+	t.kept = append(t.kept, stackRef{n: -1})
 	t.index[string(t.key)] = g
-	return g
+	return g, true
 }
 
-// get returns the frames of stack g, nil for -1.
+// keep keeps the frames of stack g.
+func (t *stackTable) keep(g int32, frames []parse.Frame) {
+	if t.kept[g].n < 0 {
+		t.kept[g] = stackRef{start: int32(len(t.frames)), n: int32(len(frames))}
+		t.frames = append(t.frames, frames...)
+	}
+}
+
+// get returns the kept frames of stack g, nil for -1.
 func (t *stackTable) get(g int32) []parse.Frame {
 	if g < 0 {
 		return nil
 	}
-	s := t.spans[g]
+	s := t.kept[g]
 	end := s.start + s.n
 	return t.frames[s.start:end:end]
 }

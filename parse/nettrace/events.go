@@ -3,6 +3,7 @@ package nettrace
 import (
 	"encoding/binary"
 	"fmt"
+	"iter"
 	"math"
 	"math/bits"
 	"path"
@@ -263,12 +264,14 @@ func (d *decoder) allocSampled(h *header, p []byte) bool {
 		return false
 	}
 	if d.nSampled++; d.nSampled == 1 {
-		d.ticks = nil // the samples describe the same allocations
+		d.ticks = tickList{} // the samples describe the same allocations
 	}
 	// Field by field: assigning a whole Record costs more than the rest
 	// of the event.
 	r := &d.rec
-	r.Stack, _ = d.stack(h.stackID, false)
+	var g int32
+	r.Stack, g = d.stack(h.stackID, false)
+	r.StackID = uint64(g + 1)
 	r.Thread = d.thread(h.thread)
 	r.Type = typ
 	r.Scheme, r.Rate = parse.Bernoulli, samplingRate
@@ -290,7 +293,7 @@ func (d *decoder) send() {
 
 // tick is a GCAllocationTick event held back (see the package doc):
 // amount is the allocation amount, size the object size (0 when unknown),
-// stack an id in decoder.tickStacks (-1: none).
+// stack an id in decoder.allStacks (-1: none).
 type tick struct {
 	time               int64
 	amount, size       uint64
@@ -362,7 +365,7 @@ func (d *decoder) allocTick(h *header, p []byte, version int) bool {
 	_, g := d.stack(h.stackID, hold)
 	thr := d.thread(h.thread)
 	if hold {
-		d.ticks = append(d.ticks, tick{time: d.nanos(h.ts), amount: amount, size: objSize,
+		d.ticks.add(tick{time: d.nanos(h.ts), amount: amount, size: objSize,
 			typ: d.tickNames.id(typ), thread: d.tickNames.id(thr), stack: g})
 	}
 	return true
@@ -370,15 +373,16 @@ func (d *decoder) allocTick(h *header, p []byte, version int) bool {
 
 // sendTicks sends the ticks held back, in trace order.
 func (d *decoder) sendTicks() {
-	for _, t := range d.ticks {
+	for t := range d.ticks.all() {
 		d.rec = parse.Record{
-			Stack:  d.tickStacks.get(t.stack),
-			Thread: d.tickNames.names[t.thread],
-			Type:   d.tickNames.names[t.typ],
-			Scheme: parse.FixedStride,
-			Rate:   tickStride,
-			Alloc:  parse.Counts{Bytes: float64(t.amount), Enc: parse.Scaled, Samples: 1},
-			Time:   t.time,
+			Stack:   d.allStacks.get(t.stack),
+			StackID: uint64(t.stack + 1),
+			Thread:  d.tickNames.names[t.thread],
+			Type:    d.tickNames.names[t.typ],
+			Scheme:  parse.FixedStride,
+			Rate:    tickStride,
+			Alloc:   parse.Counts{Bytes: float64(t.amount), Enc: parse.Scaled, Samples: 1},
+			Time:    t.time,
 		}
 		// Version 4 names the size of the object that crossed the stride:
 		// the amount over that size is the usual (rough) object estimate.
@@ -388,7 +392,37 @@ func (d *decoder) sendTicks() {
 		}
 		d.send()
 	}
-	d.ticks = nil
+	d.ticks = tickList{}
+}
+
+// tickList holds ticks in chunks: appending never copies what is held.
+type tickList struct {
+	chunks [][]tick
+	n      int
+}
+
+const tickChunk = 4096
+
+func (l *tickList) add(t tick) {
+	if l.n%tickChunk == 0 {
+		l.chunks = append(l.chunks, make([]tick, 0, tickChunk))
+	}
+	last := &l.chunks[len(l.chunks)-1]
+	*last = append(*last, t)
+	l.n++
+}
+
+// all yields the ticks in the order they were added.
+func (l *tickList) all() iter.Seq[tick] {
+	return func(yield func(tick) bool) {
+		for _, c := range l.chunks {
+			for _, t := range c {
+				if !yield(t) {
+					return
+				}
+			}
+		}
+	}
 }
 
 // method decodes MethodLoadVerbose / MethodDC{Start,End}Verbose: MethodID
@@ -502,9 +536,8 @@ func (d *decoder) typeName(raw []byte, typeID uint64) string {
 // through the thread table, "#index" when the table has none).
 func (d *decoder) thread(id uint64) string {
 	if !d.thrValid || id != d.thrID {
-		d.thrName = d.threadSlow(id)
+		d.thrName, d.thrUnknown = d.threadSlow(id)
 		d.thrID, d.thrValid = id, true
-		d.thrUnknown = d.v6 && d.thrName[0] == '#'
 	}
 	if d.thrUnknown {
 		d.unknownThread++ // counted per event, for the warning
@@ -512,24 +545,25 @@ func (d *decoder) thread(id uint64) string {
 	return d.thrName
 }
 
-func (d *decoder) threadSlow(id uint64) string {
-	name := ""
+// threadSlow looks a thread up; unknown is set for a V6 index without an
+// OS thread id.
+func (d *decoder) threadSlow(id uint64) (name string, unknown bool) {
 	if d.v6 {
 		if t, ok := d.threads[id]; ok && t.hasTID {
 			id = t.tid
 		} else {
-			name = "#" + strconv.FormatUint(id, 10)
+			name, unknown = "#"+strconv.FormatUint(id, 10), true
 			id |= 1 << 63 // keep apart from OS ids
 		}
 	}
 	if s, ok := d.threadNames[id]; ok {
-		return s
+		return s, unknown
 	}
 	if name == "" {
 		name = strconv.FormatUint(id, 10)
 	}
 	d.threadNames[id] = name
-	return name
+	return name, unknown
 }
 
 // nanos converts a tick timestamp to nanoseconds since the trace start,

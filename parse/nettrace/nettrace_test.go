@@ -183,7 +183,7 @@ func TestNettraceTickFields(t *testing.T) {
 	want := parse.Record{Thread: "6920", Type: "System.Object[]", Scheme: parse.FixedStride, Rate: tickStride,
 		Alloc: parse.Counts{Bytes: 104096, Enc: parse.Scaled, Samples: 1}}
 	got := first
-	got.Stack, got.Time = nil, 0
+	got.Stack, got.StackID, got.Time = nil, 0, 0
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("first tick\n got %+v\nwant %+v", got, want)
 	}
@@ -345,6 +345,7 @@ func checkSimulated(t *testing.T, opt nt.Options, wl nt.Workload) {
 		}
 		lastTime[r.Thread] = r.Time
 	}
+	checkStackIDs(t, recs)
 	for ty, n := range truth.Samples {
 		if samples[ty] != n || offsets[ty] != truth.Offset[ty] {
 			t.Errorf("%s: %d samples Σoffset %v, want %d and %v", ty, samples[ty], offsets[ty], n, truth.Offset[ty])
@@ -352,6 +353,30 @@ func checkSimulated(t *testing.T, opt nt.Options, wl nt.Workload) {
 	}
 	if got := ntKeysInt(lastTime); !slices.Equal(got, []string{"1000", "1001", "1002"}) {
 		t.Errorf("threads %v", got)
+	}
+}
+
+// checkStackIDs asserts that records with one StackID have one stack, and
+// records with different ones different stacks.
+func checkStackIDs(t *testing.T, recs []parse.Record) {
+	t.Helper()
+	byID := map[uint64]string{}
+	ids := map[string]uint64{}
+	for _, r := range recs {
+		key := fmt.Sprint(r.Stack)
+		if r.StackID == 0 {
+			if len(r.Stack) > 0 {
+				t.Fatalf("stack %s without an id", key)
+			}
+			continue
+		}
+		if s, ok := byID[r.StackID]; ok && s != key {
+			t.Fatalf("StackID %d is %s and %s", r.StackID, s, key)
+		}
+		if id, ok := ids[key]; ok && id != r.StackID {
+			t.Fatalf("stack %s has ids %d and %d", key, id, r.StackID)
+		}
+		byID[r.StackID], ids[key] = key, r.StackID
 	}
 }
 

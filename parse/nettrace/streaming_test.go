@@ -3,6 +3,7 @@ package nettrace
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"io"
 	"slices"
 	"strings"
@@ -111,6 +112,7 @@ func TestNettraceTicksHeldBack(t *testing.T) {
 	if err != nil || len(recs) != 50 || p.Records != 50 || p.Source.Samples != 50 {
 		t.Fatalf("%v: %d records (profile %d)", err, len(recs), p.Records)
 	}
+	checkStackIDs(t, recs)
 	for i, r := range recs {
 		want := []parse.Frame{{Addr: 0x1000 + uint64(i%2)}, {Addr: 0x2000}}
 		thread := []string{"7", "8"}[i%2]
@@ -201,4 +203,30 @@ func TestNettraceAllocations(t *testing.T) {
 		t.Errorf("%v allocations for %d records (of %d)", allocs, c.records, truth.Events)
 	}
 	t.Logf("%v allocations for %d records", allocs, c.records)
+}
+
+// TestNettraceThreadFlush: after a V6 sequence point flushes the thread
+// table, events of a thread whose index is not defined again are named
+// "#index", and each is counted in the warning.
+func TestNettraceThreadFlush(t *testing.T) {
+	data := withSample(nt.Options{Version: nt.V6}, func(w *nt.Writer) {
+		sp := append(binary.LittleEndian.AppendUint64(nil, 0), le32(1, 0)...) // flag 1: flush threads
+		w.Block6(4, sp)
+		for i := range 2 {
+			w.Write(nt.Event{Provider: nt.RuntimeProvider, ID: 303, Thread: 5, Time: 3e6 + int64(i), Stack: []uint64{0x10},
+				Payload: nt.AllocationSampled(8, 0, 1, "T", 0, 48, 7)})
+		}
+	})
+	p, recs, err := parseBytes(t, "flush.nettrace", data, parse.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var threads []string
+	for _, r := range recs {
+		threads = append(threads, r.Thread)
+	}
+	if !slices.Equal(threads, []string{"5", "#1", "#1"}) ||
+		!hasWarning(p, "2 allocation events refer to thread indexes without an OS thread id") {
+		t.Errorf("threads %q, warnings %q", threads, p.Warnings)
+	}
 }

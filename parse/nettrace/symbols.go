@@ -73,7 +73,7 @@ func (s *symbols) resolved(distinct map[uint64]bool) int {
 func (d *decoder) profile() *parse.Profile {
 	if d.stopped != nil {
 		d.warnf("stopped early (--keep-going): %v; the %d allocation events before it were kept, everything after it was skipped",
-			d.stopped, d.records+len(d.ticks))
+			d.stopped, d.records+d.ticks.n)
 	}
 	if d.nSampled > 0 && d.nTicks > 0 {
 		d.warnf("the trace has both AllocationSampled and GCAllocationTick events; the %d GCAllocationTick events were ignored (they describe the same allocations)", d.nTicks)

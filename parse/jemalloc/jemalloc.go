@@ -83,7 +83,7 @@ type parser struct {
 
 	names       map[string]string // thread uid -> name, from the header
 	threadNames map[string]string // thread uid -> "tUID name", interned
-	seen        stackSet          // hashes of the stacks read, to reject duplicates
+	dups        dupCheck          // hashes of the stacks read, to reject duplicates
 	seed        uint64            // random, so that no input can aim at collisions
 }
 
@@ -99,9 +99,9 @@ func Parse(name string, r *bufio.Reader, opt parse.Options, sink parse.Sink) (*p
 		prof:  &parse.Profile{HasInUse: true, HasAlloc: true, Source: parse.Source{Format: "jemalloc"}},
 		names: map[string]string{}, threadNames: map[string]string{},
 		seed: new(maphash.Hash).Sum64()}
-	// A stack block takes at least ~256 bytes: sizing the set from the
-	// file size avoids regrowing it many times.
-	p.seen.init(int(min(opt.SizeHint/256, 1<<24)))
+	// A stack block takes some 300 to 800 bytes: sizing from the file
+	// size avoids regrowing the duplicate check many times.
+	p.dups.init(opt.KeepGoing, int(min(opt.SizeHint/512, 1<<24)))
 	switch m {
 	case modeAuto:
 		p.enc = parse.Unresolved // finish sets prof.Encoding
@@ -183,6 +183,10 @@ func (p *parser) parse() error {
 		return err
 	}
 	hasMaps, err := p.parseBody()
+	if line, prev, dup := p.dups.first(); dup {
+		// Found only now, but it comes first in the file.
+		return &parse.Error{File: p.name, Line: line, Offset: -1, Msg: fmt.Sprintf("duplicated stack (first seen on line %d)", prev)}
+	}
 	if err != nil {
 		return err
 	}
@@ -421,7 +425,7 @@ func (p *parser) parseStack(l []byte) error {
 		i = end
 	}
 	p.frames = frames
-	if prev, dup := p.seen.add(h, p.line); dup {
+	if prev, dup := p.dups.add(h, p.line); dup {
 		return p.errorf("duplicated stack (first seen on line %d)", prev)
 	}
 	return nil

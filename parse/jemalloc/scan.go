@@ -2,6 +2,7 @@ package jemalloc
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/bits"
@@ -22,27 +23,62 @@ func mixAddr(h, a uint64) uint64 {
 
 // scanHexAddr parses "0x" and 1 to 16 hex digits at b[i:], up to the next
 // blank or the end. It returns the address and where the field ends.
+// Digits are read eight at a time while a whole word of the line is left
+// (SWAR: all eight bytes tested and converted at once, with no table and
+// no branch), then one at a time.
 func scanHexAddr(b []byte, i int) (uint64, int, bool) {
-	if i+2 < len(b) && b[i] == '0' && b[i+1] == 'x' {
+	n := len(b)
+	if i+2 < n && b[i] == '0' && b[i+1] == 'x' {
 		var a uint64
 		j := i + 2
-		for ; j < len(b); j++ {
+		more := true
+		for more && j+8 <= n {
+			x := binary.LittleEndian.Uint64(b[j:]) // the first byte is x's low byte
+			// The high bit of each byte of valid is set for a hex digit:
+			// '0'-'9', or 'a'-'f' once lower-cased by | 0x20. The
+			// comparisons hold for bytes below 0x80; "&^ x" drops the rest.
+			lower := x | 0x20*ones
+			digit := atLeast(x, '0') &^ atLeast(x, '9'+1)
+			letter := atLeast(lower, 'a') &^ atLeast(lower, 'f'+1)
+			valid := (digit | letter) &^ x
+			k := bits.TrailingZeros64(^valid&high) >> 3 // digits in x
+			// A digit's value is its low nibble, plus 9 for a letter
+			// (bit 6 set). The first digit is the most significant:
+			// reverse the bytes, drop those after the k digits, and
+			// pack the nibbles pairwise.
+			v := x&(0x0f*ones) + (x>>6&ones)*9
+			v = bits.ReverseBytes64(v) >> (64 - 8*k)
+			v = (v | v>>4) & 0x00ff00ff00ff00ff
+			v = (v | v>>8) & 0x0000ffff0000ffff
+			v = (v | v>>16) & 0x00000000ffffffff
+			a = a<<(4*k) | v
+			j += k
+			more = k == 8
+		}
+		for ; more && j < n; j++ {
 			d := hexValue[b[j]]
 			if d > 15 {
 				break
 			}
 			a = a<<4 | uint64(d)
 		}
-		if n := j - i - 2; n >= 1 && n <= 16 && (j == len(b) || b[j] == ' ' || b[j] == '\t') {
+		if d := j - i - 2; d >= 1 && d <= 16 && (j == n || b[j] == ' ' || b[j] == '\t') {
 			return a, j, true
 		}
 	}
 	end := i
-	for end < len(b) && b[end] != ' ' && b[end] != '\t' {
+	for end < n && b[end] != ' ' && b[end] != '\t' {
 		end++
 	}
 	return 0, end, false
 }
+
+const ones, high = 0x0101010101010101, 0x8080808080808080
+
+// atLeast sets the high bit of each byte of y that is at least k (≤ 0x80),
+// for bytes below 0x80: or-ing in the high bit keeps the subtraction from
+// borrowing across bytes.
+func atLeast(y, k uint64) uint64 { return ((y | high) - k*ones) & high }
 
 // hexValue maps a byte to its hex digit value, or 0xff.
 var hexValue = func() (t [256]byte) {

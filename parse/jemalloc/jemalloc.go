@@ -321,9 +321,13 @@ func (p *parser) parseBody() (bool, error) {
 // countsLine handles one "  tX: ..." line in the body; star is X == "*".
 func (p *parser) countsLine(uid []byte, star bool, rest []byte) error {
 	headerThread := p.state == inHeader && !star
-	c, name, err := parseCounts(rest, headerThread)
-	if err != nil {
-		return p.errorf("%v", err)
+	c, ok := countsFast(rest)
+	name := ""
+	if !ok {
+		var err error
+		if c, name, err = parseCounts(rest, headerThread); err != nil {
+			return p.errorf("%v", err)
+		}
 	}
 	switch {
 	case headerThread:
@@ -334,6 +338,7 @@ func (p *parser) countsLine(uid []byte, star bool, rest []byte) error {
 		if !star {
 			return p.errorf("expected the \"  t*: \" line after the @ line, got thread t%s", uid)
 		}
+		var err error
 		if p.sum, err = addCounts(p.sum, c); err != nil {
 			return p.errorf("%v", err)
 		}
@@ -409,22 +414,11 @@ func (p *parser) parseStack(l []byte) error {
 	if len(l) > 1 && l[1] != ' ' {
 		return p.errorf("expected \"@ 0xADDR ...\", got %q", clip(l))
 	}
-	frames := p.frames[:0]
-	h := p.seed
-	for i := 1; i < len(l); {
-		if c := l[i]; c == ' ' || c == '\t' {
-			i++
-			continue
-		}
-		a, end, ok := scanHexAddr(l, i)
-		if !ok {
-			return p.errorf("expected a 0x-prefixed hex address, got %q", clip(l[i:end]))
-		}
-		frames = append(frames, parse.Frame{Addr: a})
-		h = mixAddr(h, a)
-		i = end
-	}
+	frames, h, bad, badEnd := scanStack(l[1:], p.frames, p.seed)
 	p.frames = frames
+	if bad >= 0 {
+		return p.errorf("expected a 0x-prefixed hex address, got %q", clip(l[1+bad:1+badEnd]))
+	}
 	if prev, dup := p.dups.add(h, p.line); dup {
 		return p.errorf("duplicated stack (first seen on line %d)", prev)
 	}

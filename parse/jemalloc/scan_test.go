@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// refHexAddr is scanHexAddr's specification, written the slow, obvious way.
+// refHexAddr is scanStack's specification for one field, written the slow, obvious way.
 func refHexAddr(b []byte, i int) (uint64, int, bool) {
 	end := i
 	for end < len(b) && b[end] != ' ' && b[end] != '\t' {
@@ -29,10 +29,10 @@ func refHexAddr(b []byte, i int) (uint64, int, bool) {
 func TestScanHexAddr(t *testing.T) {
 	check := func(b []byte) {
 		t.Helper()
-		a, end, ok := scanHexAddr(b, 0)
+		a, end, ok := scanHexAddr(b)
 		ra, rend, rok := refHexAddr(b, 0)
 		if ok != rok || end != rend || ok && a != ra {
-			t.Fatalf("scanHexAddr(%q) = %#x, %d, %v; want %#x, %d, %v", b, a, end, ok, ra, rend, rok)
+			t.Fatalf("scanStack(%q) = %#x, %d, %v; want %#x, %d, %v", b, a, end, ok, ra, rend, rok)
 		}
 	}
 	for _, s := range []string{
@@ -55,5 +55,48 @@ func TestScanHexAddr(t *testing.T) {
 			}
 		}
 		check(b)
+	}
+}
+
+// scanHexAddr reads the one address field that leads b with scanStack.
+func scanHexAddr(b []byte) (uint64, int, bool) {
+	end := fieldEnd(b, 0)
+	frames, _, bad, badEnd := scanStack(b[:end], nil, 0)
+	if bad >= 0 {
+		return 0, badEnd, false
+	}
+	return frames[0].Addr, end, true
+}
+
+// TestCountsFast: the fast path takes jemalloc's own layout and gives what
+// parseCounts gives; whatever it refuses parseCounts still judges.
+func TestCountsFast(t *testing.T) {
+	for _, s := range []string{" 1: 64 [0: 0]", " 0: 0 [0: 0]", " 42: 336 [5: 240]",
+		" 9999999999999999999: 9999999999999999999 [1: 1]"} {
+		c, ok := countsFast([]byte(s))
+		want, _, err := parseCounts([]byte(s), false)
+		if !ok || err != nil || c != want {
+			t.Errorf("countsFast(%q) = %v, %v; parseCounts: %v, %v", s, c, ok, want, err)
+		}
+	}
+	alphabet := []byte("0123456789: [] x\t")
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 300000 {
+		b := []byte(" 1: 2 [3: 4]")
+		for n := r.IntN(3); n > 0; n-- { // mutate a canonical line
+			b[r.IntN(len(b))] = alphabet[r.IntN(len(alphabet))]
+		}
+		if r.IntN(3) == 0 {
+			b = append(b, alphabet[r.IntN(len(alphabet))])
+		}
+		c, ok := countsFast(b)
+		want, _, err := parseCounts(b, false)
+		if ok && (err != nil || c != want) {
+			t.Fatalf("countsFast(%q) = %v; parseCounts: %v, %v", b, c, want, err)
+		}
+		if !ok && err == nil && bytes.Equal(b, []byte(" "+strconv.FormatUint(want.curObjs, 10)+": "+
+			strconv.FormatUint(want.curBytes, 10)+" ["+strconv.FormatUint(want.accObjs, 10)+": "+strconv.FormatUint(want.accBytes, 10)+"]")) {
+			t.Fatalf("countsFast refused the canonical %q", b)
+		}
 	}
 }

@@ -73,13 +73,13 @@ func nonHex(x uint64) uint64 {
 // converted all at once.
 func hexWordValue(x uint64, k uint) uint64 {
 	// A digit's value is its low nibble, plus 9 for a letter (bit 6 set).
-	// The first digit is the most significant: reverse the bytes, drop
-	// those after the k digits, and pack the nibbles pairwise.
-	v := x&(0x0f*ones) + (x>>6&ones)*9
-	v = bits.ReverseBytes64(v) >> ((64 - 8*k) & 63)
-	v = (v | v>>4) & 0x00ff00ff00ff00ff
-	v = (v | v>>8) & 0x0000ffff0000ffff
-	return (v | v>>16) & 0xffffffff
+	// Shifting the k digits to the top makes the bytes below them leading
+	// zeros; then each step joins neighbouring fields (the first one the
+	// more significant) into one twice as wide, by a multiply.
+	v := (x&(0x0f*ones) + (x>>6&ones)*9) << ((64 - 8*k) & 63)
+	v = (v * (1 + 16<<8) >> 8) & 0x00ff00ff00ff00ff
+	v = (v * (1 + 256<<16) >> 16) & 0x0000ffff0000ffff
+	return v * (1 + 65536<<32) >> 32
 }
 
 // atLeast sets the high bit of each byte of y that is at least k (≤ 0x80),
@@ -93,7 +93,7 @@ func atLeast(y, k uint64) uint64 { return ((y | high) - k*ones) & high }
 func hexRun(s []byte, j int) (uint64, int) {
 	var a uint64
 	for j+8 <= len(s) {
-		x := binary.LittleEndian.Uint64(s[j:])
+		x := binary.LittleEndian.Uint64(s[j : j+8])
 		k := uint(bits.TrailingZeros64(nonHex(x))) >> 3 // digits in x
 		if k < 8 {
 			if k > 0 {

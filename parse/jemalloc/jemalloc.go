@@ -3,6 +3,7 @@ package jemalloc
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"hash/maphash"
 	"io"
@@ -99,9 +100,9 @@ func Parse(name string, r *bufio.Reader, opt parse.Options, sink parse.Sink) (*p
 		prof:  &parse.Profile{HasInUse: true, HasAlloc: true, Source: parse.Source{Format: "jemalloc"}},
 		names: map[string]string{}, threadNames: map[string]string{},
 		seed: new(maphash.Hash).Sum64()}
-	// A stack block takes some 300 to 800 bytes: sizing from the file
+	// A stack block takes some 400 to 800 bytes: sizing from the file
 	// size avoids regrowing the duplicate check many times.
-	p.dups.init(opt.KeepGoing, int(min(opt.SizeHint/512, 1<<24)))
+	p.dups.init(opt.KeepGoing, int(min(opt.SizeHint/384, 1<<24)))
 	switch m {
 	case modeAuto:
 		p.enc = parse.Unresolved // finish sets prof.Encoding
@@ -146,7 +147,7 @@ func (p *parser) next() error {
 	return nil
 }
 
-var errTooLong = fmt.Errorf("line too long")
+var errTooLong = errors.New("line too long")
 
 // longLine gathers a line longer than the reader's buffer, of which head
 // was read, into p.long, bounded by maxLine.

@@ -89,8 +89,12 @@ type parser struct {
 }
 
 // Parse reads a jemalloc dump from r and sends each stack to sink as it is
-// read (see the package doc for when the numbers' encoding is known).
-// name is used in errors and warnings.
+// read: a record per stack, and with opt.Threads a Breakdown record per
+// thread line. Under --jemalloc-unbias auto their counts are Unresolved and
+// the returned Profile's Encoding says how to read them (see the package
+// doc); a dump salvaged by opt.KeepGoing before its end was reached could
+// not be judged and reads as Raw, as it always did. name is used in errors
+// and warnings.
 func Parse(name string, r *bufio.Reader, opt parse.Options, sink parse.Sink) (*parse.Profile, error) {
 	m, err := parseMode(opt.JemallocUnbias)
 	if err != nil {

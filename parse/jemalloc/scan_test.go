@@ -100,3 +100,32 @@ func TestCountsFast(t *testing.T) {
 		}
 	}
 }
+
+// TestDupCheckFirst compares the bucketed search of the log with a map.
+func TestDupCheckFirst(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, n := range []int{0, 1, 2, 10, 1000, 50000} {
+		for _, distinct := range []int{n + 1, n, n / 2} {
+			var d dupCheck
+			d.init(false, 0)
+			seen := map[uint64]int{}
+			wantLine, wantPrev := 0, 0
+			for line := 1; line <= n; line++ {
+				h := r.Uint64()
+				if distinct < n && distinct > 0 {
+					h = uint64(r.IntN(distinct)) * 0x9e3779b97f4a7c15 // repeats
+				}
+				d.add(h, line)
+				if prev, ok := seen[h]; ok && wantLine == 0 {
+					wantLine, wantPrev = line, prev
+				} else if !ok {
+					seen[h] = line
+				}
+			}
+			line, prev, ok := d.first()
+			if ok != (wantLine > 0) || line != wantLine || prev != wantPrev {
+				t.Errorf("n=%d distinct=%d: first() = %d, %d, %v; want %d, %d", n, distinct, line, prev, ok, wantLine, wantPrev)
+			}
+		}
+	}
+}

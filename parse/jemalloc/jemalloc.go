@@ -3,6 +3,7 @@ package jemalloc
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"hash/maphash"
 	"io"
@@ -83,13 +84,17 @@ type parser struct {
 
 	names       map[string]string // thread uid -> name, from the header
 	threadNames map[string]string // thread uid -> "tUID name", interned
-	seen        stackSet          // hashes of the stacks read, to reject duplicates
+	dups        dupCheck          // hashes of the stacks read, to reject duplicates
 	seed        uint64            // random, so that no input can aim at collisions
 }
 
 // Parse reads a jemalloc dump from r and sends each stack to sink as it is
-// read (see the package doc for when the numbers' encoding is known).
-// name is used in errors and warnings.
+// read: a record per stack, and with opt.Threads a Breakdown record per
+// thread line. Under --jemalloc-unbias auto their counts are Unresolved and
+// the returned Profile's Encoding says how to read them (see the package
+// doc); a dump salvaged by opt.KeepGoing before its end was reached could
+// not be judged and reads as Raw, as it always did. name is used in errors
+// and warnings.
 func Parse(name string, r *bufio.Reader, opt parse.Options, sink parse.Sink) (*parse.Profile, error) {
 	m, err := parseMode(opt.JemallocUnbias)
 	if err != nil {
@@ -99,9 +104,9 @@ func Parse(name string, r *bufio.Reader, opt parse.Options, sink parse.Sink) (*p
 		prof:  &parse.Profile{HasInUse: true, HasAlloc: true, Source: parse.Source{Format: "jemalloc"}},
 		names: map[string]string{}, threadNames: map[string]string{},
 		seed: new(maphash.Hash).Sum64()}
-	// A stack block takes at least ~256 bytes: sizing the set from the
-	// file size avoids regrowing it many times.
-	p.seen.init(int(min(opt.SizeHint/256, 1<<24)))
+	// A stack block takes some 400 to 800 bytes: sizing from the file
+	// size avoids regrowing the duplicate check many times.
+	p.dups.init(opt.KeepGoing, int(min(opt.SizeHint/384, 1<<24)))
 	switch m {
 	case modeAuto:
 		p.enc = parse.Unresolved // finish sets prof.Encoding
@@ -146,7 +151,7 @@ func (p *parser) next() error {
 	return nil
 }
 
-var errTooLong = fmt.Errorf("line too long")
+var errTooLong = errors.New("line too long")
 
 // longLine gathers a line longer than the reader's buffer, of which head
 // was read, into p.long, bounded by maxLine.
@@ -183,6 +188,10 @@ func (p *parser) parse() error {
 		return err
 	}
 	hasMaps, err := p.parseBody()
+	if line, prev, dup := p.dups.first(); dup {
+		// Found only now, but it comes first in the file.
+		return &parse.Error{File: p.name, Line: line, Offset: -1, Msg: fmt.Sprintf("duplicated stack (first seen on line %d)", prev)}
+	}
 	if err != nil {
 		return err
 	}
@@ -317,9 +326,13 @@ func (p *parser) parseBody() (bool, error) {
 // countsLine handles one "  tX: ..." line in the body; star is X == "*".
 func (p *parser) countsLine(uid []byte, star bool, rest []byte) error {
 	headerThread := p.state == inHeader && !star
-	c, name, err := parseCounts(rest, headerThread)
-	if err != nil {
-		return p.errorf("%v", err)
+	c, ok := countsFast(rest)
+	name := ""
+	if !ok {
+		var err error
+		if c, name, err = parseCounts(rest, headerThread); err != nil {
+			return p.errorf("%v", err)
+		}
 	}
 	switch {
 	case headerThread:
@@ -330,6 +343,7 @@ func (p *parser) countsLine(uid []byte, star bool, rest []byte) error {
 		if !star {
 			return p.errorf("expected the \"  t*: \" line after the @ line, got thread t%s", uid)
 		}
+		var err error
 		if p.sum, err = addCounts(p.sum, c); err != nil {
 			return p.errorf("%v", err)
 		}
@@ -405,23 +419,12 @@ func (p *parser) parseStack(l []byte) error {
 	if len(l) > 1 && l[1] != ' ' {
 		return p.errorf("expected \"@ 0xADDR ...\", got %q", clip(l))
 	}
-	frames := p.frames[:0]
-	h := p.seed
-	for i := 1; i < len(l); {
-		if c := l[i]; c == ' ' || c == '\t' {
-			i++
-			continue
-		}
-		a, end, ok := scanHexAddr(l, i)
-		if !ok {
-			return p.errorf("expected a 0x-prefixed hex address, got %q", clip(l[i:end]))
-		}
-		frames = append(frames, parse.Frame{Addr: a})
-		h = mixAddr(h, a)
-		i = end
-	}
+	frames, h, bad, badEnd := scanStack(l[1:], p.frames, p.seed)
 	p.frames = frames
-	if prev, dup := p.seen.add(h, p.line); dup {
+	if bad >= 0 {
+		return p.errorf("expected a 0x-prefixed hex address, got %q", clip(l[1+bad:1+badEnd]))
+	}
+	if prev, dup := p.dups.add(h, p.line); dup {
 		return p.errorf("duplicated stack (first seen on line %d)", prev)
 	}
 	return nil

@@ -461,3 +461,30 @@ func FuzzJemalloc(f *testing.F) {
 		}
 	})
 }
+
+// TestDuplicates: whether found as read (--keep-going) or from the log at
+// the end, a duplicated stack gives the same error, before any later one.
+func TestDuplicates(t *testing.T) {
+	const head = "heap_v2/524288\n  t*: 3: 192 [0: 0]\n  t0: 3: 192 [0: 0]\n"
+	block := func(addrs string) string { return "@ " + addrs + "\n  t*: 1: 64 [0: 0]\n  t0: 1: 64 [0: 0]\n" }
+	tests := []struct {
+		name, in, want string
+		kept           int // stacks sent before the error, with --keep-going
+	}{
+		{"later error", head + block("0x1") + block("0x2") + block("0x1") + "junk\n", "t.heap:10: duplicated stack (first seen on line 4)", 2},
+		{"earliest of two", head + block("0x1") + block("0x2") + block("0x2") + block("0x1") + "\nMAPPED_LIBRARIES:\n", "t.heap:10: duplicated stack (first seen on line 7)", 2},
+		{"truncated after", head + block("0x1") + block("0x1"), "t.heap:7: duplicated stack (first seen on line 4)", 1},
+		{"order matters", head + block("0x1 0x2") + block("0x2 0x1") + block("0x1 0x2"), "t.heap:10: duplicated stack (first seen on line 4)", 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := read("t.heap", []byte(tt.in), parse.Options{}); err == nil || err.Error() != tt.want {
+				t.Errorf("err = %v, want %q", err, tt.want)
+			}
+			p, err := read("t.heap", []byte(tt.in), parse.Options{KeepGoing: true})
+			if err != nil || len(p.recs) != tt.kept || len(p.Warnings) != 1 || !strings.Contains(p.Warnings[0], tt.want) {
+				t.Errorf("--keep-going: %v, %v; want %d stacks kept and a warning with %q", err, p, tt.kept, tt.want)
+			}
+		})
+	}
+}

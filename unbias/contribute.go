@@ -32,6 +32,11 @@ func Contribute(rec *parse.Record, v Value) Contribution {
 	if v.IsAlloc() {
 		c = rec.Alloc
 	}
+	if c.Enc == parse.Unresolved {
+		// A consumer resolves the encoding (parse.Profile.Resolve) before
+		// unbiasing; reading such counts as anything is a wrong answer.
+		panic("unbias: counts of an unresolved encoding")
+	}
 	if c.IsZero() {
 		return Contribution{}
 	}

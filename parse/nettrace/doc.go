@@ -16,9 +16,10 @@
 // The reader streams. It holds one block at a time, the stacks of the
 // current sequence-point region (as frames with addresses only: stack
 // blocks precede the events that refer to them), the metadata and thread
-// tables, interned type and thread names, and the method address ranges.
-// Every AllocationSampled event goes to the sink as soon as it is read.
-// Frames are named after parsing, through Profile.Names, because the
+// tables, interned type and thread names, the addresses of each distinct
+// stack once (to number it for Record.StackID) and the method address
+// ranges. Every AllocationSampled event goes to the sink as soon as it is
+// read. Frames are named after parsing, through Profile.Names, because the
 // rundown's method ranges usually come at the end of the trace.
 //
 // One kind of record is deferred. A trace with both AllocationSampled and

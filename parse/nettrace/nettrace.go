@@ -38,8 +38,11 @@ func Detect(head []byte) bool { return bytes.HasPrefix(head, []byte(streamMagic)
 
 // Parse reads a trace from r and sends each allocation event to sink as a
 // record (see the package doc for the GCAllocationTick events it holds
-// back). name is used in errors. With opt.KeepGoing, a trace that stops
-// early or goes bad keeps the records read before, with a warning.
+// back). A record's Stack is shared with the other records of its stack
+// until the next sequence point: a sink reads it and copies what it keeps.
+// Record.StackID numbers the distinct stacks densely from 1 (0: none).
+// name is used in errors. With opt.KeepGoing, a trace that stops early or
+// goes bad keeps the records read before, with a warning.
 func Parse(name string, r *bufio.Reader, opt parse.Options, sink parse.Sink) (*parse.Profile, error) {
 	d := newDecoder(name, r, opt, sink)
 	err := d.run()

@@ -3,7 +3,6 @@ package aggregate
 import (
 	"unsafe"
 
-	"github.com/heapest/heapest/ci"
 	"github.com/heapest/heapest/parse"
 	"github.com/heapest/heapest/unbias"
 )
@@ -44,11 +43,12 @@ type Collector struct {
 	stacks    *stackTable
 	strs      *strTable
 	cells     *cellTable
-	stats     []ci.Stats // len(cells) × len(values)
+	stats     valueStats
 
 	deferred []deferred
-	// byStackID maps parser stack ids (parse.Record.StackID) to stacks.
-	byStackID map[uint64]uint32
+	// byStackID maps parser stack ids (parse.Record.StackID, small and
+	// dense) to stacks, +1 (0: not seen yet).
+	byStackID []uint32
 
 	buf     []uint32
 	contrib []unbias.Contribution
@@ -57,17 +57,19 @@ type Collector struct {
 // NewCollector returns an empty Collector for values (at least one).
 // sizeHint is the input's size in bytes when known, to size the tables.
 func NewCollector(values []unbias.Value, keys Keys, w Window, sizeHint int64) *Collector {
-	// A stack costs a dump at least ~300 bytes of text; a frame at least
-	// 15. Capacity reserved and never used costs no memory: the pages of
-	// a large allocation are not touched until written.
-	stacks := int(min(max(sizeHint/300, 1024), 1<<24))
+	// A stack costs a dump at least ~300 bytes of text, a frame at
+	// least 15. Only the frame slab is reserved to that size: capacity
+	// never written costs no memory (the pages of a large allocation
+	// are not touched until written), while hash tables are written all
+	// over and start small, for inputs of few stacks (a trace).
+	stacks := int(min(max(sizeHint/300, 1024), 1<<16))
 	st := newStackTable(stacks)
 	st.frames = make([]uint32, 0, min(max(sizeHint/15, 4096), 1<<28))
 	return &Collector{
 		values: values, keys: keys, window: w,
 		frames: newKeyTable[frameKey](stacks / 4), stacks: st,
 		strs: newStrTable(), cells: newCellTable(stacks),
-		stats:   make([]ci.Stats, 0, stacks*len(values)),
+		stats:   newValueStats(len(values)),
 		contrib: make([]unbias.Contribution, len(values)),
 	}
 }
@@ -80,11 +82,9 @@ func (c *Collector) Record(rec *parse.Record) {
 		return
 	}
 	k := cellKey{stack: c.stackOf(rec), breakdown: rec.Breakdown}
-	if rec.Type != "" {
-		k.typ = c.strs.intern(rec.Type)
-	}
-	if c.keys.Thread && rec.Thread != "" {
-		k.thread = c.strs.intern(rec.Thread)
+	k.typ = c.strs.internShared(rec.Type)
+	if c.keys.Thread {
+		k.thread = c.strs.internShared(rec.Thread)
 	}
 	if rec.InUse.Enc == parse.Unresolved || rec.Alloc.Enc == parse.Unresolved {
 		if c.deferred == nil {
@@ -134,31 +134,28 @@ func (c *Collector) add(k cellKey, rec *parse.Record) {
 	if c.keys.Size {
 		k.size = c.contrib[0].Size
 	}
-	id, added := c.cells.intern(k)
-	nv := len(c.values)
-	if added {
-		c.stats = room(c.stats, nv)[:len(c.stats)+nv]
-	}
-	st := c.stats[int(id)*nv : int(id+1)*nv]
-	for i := range st {
-		st[i].Merge(&c.contrib[i].Stats)
+	id, _ := c.cells.intern(k)
+	for i := range c.contrib {
+		c.stats.add(id, i, &c.contrib[i].Stats)
 	}
 }
 
 // stackOf returns the id of rec's stack, looked up once per parser stack
 // id where the parser gives one.
 func (c *Collector) stackOf(rec *parse.Record) uint32 {
-	if rec.StackID == 0 {
-		return c.internStack(rec.Stack)
+	sid := rec.StackID
+	if sid == 0 || sid > 1<<26 {
+		return c.internStack(rec.Stack) // none, or not the small dense ids parsers give
 	}
-	if c.byStackID == nil {
-		c.byStackID = map[uint64]uint32{}
-	}
-	if id, ok := c.byStackID[rec.StackID]; ok {
-		return id
+	if sid < uint64(len(c.byStackID)) {
+		if id := c.byStackID[sid]; id != 0 {
+			return id - 1
+		}
+	} else {
+		c.byStackID = room(c.byStackID, int(sid)+1-len(c.byStackID))[:sid+1]
 	}
 	id := c.internStack(rec.Stack)
-	c.byStackID[rec.StackID] = id
+	c.byStackID[sid] = id + 1
 	return id
 }
 

@@ -45,11 +45,12 @@ func (t *Table) Groups(b By, f Filter, main, top int) (groups []*Group, cut int,
 	g := grouper{t: t, by: b, main: main, nv: len(t.values), keep: t.filterCells(f), byKey: map[string]int32{}}
 	total = make([]ci.Stats, len(t.values))
 	nv := len(t.values)
+	row := make([]ci.Stats, nv)
 	for id, k := range t.cells.keys {
 		if !g.keep[id] {
 			continue
 		}
-		st := t.stats[id*nv : (id+1)*nv]
+		st := t.stats.row(uint32(id), row)
 		for i := range total {
 			total[i].Merge(&st[i])
 		}

@@ -3,6 +3,9 @@ package aggregate
 import (
 	"math/bits"
 	"slices"
+	"unsafe"
+
+	"github.com/heapest/heapest/ci"
 )
 
 // Interning: every distinct frame, stack and cell gets a dense integer id
@@ -182,6 +185,42 @@ func (t *keyTable[K]) grow() {
 type strTable struct {
 	ids   map[string]uint32
 	names []string
+	// byData finds a string by the address and length of its bytes
+	// first, as frameKey does: a parser hands out the same string for
+	// the same type or thread again and again, and this spares hashing
+	// its content each time. byDataID holds the string id per entry.
+	byData   *keyTable[strKey]
+	byDataID []uint32
+	keep     []string // the strings byData's addresses belong to
+}
+
+// strKey is a string's bytes: address and length.
+type strKey struct {
+	p uintptr
+	n int
+}
+
+func (k strKey) hash() uint64 { return mix(uint64(k.p) ^ uint64(k.n)<<48) }
+
+// internShared is intern for a string a parser may hand out many times:
+// looked up by its bytes' address before its content. The table keeps the
+// first such string alive, so its address cannot be reused meanwhile.
+func (t *strTable) internShared(s string) uint32 {
+	if s == "" {
+		return 0
+	}
+	if t.byData == nil {
+		t.byData = newKeyTable[strKey](64)
+	}
+	k := strKey{p: uintptr(unsafe.Pointer(unsafe.StringData(s))), n: len(s)}
+	e, added := t.byData.intern(k)
+	if !added {
+		return t.byDataID[e]
+	}
+	id := t.intern(s)
+	t.byDataID = append(t.byDataID, id)
+	t.keep = append(t.keep, s)
+	return id
 }
 
 func newStrTable() *strTable {
@@ -250,4 +289,38 @@ func (t *cellTable) intern(k cellKey) (id uint32, added bool) {
 	t.keys = append(room(t.keys, 1), k)
 	t.byStack[k.stack] = uint32(len(t.keys))
 	return uint32(len(t.keys) - 1), true
+}
+
+// valueStats holds each cell's statistics, per value, in one slab per
+// value made only when some cell has something for it: a trace's in-use
+// value, or a dump's allocations without prof_accum, cost nothing.
+type valueStats struct {
+	byValue [][]ci.Stats
+}
+
+func newValueStats(nv int) valueStats { return valueStats{byValue: make([][]ci.Stats, nv)} }
+
+// add merges s into cell's statistics of value v.
+func (vs *valueStats) add(cell uint32, v int, s *ci.Stats) {
+	if s.N == 0 {
+		return
+	}
+	st := vs.byValue[v]
+	if int(cell) >= len(st) {
+		st = room(st, int(cell)+1-len(st))[:cell+1]
+		vs.byValue[v] = st
+	}
+	st[cell].Merge(s)
+}
+
+// row fills buf (one per value) with cell's statistics.
+func (vs *valueStats) row(cell uint32, buf []ci.Stats) []ci.Stats {
+	for v, st := range vs.byValue {
+		if int(cell) < len(st) {
+			buf[v] = st[cell]
+		} else {
+			buf[v] = ci.Stats{}
+		}
+	}
+	return buf
 }

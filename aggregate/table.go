@@ -55,14 +55,14 @@ type Table struct {
 	stacks *stackTable
 	strs   *strTable
 	cells  *cellTable
-	stats  []ci.Stats
+	stats  valueStats
 }
 
 // NewTable returns an empty Table for values and keys (those of the
 // Collectors that will be finished into it).
 func NewTable(values []unbias.Value, keys Keys) *Table {
 	return &Table{values: values, keys: keys, funcs: newStrTable(), stacks: newStackTable(1024),
-		strs: newStrTable(), cells: newCellTable(1024)}
+		strs: newStrTable(), cells: newCellTable(1024), stats: newValueStats(len(values))}
 }
 
 // Values returns the values the table holds, in order.
@@ -107,9 +107,10 @@ func (c *Collector) Finish(t *Table, namer Namer, p *parse.Profile) error {
 	c.nameFrames(t, namer, &info)
 	m := finisher{c: c, t: t, namer: namer, info: &info, stackMap: make([]uint32, c.stacks.len())}
 	nv := len(c.values)
+	row := make([]ci.Stats, nv)
 	for id, k := range c.cells.keys {
 		if k.breakdown == useBreakdown {
-			t.add(m.key(k), c.stats[id*nv:(id+1)*nv])
+			t.add(m.key(k), c.stats.row(uint32(id), row))
 		}
 	}
 	// Records kept for their encoding go straight to the table: they
@@ -223,14 +224,9 @@ func (c *Collector) tableStack(stack []uint32, info *[2][]frameInfo, namer Namer
 
 // add merges a cell's statistics (one per value) into t.
 func (t *Table) add(k cellKey, st []ci.Stats) {
-	id, added := t.cells.intern(k)
-	nv := len(t.values)
-	if added {
-		t.stats = room(t.stats, nv)[:len(t.stats)+nv]
-	}
-	dst := t.stats[int(id)*nv : int(id+1)*nv]
-	for i := range dst {
-		dst[i].Merge(&st[i])
+	id, _ := t.cells.intern(k)
+	for i := range st {
+		t.stats.add(id, i, &st[i])
 	}
 }
 
@@ -244,7 +240,6 @@ func (t *Table) reserve(cells, stacks, frames int) {
 		t.stacks = newStackTable(stacks)
 	}
 	t.stacks.frames = room(t.stacks.frames, frames)
-	t.stats = room(t.stats, cells*len(t.values))
 }
 
 // Len returns the number of cells.
@@ -273,9 +268,10 @@ func (t *Table) Total(f Filter) []ci.Stats {
 	keep := t.filterCells(f)
 	nv := len(t.values)
 	total := make([]ci.Stats, nv)
+	row := make([]ci.Stats, nv)
 	for id := range t.cells.keys {
 		if keep[id] {
-			mergeAll(total, t.stats[id*nv:(id+1)*nv])
+			mergeAll(total, t.stats.row(uint32(id), row))
 		}
 	}
 	return total
@@ -300,9 +296,9 @@ func (t *Table) Merge(o *Table) {
 		}
 		stacks[s] = t.stacks.intern(buf)
 	}
-	nv := len(t.values)
+	row := make([]ci.Stats, len(t.values))
 	for id, k := range o.cells.keys {
 		k.stack, k.typ, k.thread = stacks[k.stack], strs[k.typ], strs[k.thread]
-		t.add(k, o.stats[id*nv:(id+1)*nv])
+		t.add(k, o.stats.row(uint32(id), row))
 	}
 }

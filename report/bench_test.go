@@ -7,12 +7,11 @@ import (
 	"github.com/heapest/heapest/aggregate"
 	"github.com/heapest/heapest/ci"
 	"github.com/heapest/heapest/symbolize"
-	"github.com/heapest/heapest/unbias"
 )
 
 // BenchmarkReportFile is the whole pipeline on the file HEAPEST_BENCH_FILE
-// (bench/run.sh generates such inputs), --by HEAPEST_BENCH_BY (default
-// func): parse, unbias, collect, name, group, intervals.
+// (bench/run.sh generates such inputs), --by HEAPEST_BENCH_BY (default as
+// the CLI's): parse, unbias, collect, name, group, intervals.
 func BenchmarkReportFile(b *testing.B) {
 	path := os.Getenv("HEAPEST_BENCH_FILE")
 	if path == "" {
@@ -22,16 +21,17 @@ func BenchmarkReportFile(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	by := aggregate.ByFunc
+	opt := Options{DefaultValue: true, DefaultBy: true, Confidence: 0.95, Method: ci.Auto, Top: 20}
 	if s := os.Getenv("HEAPEST_BENCH_BY"); s != "" {
-		if by, err = aggregate.ParseBy(s); err != nil {
+		if opt.By, err = aggregate.ParseBy(s); err != nil {
 			b.Fatal(err)
 		}
+		opt.DefaultBy = false
 	}
 	b.SetBytes(st.Size())
 	b.ReportAllocs()
 	for b.Loop() {
-		bl := NewBuilder(Options{Value: unbias.InUseSpace, By: by, Confidence: 0.95, Method: ci.Auto, Top: 20})
+		bl := NewBuilder(opt)
 		if _, _, err := bl.AddFile(path, Input{Symbolize: symbolize.Options{DropAllocator: true}}); err != nil {
 			b.Fatal(err)
 		}

@@ -24,8 +24,8 @@ type Group struct {
 	// (see Table.Groups); Cum, for ByFunc, those of every stack the
 	// function appears in.
 	Flat, Cum ci.Stats
-	// Values are the flat statistics of every value of the table, in
-	// Table.Values order.
+	// Values are, when Groups was asked for no main value, the flat
+	// statistics of every value of the table, in Table.Values order.
 	Values []ci.Stats
 }
 
@@ -42,7 +42,7 @@ type Group struct {
 // place among the first top depends on it: a report of a million stacks
 // builds twenty keys, not a million.
 func (t *Table) Groups(b By, f Filter, main, top int) (groups []*Group, cut int, total []ci.Stats) {
-	g := grouper{t: t, by: b, main: main, nv: len(t.values), keep: t.filterCells(f), byKey: map[string]int32{}}
+	g := newGrouper(t, b, main, t.filterCells(f))
 	total = make([]ci.Stats, len(t.values))
 	nv := len(t.values)
 	row := make([]ci.Stats, nv)
@@ -69,6 +69,31 @@ func (t *Table) Groups(b By, f Filter, main, top int) (groups []*Group, cut int,
 		groups[i] = g.group(gi)
 	}
 	return groups, cut, total
+}
+
+// newGrouper sizes a grouper's slabs once, for the most groups b can
+// make: growing them by doubling copied most of the work on inputs with
+// many groups.
+func newGrouper(t *Table, b By, main int, keep []bool) grouper {
+	g := grouper{t: t, by: b, main: main, nv: 1, keep: keep, byKey: map[string]int32{}}
+	if main < 0 {
+		g.nv = len(t.values)
+	}
+	bound := 64
+	switch b {
+	case ByFunc, ByLeaf:
+		bound = len(t.funcs.names) + 1
+	case ByStack:
+		bound = t.stacks.len()
+		g.stacks = make([]uint32, 0, bound)
+	}
+	g.keys = make([]string, 0, bound)
+	g.values = make([]ci.Stats, 0, bound*g.nv)
+	if b == ByFunc {
+		g.cums = make([]ci.Stats, 0, bound)
+		g.stamps = make([]int32, 0, bound)
+	}
+	return g
 }
 
 // SortBy orders groups by the flat estimate of value index vi, largest
@@ -109,7 +134,7 @@ func (g *grouper) estimate(i int32) float64 {
 	if g.main < 0 {
 		return 0
 	}
-	return g.values[int(i)*g.nv+g.main].Estimate
+	return g.values[i].Estimate
 }
 
 func (g *grouper) cumEstimate(i int32) float64 {
@@ -162,12 +187,14 @@ func (g *grouper) name(i int32) {
 
 // group materialises group i.
 func (g *grouper) group(i int32) *Group {
-	gr := &Group{Key: g.keys[i], Values: g.values[int(i)*g.nv : int(i+1)*g.nv : int(i+1)*g.nv]}
+	gr := &Group{Key: g.keys[i]}
 	if g.stacks != nil {
 		gr.Stack = g.t.stackNames(g.stacks[i])
 	}
 	if g.main >= 0 {
-		gr.Flat = gr.Values[g.main]
+		gr.Flat = g.values[i]
+	} else {
+		gr.Values = g.values[int(i)*g.nv : int(i+1)*g.nv : int(i+1)*g.nv]
 	}
 	if g.cums != nil {
 		gr.Cum = g.cums[i]
@@ -215,6 +242,10 @@ func (g *grouper) add(stamp int32, k cellKey, st []ci.Stats) {
 
 // merge adds a cell's statistics (per value) to group gr.
 func (g *grouper) merge(gr int32, st []ci.Stats) {
+	if g.main >= 0 {
+		g.values[gr].Merge(&st[g.main]) // one value kept: the main one
+		return
+	}
 	mergeAll(g.values[int(gr)*g.nv:int(gr+1)*g.nv], st)
 }
 
@@ -282,7 +313,7 @@ func (g *grouper) stackGroup(s uint32) int32 {
 		return gr - 1
 	}
 	gr := g.newGroup("")
-	g.stacks = append(room(g.stacks, 1), s)
+	g.stacks = append(g.stacks, s)
 	g.byStack[s] = gr + 1
 	return gr
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/heapest/heapest/aggregate"
 	"github.com/heapest/heapest/ci"
 	"github.com/heapest/heapest/parse"
+	"github.com/heapest/heapest/parse/pprof"
 	"github.com/heapest/heapest/report"
 	"github.com/heapest/heapest/unbias"
 )
@@ -103,7 +104,7 @@ func newPprofBuilder(reps []*report.Report) *pprofBuilder {
 
 // pprofComments mark the file as heapest's and say where it came from.
 func pprofComments(r *report.Report) []string {
-	c := []string{parse.HeapestPprofMarker,
+	c := []string{pprof.HeapestMarker,
 		fmt.Sprintf("heapest: unbiased estimates; value=%s confidence=%g", r.Value, r.Confidence)}
 	for _, s := range r.Sources {
 		c = append(c, fmt.Sprintf("source: %s format=%s rate=%g samples=%g", s.Path, s.Format, s.Rate, s.Samples))
@@ -137,7 +138,8 @@ func (b *pprofBuilder) add(i int, row report.Row) {
 	}
 	v := b.reps[i].Value
 	s.Value[i] = int64(math.Round(row.Stats.Estimate))
-	s.Label[parse.HeapestStatsLabel(v.String())] = []string{parse.EncodeStats(row.Stats)}
+	text, _ := row.Stats.MarshalText() // never fails
+	s.Label[pprof.StatsLabel(v.String())] = []string{string(text)}
 	if i == 0 {
 		setPprofNumLabels(s, row.Stats, v)
 	}

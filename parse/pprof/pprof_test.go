@@ -1,11 +1,13 @@
 package pprof_test
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"math/rand"
 	"os"
@@ -13,32 +15,98 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/google/pprof/profile"
 
 	"github.com/heapest/heapest/parse"
+	"github.com/heapest/heapest/parse/pprof"
 	"github.com/heapest/heapest/unbias"
 )
 
 // sharedSamples is ../shared/samples beside the repository.
 func sharedSamples() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "shared", "samples")
+	return filepath.Join(filepath.Dir(file), "..", "..", "..", "shared", "samples")
+}
+
+// collected is what one parse gave: its Profile and copies of the records
+// it sent, in order.
+type collected struct {
+	*parse.Profile
+	Records []parse.Record
+}
+
+// collector is a test sink that keeps a copy of every record: the parser
+// reuses the Record, its stack and its Pre.
+type collector struct{ recs []parse.Record }
+
+func (c *collector) Record(r *parse.Record) {
+	cp := *r
+	cp.Stack = slices.Clone(r.Stack)
+	if r.Pre != nil {
+		pre := *r.Pre
+		cp.Pre = &pre
+	}
+	c.recs = append(c.recs, cp)
+}
+
+// read does for this package's two formats what parse/formats.Read does:
+// removes one gzip layer, under the bound, and picks the parser by the
+// head. It checks that Profile.Records counts what was sent.
+func read(name string, r io.Reader, opt parse.Options) (*collected, error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	if head, _ := br.Peek(2); len(head) == 2 && head[0] == 0x1f && head[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, &parse.Error{File: name, Offset: 0, Msg: "bad gzip header", Err: err}
+		}
+		defer zr.Close()
+		br = bufio.NewReaderSize(parse.Bounded(name, zr, opt.MaxDecompressed), 64<<10)
+	}
+	head, _ := br.Peek(4096)
+	if len(head) == 0 {
+		return nil, &parse.Error{File: name, Offset: -1, Msg: "empty file"}
+	}
+	parser := pprof.Parse
+	switch {
+	case pprof.DetectLegacy(head):
+		parser = pprof.ParseLegacy
+	case !pprof.Detect(head):
+		return nil, &parse.Error{File: name, Offset: -1, Err: parse.ErrUnrecognized, Msg: "cannot read"}
+	}
+	var c collector
+	p, err := parser(name, br, opt, &c)
+	if err != nil {
+		return nil, err
+	}
+	if p.Records != len(c.recs) {
+		return nil, fmt.Errorf("%s: Profile.Records is %d, %d records were sent", name, p.Records, len(c.recs))
+	}
+	return &collected{Profile: p, Records: c.recs}, nil
+}
+
+func readFile(path string, opt parse.Options) (*collected, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return read(path, f, opt)
 }
 
 // pprofFiles are the real pprof-family inputs: the public samples and the
-// files this repository's test programs wrote (testdata/pprof).
+// files this repository's test programs wrote (testdata).
 func pprofFiles(t testing.TB) []string {
 	var files []string
 	for _, pat := range []string{
 		filepath.Join(sharedSamples(), "pprof", "*.heap"),
 		filepath.Join(sharedSamples(), "pprof", "*.pb.gz"),
-		filepath.Join("testdata", "pprof", "*.heap"),
-		filepath.Join("testdata", "pprof", "*.pb.gz"),
+		filepath.Join("testdata", "*.heap"),
+		filepath.Join("testdata", "*.pb.gz"),
 	} {
 		m, _ := filepath.Glob(pat)
 		files = append(files, m...)
@@ -97,7 +165,7 @@ func TestPprofFilesMatchGoToolPprof(t *testing.T) {
 	for _, file := range pprofFiles(t) {
 		t.Run(filepath.Base(file), func(t *testing.T) {
 			t.Parallel()
-			p, err := parse.ReadFile(file, parse.Options{})
+			p, err := readFile(file, parse.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -139,7 +207,7 @@ func readWithPprof(file string) (*profile.Profile, error) {
 }
 
 // total is the unbiased total of a value over a profile's records.
-func total(p *parse.Profile, v unbias.Value) float64 {
+func total(p *collected, v unbias.Value) float64 {
 	var sum float64
 	for i := range p.Records {
 		sum += unbias.Contribute(&p.Records[i], v).Estimate
@@ -148,12 +216,12 @@ func total(p *parse.Profile, v unbias.Value) float64 {
 }
 
 // TestPprofRawCountsFromRuntime: the raw counts read from the Go test
-// program's profiles (testdata/pprof, proto and debug=1 text) equal the
+// program's profiles (testdata, proto and debug=1 text) equal the
 // runtime's own (runtime.MemProfile, printed by the program).
 func TestPprofRawCountsFromRuntime(t *testing.T) {
 	for _, name := range []string{"go-heap.pb.gz", "go-debug1.heap"} {
 		t.Run(name, func(t *testing.T) {
-			p, err := parse.ReadFile(filepath.Join("testdata", "pprof", name), parse.Options{})
+			p, err := readFile(filepath.Join("testdata", name), parse.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -194,7 +262,7 @@ type goTruth struct {
 
 func readTruth(t *testing.T, name string) goTruth {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("testdata", "pprof", name))
+	data, err := os.ReadFile(filepath.Join("testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,7 +339,7 @@ func TestPprofGoInversion(t *testing.T) {
 		for i := 0; i < 300; i++ {
 			recs = append(recs, [2]int64{1 + rng.Int63n(5000), 8 << rng.Intn(20)})
 		}
-		p, err := parse.Read("go.pb.gz", bytes.NewReader(encode(t, goHeapProfile(rate, recs, true))), parse.Options{})
+		p, err := read("go.pb.gz", bytes.NewReader(encode(t, goHeapProfile(rate, recs, true))), parse.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -281,7 +349,7 @@ func TestPprofGoInversion(t *testing.T) {
 			}
 		}
 	}
-	p, err := parse.Read("nolabel.pb.gz", bytes.NewReader(encode(t, goHeapProfile(524288, [][2]int64{{3, 64}}, false))), parse.Options{})
+	p, err := read("nolabel.pb.gz", bytes.NewReader(encode(t, goHeapProfile(524288, [][2]int64{{3, 64}}, false))), parse.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -335,7 +403,7 @@ func TestPprofProducers(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p, err := parse.Read(tt.name, bytes.NewReader(tt.data), tt.opt)
+			p, err := read(tt.name, bytes.NewReader(tt.data), tt.opt)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -380,7 +448,7 @@ func TestLegacyText(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p, err := parse.Read(tt.name, strings.NewReader(tt.text), parse.Options{})
+			p, err := read(tt.name, strings.NewReader(tt.text), parse.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -465,7 +533,7 @@ func TestPprofBadInput(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			name := "bad-" + strings.ReplaceAll(tt.name, " ", "-") + ".prof"
-			_, err := parse.Read(name, bytes.NewReader(tt.data), tt.opt)
+			_, err := read(name, bytes.NewReader(tt.data), tt.opt)
 			if err == nil {
 				t.Fatal("no error")
 			}
@@ -489,7 +557,7 @@ func FuzzPprof(f *testing.F) {
 	f.Add(encode(f, goHeapProfile(4096, [][2]int64{{2, 48}}, true)))
 	f.Add([]byte("heap profile: 1: 2 [1: 2] @ heap_v2/4096\n1: 2 [1: 2] @ 0x1\nMAPPED_LIBRARIES:\n1-2 r-xp 0 0:0 0 /x\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		p, err := parse.Read("fuzz", bytes.NewReader(data), parse.Options{MaxDecompressed: 16 << 20})
+		p, err := read("fuzz", bytes.NewReader(data), parse.Options{MaxDecompressed: 16 << 20})
 		if err != nil {
 			return
 		}
@@ -499,75 +567,6 @@ func FuzzPprof(f *testing.F) {
 			}
 		}
 	})
-}
-
-// BenchmarkPprofGoParse parses a Go heap profile of 120,000 samples (stacks
-// of depth 8–40 over 5,000 functions, sizes 16 B–1 MiB), as the runtime
-// writes it (gzip-compressed, scaled values, "bytes" labels): heapest's
-// whole parse, and google/pprof's profile.Parse alone as the baseline it
-// builds on.
-func BenchmarkPprofGoParse(b *testing.B) {
-	data := bigGoProfile(b, 120000)
-	b.Run("heapest", func(b *testing.B) {
-		b.SetBytes(int64(len(data)))
-		b.ReportAllocs()
-		defer reportCPU(b)()
-		for i := 0; i < b.N; i++ {
-			p, err := parse.Read("big.pb.gz", bytes.NewReader(data), parse.Options{})
-			if err != nil || len(p.Records) != 120000 {
-				b.Fatal(err, len(p.Records))
-			}
-		}
-	})
-	b.Run("profile.Parse", func(b *testing.B) {
-		b.SetBytes(int64(len(data)))
-		b.ReportAllocs()
-		defer reportCPU(b)()
-		for i := 0; i < b.N; i++ {
-			if _, err := profile.Parse(bytes.NewReader(data)); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-}
-
-// reportCPU adds the process CPU time per operation (all threads, GC
-// included) as a metric: on a shared machine wall time measures the load.
-func reportCPU(b *testing.B) func() {
-	start := cpuTime()
-	return func() { b.ReportMetric(float64(cpuTime()-start)/1e6/float64(b.N), "cpu-ms/op") }
-}
-
-func cpuTime() int64 {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return ru.Utime.Nano() + ru.Stime.Nano()
-}
-
-func bigGoProfile(b *testing.B, n int) []byte {
-	rng := rand.New(rand.NewSource(7))
-	p := goHeapProfile(524288, nil, true)
-	p.Function, p.Location = nil, nil
-	for i := 0; i < 5000; i++ {
-		fn := &profile.Function{ID: uint64(i + 1), Name: fmt.Sprintf("pkg%d.Func%d", i%97, i), Filename: fmt.Sprintf("/src/pkg%d/f.go", i%97)}
-		p.Function = append(p.Function, fn)
-		p.Location = append(p.Location, &profile.Location{ID: uint64(i + 1), Address: uint64(0x400000 + 16*i),
-			Line: []profile.Line{{Function: fn, Line: int64(i % 500)}}})
-	}
-	for i := 0; i < n; i++ {
-		depth := 8 + rng.Intn(33)
-		locs := make([]*profile.Location, depth)
-		for d := range locs {
-			locs[d] = p.Location[rng.Intn(len(p.Location))]
-		}
-		size := int64(16) << rng.Intn(17)
-		cnt := 1 + rng.Int63n(50)
-		c, s := goScale(cnt, cnt*size, 524288)
-		ic, is := goScale(cnt/2, cnt/2*size, 524288)
-		p.Sample = append(p.Sample, &profile.Sample{Location: locs, Value: []int64{c, s, ic, is},
-			NumLabel: map[string][]int64{"bytes": {size}}})
-	}
-	return encode(b, p)
 }
 
 // FuzzPprofProducers builds well-formed profiles from the fuzzer's bytes —
@@ -599,7 +598,7 @@ func FuzzPprofProducers(f *testing.F) {
 			p.PeriodType = &profile.ValueType{Type: "space", Unit: "bytes"}
 		}
 		if next()%4 == 0 {
-			p.Comments = []string{parse.HeapestPprofMarker}
+			p.Comments = []string{pprof.HeapestMarker}
 		}
 		for n := 1 + next()%5; n > 0; n-- {
 			nm := names[next()%len(names)]
@@ -622,7 +621,7 @@ func FuzzPprofProducers(f *testing.F) {
 			return
 		}
 		for _, opt := range []parse.Options{{}, {Rate: float64(1 + next()*100)}} {
-			out, err := parse.Read("fuzz.pb", bytes.NewReader(buf.Bytes()), opt)
+			out, err := read("fuzz.pb", bytes.NewReader(buf.Bytes()), opt)
 			if err != nil {
 				continue
 			}

@@ -6,19 +6,26 @@ package pprof
 // and gperftools' full heap profiler (heapprofile, every allocation). The
 // numbers on every line are raw sampled counts and bytes; google/pprof's
 // parser scales them on reading, so heapest reads the lines itself and keeps
-// them raw, to the byte.
+// them raw, to the byte. Records are sent line by line; a Go stack line is
+// held until the "#" lines that name its frames have been read.
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/heapest/heapest/parse"
 )
 
 // maxLegacyLine bounds one text line: no real stack line comes near it.
 const maxLegacyLine = 16 << 20
 
-func detectLegacyHeap(head []byte) bool { return hasPrefix(head, "heap profile:") }
+// DetectLegacy accepts the legacy text heap profiles' header.
+func DetectLegacy(head []byte) bool { return parse.HasPrefix(head, "heap profile:") }
 
 // gperftoolsWarning is emitted for every heap_v2 file (gperftools'
 // GetHeapSample; jemalloc 3 wrote the same header). See docs/gperftools.md
@@ -35,8 +42,9 @@ type legacyHeader struct {
 	hasAlloc, goText, complete bool
 }
 
-// parseLegacyHeap reads a legacy text heap profile into raw-count records.
-func parseLegacyHeap(name string, r *bufio.Reader, opt Options) (*Profile, error) {
+// ParseLegacy reads a legacy text heap profile, sending one raw-count
+// record per stack line.
+func ParseLegacy(name string, r *bufio.Reader, opt parse.Options, sink parse.Sink) (*parse.Profile, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), maxLegacyLine)
 	if !sc.Scan() {
@@ -44,25 +52,37 @@ func parseLegacyHeap(name string, r *bufio.Reader, opt Options) (*Profile, error
 	}
 	h, err := parseLegacyHeader(strings.TrimPrefix(sc.Text(), "\ufeff"))
 	if err != nil {
-		return nil, &Error{File: name, Line: 1, Msg: err.Error()}
+		return nil, &parse.Error{File: name, Line: 1, Msg: err.Error()}
 	}
-	out := &Profile{HasInUse: true, HasAlloc: h.hasAlloc}
+	out := &parse.Profile{HasInUse: true, HasAlloc: h.hasAlloc}
 	if err := legacyRate(name, &h, opt, out); err != nil {
 		return nil, err
 	}
-	lp := legacyParser{name: name, h: h, out: out}
+	lp := legacyParser{name: name, h: h, out: out, sink: sink, funcs: map[string]string{}}
+	lp.rec = parse.Record{Scheme: parse.Bernoulli, Rate: h.rate}
+	if h.complete {
+		lp.rec.Scheme = parse.Exact
+	}
 	if err := lp.body(sc); err != nil {
 		return nil, err
 	}
-	return finish(out, h.rate), nil
+	out.Source.Rate = h.rate
+	out.Source.Samples = lp.samples
+	return out, nil
 }
 
-// legacyRate settles the sampling period and the format name from the header.
-func legacyRate(name string, h *legacyHeader, opt Options, out *Profile) error {
+// legacyRate settles the sampling period and the format name from the
+// header. A period in the file is what its counts were sampled with, so
+// --rate only supplies a missing one.
+func legacyRate(name string, h *legacyHeader, opt parse.Options, out *parse.Profile) error {
 	switch {
 	case h.complete:
 		out.Source.Format, out.Source.Detail = "gperftools", "heapprofile: every allocation recorded"
 		h.rate = 1
+		if opt.Rate > 0 {
+			out.Warnings = append(out.Warnings, fmt.Sprintf(
+				"--rate %g ignored: the file records every allocation (sampling period 1)", opt.Rate))
+		}
 		return nil
 	case h.goText:
 		out.Source.Format, out.Source.Detail = "pprof-go", "Go legacy text (debug=1), raw counts"
@@ -72,15 +92,15 @@ func legacyRate(name string, h *legacyHeader, opt Options, out *Profile) error {
 			out.Warnings = append(out.Warnings, gperftoolsWarning)
 		}
 	}
-	if opt.Rate > 0 {
-		if h.rate > 0 && h.rate != opt.Rate {
-			out.Warnings = append(out.Warnings, fmt.Sprintf(
-				"--rate %g overrides the header's period %g", opt.Rate, h.rate))
+	switch {
+	case opt.Rate > 0 && h.rate > 0:
+		if opt.Rate != h.rate {
+			out.Warnings = append(out.Warnings, rateIgnored(opt.Rate, h.rate, "from its header"))
 		}
+	case opt.Rate > 0:
 		h.rate = opt.Rate
-	}
-	if h.rate <= 0 {
-		return &Error{File: name, Line: 1, Msg: "the header has no sampling period (expected @ " + h.kind + "/<period>); pass --rate"}
+	case h.rate <= 0:
+		return &parse.Error{File: name, Line: 1, Msg: "the header has no sampling period (expected @ " + h.kind + "/<period>); pass --rate"}
 	}
 	return nil
 }
@@ -100,7 +120,7 @@ func parseLegacyHeader(line string) (legacyHeader, error) {
 		return h, bad("no '@'")
 	}
 	var err error
-	if h.inN, h.inB, h.allocN, h.allocB, err = parseCountPairs(counts); err != nil {
+	if h.inN, h.inB, h.allocN, h.allocB, err = parseCountPairs([]byte(counts)); err != nil {
 		return h, bad(err.Error())
 	}
 	kind, period, _ := strings.Cut(strings.TrimSpace(tail), "/")
@@ -132,12 +152,12 @@ func parseLegacyHeader(line string) (legacyHeader, error) {
 }
 
 // parseCountPairs reads "N: B [N: B]".
-func parseCountPairs(s string) (inN, inB, allocN, allocB int64, err error) {
-	in, alloc, ok := strings.Cut(s, "[")
+func parseCountPairs(s []byte) (inN, inB, allocN, allocB int64, err error) {
+	in, alloc, ok := bytes.Cut(s, []byte("["))
 	if !ok {
 		return 0, 0, 0, 0, fmt.Errorf("no '['")
 	}
-	alloc, _, ok = strings.Cut(alloc, "]")
+	alloc, _, ok = bytes.Cut(alloc, []byte("]"))
 	if !ok {
 		return 0, 0, 0, 0, fmt.Errorf("no ']'")
 	}
@@ -149,16 +169,17 @@ func parseCountPairs(s string) (inN, inB, allocN, allocB int64, err error) {
 }
 
 // parsePair reads "N: B" with non-negative integers.
-func parsePair(s string) (n, b int64, err error) {
-	ns, bs, ok := strings.Cut(s, ":")
+func parsePair(s []byte) (n, b int64, err error) {
+	ns, bs, ok := bytes.Cut(s, []byte(":"))
 	if !ok {
-		return 0, 0, fmt.Errorf("expected \"count: bytes\", got %q", strings.TrimSpace(s))
+		return 0, 0, fmt.Errorf("expected \"count: bytes\", got %q", bytes.TrimSpace(s))
 	}
-	if n, err = strconv.ParseInt(strings.TrimSpace(ns), 10, 64); err != nil || n < 0 {
-		return 0, 0, fmt.Errorf("bad count %q", strings.TrimSpace(ns))
+	ns, bs = bytes.TrimSpace(ns), bytes.TrimSpace(bs)
+	if n, err = strconv.ParseInt(string(ns), 10, 64); err != nil || n < 0 {
+		return 0, 0, fmt.Errorf("bad count %q", ns)
 	}
-	if b, err = strconv.ParseInt(strings.TrimSpace(bs), 10, 64); err != nil || b < 0 {
-		return 0, 0, fmt.Errorf("bad byte count %q", strings.TrimSpace(bs))
+	if b, err = strconv.ParseInt(string(bs), 10, 64); err != nil || b < 0 {
+		return 0, 0, fmt.Errorf("bad byte count %q", bs)
 	}
 	if n == 0 && b != 0 {
 		return 0, 0, fmt.Errorf("count 0 with %d bytes", b)
@@ -168,128 +189,170 @@ func parsePair(s string) (n, b int64, err error) {
 
 func scanError(name string, line int, err error, want string) error {
 	if err != nil {
-		return &Error{File: name, Line: line, Msg: "reading", Err: err}
+		return &parse.Error{File: name, Line: line, Msg: "reading", Err: err}
 	}
-	return &Error{File: name, Line: line, Msg: "unexpected end of file, expected " + want}
+	return &parse.Error{File: name, Line: line, Msg: "unexpected end of file, expected " + want}
 }
 
 // legacyParser reads the stack lines, Go's "#" symbol lines and the
 // memory-map section that follow the header.
 type legacyParser struct {
-	name string
-	h    legacyHeader
-	out  *Profile
-	line int
+	name    string
+	h       legacyHeader
+	out     *parse.Profile
+	sink    parse.Sink
+	line    int
+	samples float64
+	// rec is the record of the last stack line, held until the lines after
+	// it are known not to name its frames.
+	rec   parse.Record
+	held  bool
+	addrs []parse.Frame
 	// goFrames collects the "#\t0x…\tfunc+0x…\tfile:line" lines Go's
 	// debug=1 output writes after each stack line.
-	goFrames []Frame
-	pending  bool
+	goFrames []parse.Frame
+	// funcs interns function names: one string per distinct name.
+	funcs map[string]string
 }
 
 func (lp *legacyParser) body(sc *bufio.Scanner) error {
 	lp.line = 1
 	for sc.Scan() {
 		lp.line++
-		text := strings.TrimSpace(sc.Text())
+		text := bytes.TrimSpace(sc.Bytes())
 		switch {
-		case text == "":
+		case len(text) == 0:
 			continue
-		case text == "MAPPED_LIBRARIES:" || text == "--- Memory map: ---":
-			lp.flushGoFrames()
+		case string(text) == "MAPPED_LIBRARIES:" || string(text) == "--- Memory map: ---":
+			lp.flush()
 			return lp.mappings(sc)
-		case strings.HasPrefix(text, "# runtime.MemStats"):
-			lp.flushGoFrames()
+		case bytes.HasPrefix(text, []byte("# runtime.MemStats")):
+			lp.flush()
 			return nil
-		case strings.HasPrefix(text, "#"):
+		case text[0] == '#':
 			lp.goFrame(text)
 			continue
 		}
-		lp.flushGoFrames()
+		lp.flush()
 		if err := lp.sample(text); err != nil {
 			return err
 		}
 	}
-	lp.flushGoFrames()
+	lp.flush()
 	if err := sc.Err(); err != nil {
-		return &Error{File: lp.name, Line: lp.line + 1, Msg: "reading", Err: err}
+		return &parse.Error{File: lp.name, Line: lp.line + 1, Msg: "reading", Err: err}
 	}
 	return nil
 }
 
-// sample reads "N: B [N: B] @ 0x1 0x2 ...".
-func (lp *legacyParser) sample(text string) error {
-	counts, addrs, ok := strings.Cut(text, "@")
+// sample reads "N: B [N: B] @ 0x1 0x2 ..." into the held record.
+func (lp *legacyParser) sample(text []byte) error {
+	counts, addrs, ok := bytes.Cut(text, []byte("@"))
 	if !ok {
-		return &Error{File: lp.name, Line: lp.line, Msg: fmt.Sprintf("expected \"N: B [N: B] @ addresses\", got %.60q", text)}
+		return &parse.Error{File: lp.name, Line: lp.line, Msg: fmt.Sprintf("expected \"N: B [N: B] @ addresses\", got %.60q", text)}
 	}
 	inN, inB, allocN, allocB, err := parseCountPairs(counts)
 	if err != nil {
-		return &Error{File: lp.name, Line: lp.line, Msg: err.Error()}
+		return &parse.Error{File: lp.name, Line: lp.line, Msg: err.Error()}
 	}
-	var stack []Frame
-	for _, f := range strings.Fields(addrs) {
-		a, err := strconv.ParseUint(f, 0, 64)
+	lp.addrs = lp.addrs[:0]
+	for rest := addrs; ; {
+		var f []byte
+		if f, rest = nextToken(rest); f == nil {
+			break
+		}
+		a, err := strconv.ParseUint(string(f), 0, 64)
 		if err != nil || a == 0 {
-			return &Error{File: lp.name, Line: lp.line, Msg: fmt.Sprintf("bad address %.40q: expected 0x-prefixed hex", f)}
+			return &parse.Error{File: lp.name, Line: lp.line, Msg: fmt.Sprintf("bad address %.40q: expected 0x-prefixed hex", f)}
 		}
 		// Stack addresses are return addresses; one less lands inside the
 		// call instruction, as pprof and jeprof do.
-		stack = append(stack, Frame{Addr: a - 1})
+		lp.addrs = append(lp.addrs, parse.Frame{Addr: a - 1})
 	}
-	rec := Record{Stack: stack, Scheme: Bernoulli, Rate: lp.h.rate}
-	if lp.h.complete {
-		rec.Scheme = Exact
-	}
-	rec.InUse = lp.raw(inN, inB)
+	lp.rec.Stack = lp.addrs
+	lp.rec.InUse = lp.raw(inN, inB)
 	if lp.h.hasAlloc {
-		rec.Alloc = lp.raw(allocN, allocB)
+		lp.rec.Alloc = lp.raw(allocN, allocB)
 	}
-	lp.out.Records = append(lp.out.Records, rec)
-	lp.pending = lp.h.goText
+	lp.held = true
 	lp.goFrames = lp.goFrames[:0]
 	return nil
 }
 
 // raw makes a Raw pair. The size is known when the line holds one object, or
 // for Go, whose lines are one (stack, size) bucket each.
-func (lp *legacyParser) raw(n, b int64) Counts {
-	c := Counts{Objects: float64(n), Bytes: float64(b), Enc: Raw, Samples: float64(n)}
+func (lp *legacyParser) raw(n, b int64) parse.Counts {
+	c := parse.Counts{Objects: float64(n), Bytes: float64(b), Enc: parse.Raw, Samples: float64(n)}
 	if n == 1 || (n > 0 && lp.h.goText && b%n == 0) {
 		c.Size = float64(b / n)
 	}
 	return c
 }
 
-// goFrame reads "#\t0x4a1b2c\tmain.f+0x2c\t/path/file.go:12"; other comment
-// lines are ignored.
-func (lp *legacyParser) goFrame(text string) {
-	if !lp.pending {
+// goFrame reads "#\t0x4a1b2c\tmain.f+0x2c\t/path/file.go:12" after a Go
+// stack line; other comment lines are ignored.
+func (lp *legacyParser) goFrame(text []byte) {
+	if !lp.held || !lp.h.goText {
 		return
 	}
-	f := strings.Fields(strings.TrimPrefix(text, "#"))
-	if len(f) < 2 {
+	addr, rest := nextToken(text[1:])
+	fn, _ := nextToken(rest)
+	if fn == nil {
 		return
 	}
-	a, err := strconv.ParseUint(f[0], 0, 64)
+	a, err := strconv.ParseUint(string(addr), 0, 64)
 	if err != nil {
 		return
 	}
-	fr := Frame{Addr: a, Func: f[1]}
-	if i := strings.LastIndex(fr.Func, "+0x"); i > 0 {
-		fr.Func = fr.Func[:i]
+	if i := bytes.LastIndex(fn, []byte("+0x")); i > 0 {
+		fn = fn[:i]
 	}
-	lp.goFrames = append(lp.goFrames, fr)
+	name, ok := lp.funcs[string(fn)]
+	if !ok {
+		name = string(fn)
+		lp.funcs[name] = name
+	}
+	lp.goFrames = append(lp.goFrames, parse.Frame{Addr: a, Func: name})
 }
 
-// flushGoFrames gives the last record the symbolized frames Go printed for
-// it, which also expand inlined calls.
-func (lp *legacyParser) flushGoFrames() {
-	if lp.pending && len(lp.goFrames) > 0 {
-		last := &lp.out.Records[len(lp.out.Records)-1]
-		last.Stack = append([]Frame(nil), lp.goFrames...)
+// flush sends the held record, with the symbolized frames Go printed for
+// it when there are some (they also expand inlined calls).
+func (lp *legacyParser) flush() {
+	if !lp.held {
+		return
 	}
-	lp.pending = false
+	if len(lp.goFrames) > 0 {
+		lp.rec.Stack = lp.goFrames
+	}
+	lp.samples += lp.rec.InUse.Samples
+	lp.out.Records++
+	lp.sink.Record(&lp.rec)
+	lp.held = false
 	lp.goFrames = lp.goFrames[:0]
+}
+
+// nextToken returns the first white-space separated token of b (nil when
+// none is left) and what follows it, with strings.Fields' white space.
+func nextToken(b []byte) (tok, rest []byte) {
+	start := -1
+	for i := 0; i < len(b); {
+		r, n := rune(b[i]), 1
+		if r >= utf8.RuneSelf {
+			r, n = utf8.DecodeRune(b[i:])
+		}
+		space := unicode.IsSpace(r)
+		switch {
+		case start < 0 && !space:
+			start = i
+		case start >= 0 && space:
+			return b[start:i], b[i:]
+		}
+		i += n
+	}
+	if start < 0 {
+		return nil, nil
+	}
+	return b[start:], nil
 }
 
 // mappings reads /proc/self/maps lines: "start-limit perms offset dev inode path".
@@ -304,13 +367,13 @@ func (lp *legacyParser) mappings(sc *bufio.Scanner) error {
 		if !ok || !strings.Contains(f[1], "x") {
 			continue
 		}
-		m := Mapping{}
+		m := parse.Mapping{}
 		var err1, err2, err3 error
 		m.Start, err1 = strconv.ParseUint(start, 16, 64)
 		m.Limit, err2 = strconv.ParseUint(limit, 16, 64)
 		m.Offset, err3 = strconv.ParseUint(f[2], 16, 64)
 		if err1 != nil || err2 != nil || err3 != nil {
-			return &Error{File: lp.name, Line: lp.line, Msg: fmt.Sprintf("bad memory map line %.80q", sc.Text())}
+			return &parse.Error{File: lp.name, Line: lp.line, Msg: fmt.Sprintf("bad memory map line %.80q", sc.Text())}
 		}
 		if len(f) >= 6 {
 			m.File = f[5]
@@ -318,7 +381,7 @@ func (lp *legacyParser) mappings(sc *bufio.Scanner) error {
 		lp.out.Mappings = append(lp.out.Mappings, m)
 	}
 	if err := sc.Err(); err != nil {
-		return &Error{File: lp.name, Line: lp.line + 1, Msg: "reading", Err: err}
+		return &parse.Error{File: lp.name, Line: lp.line + 1, Msg: "reading", Err: err}
 	}
 	return nil
 }

@@ -1,0 +1,140 @@
+package pprof
+
+// heapest's own pprof output (render/pprof.go) read back. Each sample is one
+// stack with the exact ci.Stats of every value heapest computed for it,
+// carried as string labels "heapest.<value>" in ci.Stats' text form
+// (numeric labels are int64 and would round the variance); the sample
+// values are those estimates rounded, for pprof viewers. Reading the labels
+// back reproduces the statistics, and so the intervals, exactly, and lets
+// such files be merged again.
+
+import (
+	"fmt"
+
+	"github.com/heapest/heapest/ci"
+	"github.com/heapest/heapest/parse"
+)
+
+// HeapestMarker is the comment that marks a profile.proto written by
+// heapest; its version changes when the label encoding does.
+const HeapestMarker = "heapest-pprof/1"
+
+// heapestValueNames are the four values in unbias.Value order, which
+// Precomputed's arrays follow.
+var heapestValueNames = [4]string{"inuse_space", "inuse_objects", "alloc_space", "alloc_objects"}
+
+const statsLabelPrefix = "heapest."
+
+// StatsLabel is the string label key carrying a value's statistics
+// (ci.Stats.MarshalText) in heapest's pprof output.
+func StatsLabel(value string) string { return statsLabelPrefix + value }
+
+func isHeapestProfile(d *decoded) bool {
+	for _, c := range d.Comments {
+		if c == HeapestMarker {
+			return true
+		}
+	}
+	return false
+}
+
+// readHeapest turns heapest's own samples back into records whose Pre holds
+// the statistics as written. One Precomputed serves every record.
+func readHeapest(d *decoded, opt parse.Options, sink parse.Sink) (*parse.Profile, error) {
+	out := newProfile(d, "heapest")
+	out.Source.Detail = "heapest pprof output: statistics read back exactly"
+	e := newEmitter(d, out, sink)
+	rate, mixedRate := 0.0, false
+	pre := &parse.Precomputed{}
+	read := func(i int, s *sample) error { return readPre(d, i, s, pre) }
+	if d.needsCheck() {
+		if err := d.scan(true, read); err != nil {
+			return nil, err
+		}
+	}
+	err := d.scan(false, func(i int, s *sample) error {
+		if err := read(i, s); err != nil {
+			return err
+		}
+		heapestRecord(&e.rec, pre)
+		if out.Records == 0 {
+			rate = e.rec.Rate
+		} else if e.rec.Rate != rate {
+			mixedRate = true
+		}
+		out.HasInUse = out.HasInUse || pre.Has[0] || pre.Has[1]
+		out.HasAlloc = out.HasAlloc || pre.Has[2] || pre.Has[3]
+		return e.send(i, s)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if mixedRate {
+		rate = 0
+	}
+	if opt.Rate > 0 {
+		out.Warnings = append(out.Warnings, fmt.Sprintf(
+			"--rate %g ignored: the file holds heapest's statistics, computed with their own sampling periods", opt.Rate))
+	}
+	return e.finish(rate), nil
+}
+
+// readPre reads sample i's statistics labels into pre.
+func readPre(d *decoded, i int, s *sample, pre *parse.Precomputed) error {
+	*pre = parse.Precomputed{}
+	for v := range heapestValueNames {
+		text, ok := d.strLabel(s, labelHeapest+uint8(v))
+		if !ok {
+			continue
+		}
+		if err := pre.Stats[v].UnmarshalText(text); err != nil {
+			return &parse.Error{File: d.name, Offset: -1, Msg: fmt.Sprintf("sample %d: label %s", i, StatsLabel(heapestValueNames[v])), Err: err}
+		}
+		pre.Has[v] = true
+	}
+	if !pre.Has[0] && !pre.Has[1] && !pre.Has[2] && !pre.Has[3] {
+		return &parse.Error{File: d.name, Offset: -1, Msg: fmt.Sprintf("sample %d has no heapest.* statistics label (file marked %s)", i, HeapestMarker)}
+	}
+	return nil
+}
+
+// heapestRecord fills rec from pre, the plain fields too, so that a
+// consumer that ignores Pre still sees the estimates. The stack is left to
+// the caller.
+func heapestRecord(rec *parse.Record, pre *parse.Precomputed) {
+	*rec = parse.Record{Stack: rec.Stack, Pre: pre, Scheme: parse.Bernoulli}
+	var any ci.Stats
+	for v := range pre.Has {
+		if pre.Has[v] {
+			any = pre.Stats[v]
+			break
+		}
+	}
+	switch {
+	case any.Complete:
+		rec.Scheme = parse.Exact
+	case any.NoInterval:
+		rec.Scheme = parse.Unknown
+	}
+	if !any.MixedRate {
+		rec.Rate = any.Rate
+	}
+	rec.InUse = preCounts(pre, 0, 1)
+	rec.Alloc = preCounts(pre, 2, 3)
+}
+
+func preCounts(pre *parse.Precomputed, space, objects int) parse.Counts {
+	if !pre.Has[space] && !pre.Has[objects] {
+		return parse.Counts{}
+	}
+	s := pre.Stats[space]
+	if !pre.Has[space] {
+		s = pre.Stats[objects]
+	}
+	c := parse.Counts{Bytes: pre.Stats[space].Estimate, Objects: pre.Stats[objects].Estimate, Enc: parse.Scaled,
+		Samples: s.Samples, SamplesBound: s.SamplesBound, Approx: s.Approx}
+	if !s.Mixed && pre.Has[space] {
+		c.Size = s.Unit
+	}
+	return c
+}

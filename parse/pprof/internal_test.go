@@ -1,0 +1,198 @@
+package pprof
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/heapest/heapest/parse"
+)
+
+// TestDetectProto: the fallback accepts what profile.proto can start with
+// and rejects text.
+func TestDetectProto(t *testing.T) {
+	for _, tt := range []struct {
+		head []byte
+		want bool
+	}{
+		{[]byte{0x0a, 0x02}, true},       // sample_type
+		{[]byte{0x12, 0x00}, true},       // sample
+		{[]byte{0x60, 0x80}, true},       // period
+		{[]byte{0x1f, 0x8b, 0x08}, true}, // a second gzip layer
+		{[]byte("--- heapz 1 ---"), false},
+		{[]byte{0x00}, false},
+		{[]byte{0x0d}, false}, // field 1, fixed32: not in profile.proto
+	} {
+		if got := Detect(tt.head); got != tt.want {
+			t.Errorf("Detect(%q) = %v, want %v", tt.head, got, tt.want)
+		}
+	}
+}
+
+// decodeAll decodes a profile.proto held in memory and checks its tables.
+func decodeAll(data []byte) (*decoded, error) {
+	d, err := decodeStream("test", bufio.NewReaderSize(bytes.NewReader(data), 4096))
+	if err != nil {
+		return nil, err
+	}
+	return d, d.resolve()
+}
+
+// labels returns a sample's labels as pprof reads them: a string when str
+// is set, else a number when the number or its unit is set, else nothing.
+func labels(d *decoded, s *sample) (nums map[string][]int64, strs map[string][]string) {
+	nums, strs = map[string][]int64{}, map[string][]string{}
+	for _, l := range s.labels {
+		key := string(d.strs[l.key])
+		switch {
+		case l.str != 0:
+			strs[key] = append(strs[key], string(d.strs[l.str]))
+		case l.num != 0 || l.unit != 0:
+			nums[key] = append(nums[key], l.num)
+		}
+	}
+	return nums, strs
+}
+
+// samePprof compares heapest's decoder with google/pprof's on one input:
+// sample types, period, comments, mappings, and every sample's values,
+// frames and labels. It returns "" when they agree.
+func samePprof(data []byte) string {
+	want, err := profile.ParseUncompressed(data)
+	if err != nil || want.CheckValid() != nil {
+		return "" // only inputs pprof accepts are compared
+	}
+	got, err := decodeAll(data)
+	if err != nil {
+		return fmt.Sprintf("pprof accepts the input, heapest's decoder says %v", err)
+	}
+	if len(got.SampleType) != len(want.SampleType) || got.Period != want.Period ||
+		got.DefaultSampleType != want.DefaultSampleType || !slices.Equal(got.Comments, want.Comments) ||
+		got.samples.n != len(want.Sample) || len(got.Mappings) != len(want.Mapping) {
+		return fmt.Sprintf("header: %+v vs %+v", got, want)
+	}
+	for i, st := range want.SampleType {
+		if got.SampleType[i] != (valueType{st.Type, st.Unit}) {
+			return fmt.Sprintf("sample type %d: %v vs %v", i, got.SampleType[i], st)
+		}
+	}
+	for i, m := range want.Mapping {
+		g := got.Mappings[i]
+		if g.Start != m.Start || g.Limit != m.Limit || g.Offset != m.Offset || g.File != m.File || g.BuildID != m.BuildID {
+			return fmt.Sprintf("mapping %d: %+v vs %+v", i, g, m)
+		}
+	}
+	var diff string
+	err = got.scan(true, func(i int, s *sample) error {
+		ws := want.Sample[i]
+		if !slices.Equal(s.Value, ws.Value) {
+			diff = fmt.Sprintf("sample %d values %v vs %v", i, s.Value, ws.Value)
+			return errors.New(diff)
+		}
+		var wantFrames []parse.Frame
+		for _, l := range ws.Location {
+			if len(l.Line) == 0 {
+				wantFrames = append(wantFrames, parse.Frame{Addr: l.Address})
+			}
+			for _, ln := range l.Line {
+				f := parse.Frame{Addr: l.Address}
+				if ln.Function != nil {
+					f.Func = ln.Function.Name
+				}
+				wantFrames = append(wantFrames, f)
+			}
+		}
+		if gotFrames, _ := got.stacks.appendStack(nil, s.locs); !slices.Equal(gotFrames, wantFrames) {
+			diff = fmt.Sprintf("sample %d frames %v vs %v", i, gotFrames, wantFrames)
+			return errors.New(diff)
+		}
+		nums, strs := labels(got, s)
+		for k, vs := range ws.NumLabel {
+			if !slices.Equal(nums[k], vs) {
+				diff = fmt.Sprintf("sample %d numeric label %s: %v vs %v", i, k, nums[k], vs)
+				return errors.New(diff)
+			}
+		}
+		for k, vs := range ws.Label {
+			if !slices.Equal(strs[k], vs) {
+				diff = fmt.Sprintf("sample %d label %s: %q vs %q", i, k, strs[k], vs)
+				return errors.New(diff)
+			}
+		}
+		if len(nums) != len(ws.NumLabel) || len(strs) != len(ws.Label) {
+			diff = fmt.Sprintf("sample %d labels %v %v vs %v %v", i, nums, strs, ws.NumLabel, ws.Label)
+			return errors.New(diff)
+		}
+		return nil
+	})
+	if diff == "" && err != nil {
+		diff = fmt.Sprintf("pprof accepts the input, heapest's decoder says %v", err)
+	}
+	return diff
+}
+
+func gunzipAll(t testing.TB, data []byte) []byte {
+	if len(data) < 2 || data[0] != 0x1f || data[1] != 0x8b {
+		return data
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return data
+	}
+	out, err := io.ReadAll(io.LimitReader(zr, 64<<20))
+	if err != nil {
+		return data
+	}
+	return out
+}
+
+// TestPprofDecoderMatchesPprof: heapest's decoder reads every real proto
+// exactly as google/pprof's profile package does.
+func TestPprofDecoderMatchesPprof(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("..", "..", "..", "shared", "samples", "pprof", "*.pb.gz"))
+	more, _ := filepath.Glob(filepath.Join("testdata", "*.pb.gz"))
+	files = append(files, more...)
+	if len(files) < 2 {
+		t.Skip("no pprof sample files")
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := samePprof(gunzipAll(t, data)); diff != "" {
+			t.Errorf("%s: %s", filepath.Base(f), diff)
+		}
+	}
+}
+
+// FuzzPprofDecode: heapest's decoder never panics, and agrees with
+// google/pprof's on every input pprof accepts.
+func FuzzPprofDecode(f *testing.F) {
+	files, _ := filepath.Glob(filepath.Join("..", "..", "..", "shared", "samples", "pprof", "*.pb.gz"))
+	more, _ := filepath.Glob(filepath.Join("testdata", "*.pb.gz"))
+	for _, file := range append(files, more...) {
+		// Large seeds make every mutation and minimization slow; the
+		// regular tests cover the large files.
+		if data, err := os.ReadFile(file); err == nil && len(data) < 32<<10 {
+			f.Add(gunzipAll(f, data))
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if d, err := decodeAll(data); err == nil {
+			d.scan(true, nil)
+		}
+		if diff := samePprof(data); diff != "" {
+			t.Error(diff)
+		}
+	})
+}

@@ -16,6 +16,8 @@ import (
 	"github.com/heapest/heapest/aggregate"
 	"github.com/heapest/heapest/ci"
 	"github.com/heapest/heapest/parse"
+	"github.com/heapest/heapest/parse/formats"
+	"github.com/heapest/heapest/parse/pprof"
 	"github.com/heapest/heapest/report"
 	"github.com/heapest/heapest/unbias"
 )
@@ -34,13 +36,29 @@ func samplePath(t *testing.T, rel string) string {
 	return filepath.Join(filepath.Dir(file), "..", "..", "shared", "samples", rel)
 }
 
-func readSample(t *testing.T, rel string) *parse.Profile {
+// input is a profile's bytes and what it says about itself.
+type input struct {
+	name string
+	data []byte
+	p    *parse.Profile
+}
+
+func readSample(t *testing.T, rel string) input {
 	t.Helper()
-	p, err := parse.ReadFile(samplePath(t, rel), parse.Options{})
+	data, err := os.ReadFile(samplePath(t, rel))
 	if err != nil {
 		t.Skipf("sample %s unavailable: %v", rel, err)
 	}
-	return p
+	return readInput(t, rel, data)
+}
+
+func readInput(t *testing.T, name string, data []byte) input {
+	t.Helper()
+	p, err := formats.Read(name, bytes.NewReader(data), parse.Options{}, parse.SinkFunc(func(*parse.Record) {}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return input{name, data, p}
 }
 
 // valuesOf lists the values a profile has, the default first.
@@ -55,9 +73,18 @@ func valuesOf(p *parse.Profile) []unbias.Value {
 	return vs
 }
 
-func build(t *testing.T, ps []*parse.Profile, v unbias.Value, by aggregate.By) *report.Report {
+func builder(t *testing.T, in input, opt report.Options) *report.Builder {
 	t.Helper()
-	r, err := report.Build(ps, report.Options{Value: v, By: by, Confidence: 0.95, Method: ci.Auto})
+	b := report.NewBuilder(opt)
+	if _, _, err := b.AddReader(in.name, bytes.NewReader(in.data), report.Input{}); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func build(t *testing.T, in input, v unbias.Value, by aggregate.By) *report.Report {
+	t.Helper()
+	r, err := builder(t, in, report.Options{Value: v, By: by, Confidence: 0.95, Method: ci.Auto}).Report()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,15 +93,16 @@ func build(t *testing.T, ps []*parse.Profile, v unbias.Value, by aggregate.By) *
 
 // writeAll writes a profile's every value as heapest pprof output, as
 // report --format pprof does.
-func writeAll(t *testing.T, p *parse.Profile) []byte {
+func writeAll(t *testing.T, in input) []byte {
 	t.Helper()
-	reps, err := report.BuildPerStack([]*parse.Profile{p}, report.Options{Value: valuesOf(p)[0], By: aggregate.ByFunc,
-		Top: 20, Confidence: 0.95, Method: ci.Auto})
+	b := builder(t, in, report.Options{Value: valuesOf(in.p)[0], By: aggregate.ByFunc,
+		Top: 20, Confidence: 0.95, Method: ci.Auto, AllValues: true})
+	reps, err := b.PerStack()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(reps) != len(valuesOf(p)) {
-		t.Fatalf("%d reports for %d values", len(reps), len(valuesOf(p)))
+	if len(reps) != len(valuesOf(in.p)) {
+		t.Fatalf("%d reports for %d values", len(reps), len(valuesOf(in.p)))
 	}
 	var buf bytes.Buffer
 	if err := WritePprof(&buf, reps...); err != nil {
@@ -89,18 +117,14 @@ func TestPprofRoundTrip(t *testing.T) {
 	for _, rel := range pprofInputs {
 		t.Run(filepath.Base(rel), func(t *testing.T) {
 			orig := readSample(t, rel)
-			data := writeAll(t, orig)
-			back, err := parse.Read("roundtrip.pb.gz", bytes.NewReader(data), parse.Options{})
-			if err != nil {
-				t.Fatal(err)
+			back := readInput(t, "roundtrip.pb.gz", writeAll(t, orig))
+			if back.p.Source.Format != "heapest" {
+				t.Fatalf("read back as %q, want heapest", back.p.Source.Format)
 			}
-			if back.Source.Format != "heapest" {
-				t.Fatalf("read back as %q, want heapest", back.Source.Format)
-			}
-			for _, v := range valuesOf(orig) {
+			for _, v := range valuesOf(orig.p) {
 				for _, by := range []aggregate.By{aggregate.ByFunc, aggregate.ByStack} {
-					a := build(t, []*parse.Profile{orig}, v, by)
-					b := build(t, []*parse.Profile{back}, v, by)
+					a := build(t, orig, v, by)
+					b := build(t, back, v, by)
 					sameReport(t, v.String()+" by "+by.String(), a, b)
 				}
 			}
@@ -168,11 +192,11 @@ func TestPprofOutputValid(t *testing.T) {
 	if p.DefaultSampleType != "inuse_space" {
 		t.Errorf("default sample type %q, want inuse_space", p.DefaultSampleType)
 	}
-	want := build(t, []*parse.Profile{orig}, unbias.InUseSpace, aggregate.ByStack).Total.Flat.Estimate
+	want := build(t, orig, unbias.InUseSpace, aggregate.ByStack).Total.Flat.Estimate
 	var got int64
 	for _, s := range p.Sample {
 		got += s.Value[0]
-		if s.Value[0] != 0 && (len(s.Label[parse.HeapestStatsLabel("inuse_space")]) != 1 || len(s.NumLabel["samples"]) != 1) {
+		if s.Value[0] != 0 && (len(s.Label[pprof.StatsLabel("inuse_space")]) != 1 || len(s.NumLabel["samples"]) != 1) {
 			t.Fatalf("sample without its statistics labels: %v %v", s.Label, s.NumLabel)
 		}
 	}
@@ -220,8 +244,8 @@ func TestPprofGoToolOpens(t *testing.T) {
 // be written as per-stack samples.
 func TestPprofRefusesUnsoundReports(t *testing.T) {
 	orig := readSample(t, pprofInputs[0])
-	byFunc := build(t, []*parse.Profile{orig}, unbias.InUseSpace, aggregate.ByFunc)
-	cut := build(t, []*parse.Profile{orig}, unbias.InUseSpace, aggregate.ByStack)
+	byFunc := build(t, orig, unbias.InUseSpace, aggregate.ByFunc)
+	cut := build(t, orig, unbias.InUseSpace, aggregate.ByStack)
 	cut.Omitted = 3
 	for name, r := range map[string]*report.Report{"by func": byFunc, "top cut": cut} {
 		var buf bytes.Buffer

@@ -13,7 +13,6 @@ import (
 
 	"github.com/heapest/heapest/aggregate"
 	"github.com/heapest/heapest/ci"
-	"github.com/heapest/heapest/parse"
 	"github.com/heapest/heapest/report"
 	"github.com/heapest/heapest/symbolize"
 	"github.com/heapest/heapest/unbias"
@@ -26,18 +25,19 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 // output does not depend on this machine's libraries.
 func buildDump(t *testing.T, file string, opt report.Options) *report.Report {
 	t.Helper()
-	p, err := parse.ReadFile(filepath.Join("..", "testdata", "jemalloc", file), parse.Options{Threads: opt.By == aggregate.ByThread})
+	f, err := os.Open(filepath.Join("..", "testdata", "jemalloc", file))
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.Source.Path = file
-	if _, err := symbolize.Symbolize(p, symbolize.Options{DropAllocator: true}); err != nil {
-		t.Fatal(err)
-	}
+	defer f.Close()
 	if opt.Confidence == 0 {
 		opt.Confidence = 0.95
 	}
-	r, err := report.Build([]*parse.Profile{p}, opt)
+	b := report.NewBuilder(opt)
+	if _, _, err := b.AddReader(file, f, report.Input{Symbolize: symbolize.Options{DropAllocator: true}}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := b.Report()
 	if err != nil {
 		t.Fatal(err)
 	}

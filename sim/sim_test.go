@@ -8,7 +8,6 @@ import (
 
 	"github.com/heapest/heapest/aggregate"
 	"github.com/heapest/heapest/ci"
-	"github.com/heapest/heapest/parse"
 	"github.com/heapest/heapest/report"
 	"github.com/heapest/heapest/unbias"
 )

@@ -69,47 +69,8 @@ func isAllocatorLib(path string) bool {
 	return strings.HasPrefix(base, "libjemalloc") || strings.HasPrefix(base, "libtcmalloc")
 }
 
-// dropAllocator removes allocator frames from the leaf end of a stack,
-// stopping at the first other frame and always keeping the root-most one.
-// The first known frames are known to be allocator frames (see
-// allocatorLibFrames); slots[i] is the index of frame i's result, which
-// knows whether it is an allocator frame, or -1 when it has none.
-func (s *session) dropAllocator(stack []parse.Frame, slots []int32, known int) []parse.Frame {
-	k := known
-	for k < len(stack)-1 {
-		var alloc bool
-		if n := slots[k]; n >= 0 {
-			alloc = s.results[n].alloc
-		} else {
-			alloc = s.isAllocatorFrame(stack[k])
-		}
-		if !alloc {
-			break
-		}
-		k++
-	}
-	return stack[k:]
-}
-
-// allocatorLibFrames counts, when allocator frames are dropped, the
-// leading frames of a stack that lie in an allocator library (keeping the
-// root-most one): dropAllocator drops them whatever their names, so they
-// need not be resolved.
-func (s *session) allocatorLibFrames(stack []parse.Frame) int {
-	if !s.opt.DropAllocator || !s.allocatorLib {
-		return 0
-	}
-	k := 0
-	for k < len(stack)-1 {
-		m := s.mappingFor(stack[k].Addr)
-		if m == nil || !m.allocator {
-			break
-		}
-		k++
-	}
-	return k
-}
-
+// isAllocatorFrame reports whether a frame is an allocator frame: an
+// allocator function by name, or any frame of an allocator library.
 func (s *session) isAllocatorFrame(f parse.Frame) bool {
 	if IsAllocatorFunc(f.Func) {
 		return true

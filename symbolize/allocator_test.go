@@ -55,7 +55,7 @@ func TestDropAllocator(t *testing.T) {
 		{"", ""},
 	}
 	for _, tc := range tests {
-		p := &parse.Profile{Mappings: maps, Records: []parse.Record{{Stack: frames(t, tc.in)}}}
+		p := &testProfile{Mappings: maps, Records: []parse.Record{{Stack: frames(t, tc.in)}}}
 		if _, err := Symbolize(p, Options{DropAllocator: true}); err != nil {
 			t.Fatal(err)
 		}
@@ -103,7 +103,7 @@ func TestDropAllocatorGeneratedDump(t *testing.T) {
 	// go by their mapping whether or not the library is on this machine.
 	for _, name := range []string{"je530_mixed_unbias-on.heap", "je530_threads_unbias-off.heap"} {
 		recs, maps := dumpStacks(t, samplesDir()+"/jemalloc/generated/"+name)
-		p := &parse.Profile{Records: recs, MapsText: maps}
+		p := &testProfile{Records: recs, MapsText: maps}
 		warnings, err := Symbolize(p, Options{DropAllocator: true})
 		if err != nil {
 			t.Fatal(err)
@@ -142,8 +142,8 @@ func TestAllocatorLibraryNotRead(t *testing.T) {
 	if err := os.WriteFile(lib, []byte("not an ELF file\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	profile := func() *parse.Profile {
-		return &parse.Profile{
+	profile := func() *testProfile {
+		return &testProfile{
 			Records:  []parse.Record{{Stack: []parse.Frame{{Addr: 0x7f0000000010}, {Addr: 0x7f0000000020}, {Addr: 0x1234}}}},
 			MapsText: []byte("7f0000000000-7f0000100000 r-xp 00000000 fe:00 1 " + lib + "\n"),
 		}

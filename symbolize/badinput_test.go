@@ -18,8 +18,8 @@ func mapsLine(path string) string {
 	return "555555555000-555555556000 r-xp 00001000 fe:00 1 " + path + "\n"
 }
 
-func oneFrameProfile(path string) *parse.Profile {
-	return &parse.Profile{
+func oneFrameProfile(path string) *testProfile {
+	return &testProfile{
 		Records:  []parse.Record{{Stack: []parse.Frame{{Addr: 0x555555555123}, {Addr: 0x555555555456}}}},
 		MapsText: []byte(mapsLine(path)),
 	}
@@ -98,7 +98,7 @@ func TestUnreadableFile(t *testing.T) {
 func TestBinaryMismatch(t *testing.T) {
 	dir := t.TempDir()
 	bin := build(t, "gcc", dir, "prog", cProgram, "-O0", "-fPIE", "-pie")
-	p := &parse.Profile{
+	p := &testProfile{
 		Records:  []parse.Record{{Stack: []parse.Frame{{Addr: 0x555555555123}}}},
 		MapsText: []byte("555555555000-555555556000 r-xp 07000000 fe:00 1 /opt/heaplab/prog\n"),
 	}
@@ -139,7 +139,7 @@ func TestCorruptDWARF(t *testing.T) {
 		t.Fatal(err)
 	}
 	base := uint64(0x560000000000)
-	p := &parse.Profile{
+	p := &testProfile{
 		Records:  []parse.Record{{Stack: stackIn(t, bin, base, "leaf_fn", "middle_fn")}},
 		MapsText: []byte(mapsFor(t, bad, base)),
 	}
@@ -207,7 +207,7 @@ func TestMappingSizeMismatchWarns(t *testing.T) {
 		maps.WriteString(l)
 	}
 	for _, opt := range []Options{{}, {Binary: bin}} {
-		p := &parse.Profile{Records: []parse.Record{{Stack: stackIn(t, bin, base, "leaf_fn")}}, MapsText: []byte(maps.String())}
+		p := &testProfile{Records: []parse.Record{{Stack: stackIn(t, bin, base, "leaf_fn")}}, MapsText: []byte(maps.String())}
 		warnings, err := Symbolize(p, opt)
 		if err != nil {
 			t.Fatal(err)
@@ -232,7 +232,7 @@ func TestMappedFileNotELF(t *testing.T) {
 	}
 	dump := "heap_v2/524288\n  t*: 1: 64 [0: 0]\n  t0: 1: 64 [0: 0]\n@ 0x401010 0x401020\n  t*: 1: 64 [0: 0]\n  t0: 1: 64 [0: 0]\n\nMAPPED_LIBRARIES:\n" +
 		"00400000-00452000 r-xp 00000000 08:02 173521      " + notELF + "\n"
-	p, err := parse.Read("d.heap", strings.NewReader(dump), parse.Options{})
+	p, err := readDump("d.heap", dump)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +240,7 @@ func TestMappedFileNotELF(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "d.heap:9: MAPPED_LIBRARIES: "+notELF+": not an ELF file (expected an ELF") {
 		t.Errorf("err = %v", err)
 	}
-	p, _ = parse.Read("d.heap", strings.NewReader(strings.Replace(dump, notELF, filepath.Join(dir, "absent"), 1)), parse.Options{})
+	p, _ = readDump("d.heap", strings.Replace(dump, notELF, filepath.Join(dir, "absent"), 1))
 	if warns, err := Symbolize(p, Options{}); err != nil || len(warns) == 0 {
 		t.Errorf("absent file: err %v, warnings %v; want a warning only", err, warns)
 	}

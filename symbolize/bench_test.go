@@ -45,7 +45,7 @@ func TestMain(m *testing.M) {
 // benchProfile builds a jemalloc-sized profile over the heapest binary:
 // stacks × frames return addresses drawn from a pool of distinct addresses
 // inside its functions.
-func benchProfile(b *testing.B, stacks, frames, distinct int) (*parse.Profile, []parse.Record) {
+func benchProfile(b *testing.B, stacks, frames, distinct int) (*testProfile, []parse.Record) {
 	b.Helper()
 	exe := heapestBinary(b)
 	f, err := elf.Open(exe)
@@ -78,7 +78,7 @@ func benchProfile(b *testing.B, stacks, frames, distinct int) (*parse.Profile, [
 		}
 		recs[i].Stack = st
 	}
-	p := &parse.Profile{MapsText: []byte(mapsFor(b, exe, 0x560000000000))}
+	p := &testProfile{MapsText: []byte(mapsFor(b, exe, 0x560000000000))}
 	return p, recs
 }
 
@@ -111,7 +111,7 @@ func benchmarkSymbolize(b *testing.B, opt Options) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
-		q := &parse.Profile{MapsText: p.MapsText, Records: fresh(recs)}
+		q := &testProfile{MapsText: p.MapsText, Records: fresh(recs)}
 		forgetObjects()
 		c0 := cpuTime()
 		b.StartTimer()
@@ -140,31 +140,38 @@ func cpuTime() time.Duration {
 // resolving the addresses themselves.
 func BenchmarkSymbolizeLoaded(b *testing.B) {
 	p, recs := benchProfile(b, 20000, 24, 120000)
-	maps, err := ParseMaps(p.MapsText)
-	if err != nil {
-		b.Fatal(err)
+	if _, err := Symbolize(&testProfile{MapsText: p.MapsText, Records: fresh(recs)}, Options{DropAllocator: true}); err != nil {
+		b.Fatal(err) // warm: open the file, read its units
 	}
-	p.Mappings = maps
-	s := newSession(p, Options{DropAllocator: true})
-	if err := s.setup(); err != nil {
-		b.Fatal(err)
-	}
-	s.symbolizeRecords(fresh(recs)) // warm: open the file, read its units
 	var cpu time.Duration
+	var distinct int
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
-		batch := fresh(recs)
-		s.results = nil
+		q := &testProfile{MapsText: p.MapsText, Records: fresh(recs)}
 		c0 := cpuTime()
 		b.StartTimer()
-		s.symbolizeRecords(batch)
+		if _, err := Symbolize(q, Options{DropAllocator: true}); err != nil {
+			b.Fatal(err)
+		}
 		b.StopTimer()
 		cpu += cpuTime() - c0
 		b.StartTimer()
+		distinct = countAddrs(recs)
 	}
-	b.ReportMetric(float64(len(s.results)), "distinct-addrs")
+	b.ReportMetric(float64(distinct), "distinct-addrs")
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
+}
+
+// countAddrs counts the distinct frame addresses of recs.
+func countAddrs(recs []parse.Record) int {
+	seen := map[uint64]bool{}
+	for _, r := range recs {
+		for _, f := range r.Stack {
+			seen[f.Addr] = true
+		}
+	}
+	return len(seen)
 }
 
 // BenchmarkOpenObject is the cost of loading one file for names: program

@@ -44,7 +44,7 @@ func TestLinesOption(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p := &parse.Profile{
+			p := &testProfile{
 				Records:  []parse.Record{{Stack: append([]parse.Frame(nil), stack...)}},
 				MapsText: []byte(mapsFor(t, tc.bin, base)),
 			}

@@ -251,7 +251,7 @@ func FuzzParseMaps(f *testing.F) {
 		for _, m := range maps {
 			stack = append(stack, parse.Frame{Addr: m.Start}, parse.Frame{Addr: m.Limit - 1})
 		}
-		p := &parse.Profile{Records: []parse.Record{{Stack: stack}}, Mappings: maps}
+		p := &testProfile{Records: []parse.Record{{Stack: stack}}, Mappings: maps}
 		if _, err := Symbolize(p, Options{DropAllocator: true}); err != nil {
 			t.Fatalf("Symbolize: %v", err)
 		}

@@ -60,7 +60,7 @@ type wantFrame struct {
 	line int
 }
 
-func checkStack(t *testing.T, p *parse.Profile, want []wantFrame) {
+func checkStack(t *testing.T, p *testProfile, want []wantFrame) {
 	t.Helper()
 	got := p.Records[0].Stack
 	if len(got) != len(want) {
@@ -111,7 +111,7 @@ func TestSymbolizeCProgram(t *testing.T) {
 			}
 			bin := build(t, "gcc", sub, "prog", cProgram, tc.flags...)
 			base := randomBase(rng, false)
-			p := &parse.Profile{
+			p := &testProfile{
 				Records:  []parse.Record{{Stack: stackIn(t, bin, loadBias(t, bin, base), "leaf_fn", "middle_fn", "main")}},
 				MapsText: []byte(mapsFor(t, bin, base)),
 			}
@@ -140,7 +140,7 @@ func TestSymbolizeStripped(t *testing.T) {
 		bin := filepath.Join(dir, "prog.dynsym")
 		run(t, "strip", "-s", "-o", bin, exported)
 		st := stackIn(t, exported, base, "leaf_fn", "middle_fn", "main")
-		p := &parse.Profile{Records: []parse.Record{{Stack: st}}, MapsText: []byte(mapsFor(t, bin, base))}
+		p := &testProfile{Records: []parse.Record{{Stack: st}}, MapsText: []byte(mapsFor(t, bin, base))}
 		if _, err := Symbolize(p, Options{}); err != nil {
 			t.Fatal(err)
 		}
@@ -160,7 +160,7 @@ func TestSymbolizeStripped(t *testing.T) {
 		if err := os.Rename(filepath.Join(dir, "prog.debug"), debugPath); err != nil {
 			t.Fatal(err)
 		}
-		p := &parse.Profile{Records: []parse.Record{{Stack: append([]parse.Frame(nil), stack...)}}, MapsText: []byte(mapsFor(t, bin, base))}
+		p := &testProfile{Records: []parse.Record{{Stack: append([]parse.Frame(nil), stack...)}}, MapsText: []byte(mapsFor(t, bin, base))}
 		if _, err := Symbolize(p, Options{SymbolPath: []string{symDir}, Lines: true}); err != nil {
 			t.Fatal(err)
 		}
@@ -174,7 +174,7 @@ func TestSymbolizeStripped(t *testing.T) {
 	t.Run("no-symbols", func(t *testing.T) {
 		bin := filepath.Join(dir, "prog.bare")
 		run(t, "strip", "-s", "--remove-section=.note.gnu.build-id", "-o", bin, full)
-		p := &parse.Profile{Records: []parse.Record{{Stack: append([]parse.Frame(nil), stack...)}}, MapsText: []byte(mapsFor(t, bin, base))}
+		p := &testProfile{Records: []parse.Record{{Stack: append([]parse.Frame(nil), stack...)}}, MapsText: []byte(mapsFor(t, bin, base))}
 		warnings, err := Symbolize(p, Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -291,7 +291,7 @@ func TestSymbolizeSharedLibrary(t *testing.T) {
 	bin := build(t, "gcc", dir, "prog", cProgram, "-O0", "-g", "-fPIE", "-pie")
 	exeBase, libBase := randomBase(rng, false), randomBase(rng, true)
 	stack := append(stackIn(t, lib, libBase, "lib_inner", "lib_outer"), stackIn(t, bin, exeBase, "middle_fn", "main")...)
-	p := &parse.Profile{
+	p := &testProfile{
 		Records:  []parse.Record{{Stack: stack}},
 		MapsText: []byte(mapsFor(t, bin, exeBase) + "7ffd00000000-7ffd00021000 rw-p 00000000 00:00 0                          [stack]\n" + mapsFor(t, lib, libBase)),
 	}
@@ -323,7 +323,7 @@ func TestSymbolizeCXXProgram(t *testing.T) {
 		bias := loadBias(t, bin, base)
 		grow := elfSymbol(t, bin, func(s string) bool { return strings.Contains(s, "Widget4grow") })
 		twice := elfSymbol(t, bin, func(s string) bool { return strings.Contains(s, "5twice") })
-		p := &parse.Profile{
+		p := &testProfile{
 			Records:  []parse.Record{{Stack: []parse.Frame{{Addr: bias + grow.Value + 1}, {Addr: bias + twice.Value + twice.Size/2 + 1}}}},
 			MapsText: []byte(mapsFor(t, bin, base)),
 		}
@@ -356,7 +356,7 @@ func TestReturnAddressAdjustment(t *testing.T) {
 	if next.Value == 0 || next.Value-(leaf.Value+leaf.Size) >= maxPadding {
 		t.Skipf("no function right after leaf_fn in %s", bin)
 	}
-	p := &parse.Profile{
+	p := &testProfile{
 		Records: []parse.Record{
 			{Stack: []parse.Frame{{Addr: next.Value}, {Addr: next.Value}}},
 		},
@@ -380,8 +380,8 @@ func TestSymbolizeOptions(t *testing.T) {
 	base := randomBase(rand.New(rand.NewPCG(9, 10)), false)
 	foreign := strings.ReplaceAll(mapsFor(t, bin, base), bin, "/opt/heaplab/t2")
 	want := []wantFrame{{"leaf_fn", "", 0}, {"middle_fn", "", 0}}
-	profile := func() *parse.Profile {
-		return &parse.Profile{
+	profile := func() *testProfile {
+		return &testProfile{
 			Records:  []parse.Record{{Stack: stackIn(t, bin, base, "leaf_fn", "middle_fn")}},
 			MapsText: []byte(foreign),
 		}
@@ -435,14 +435,14 @@ func TestSymbolizeOptions(t *testing.T) {
 	})
 	t.Run("binary-without-maps-non-pie", func(t *testing.T) {
 		exe := build(t, "gcc", t.TempDir(), "t2", cProgram, "-O0", "-fno-pie", "-no-pie")
-		p := &parse.Profile{Records: []parse.Record{{Stack: stackIn(t, exe, 0, "leaf_fn", "middle_fn")}}}
+		p := &testProfile{Records: []parse.Record{{Stack: stackIn(t, exe, 0, "leaf_fn", "middle_fn")}}}
 		if _, err := Symbolize(p, Options{Binary: exe}); err != nil {
 			t.Fatal(err)
 		}
 		checkStack(t, p, want)
 	})
 	t.Run("binary-without-maps-pie-warns", func(t *testing.T) {
-		p := &parse.Profile{Records: []parse.Record{{Stack: stackIn(t, bin, base, "leaf_fn")}}}
+		p := &testProfile{Records: []parse.Record{{Stack: stackIn(t, bin, base, "leaf_fn")}}}
 		warnings, err := Symbolize(p, Options{Binary: bin})
 		if err != nil || len(warnings) != 1 || !strings.Contains(warnings[0], "position-independent") {
 			t.Errorf("err %v, warnings %q", err, warnings)
@@ -453,7 +453,7 @@ func TestSymbolizeOptions(t *testing.T) {
 func TestProfileSymbols(t *testing.T) {
 	// A jeprof --raw symbol section keys callers by address-1 and lists
 	// inlined chains outermost first.
-	p := &parse.Profile{
+	p := &testProfile{
 		Records: []parse.Record{{Stack: []parse.Frame{{Addr: 0x1000}, {Addr: 0x2001}, {Addr: 0x3000}, {Addr: 0x4000, Func: "kept"}}}},
 		Symbols: map[uint64]string{
 			0x1000: "_Z3foov",
@@ -480,7 +480,7 @@ func TestProfileSymbols(t *testing.T) {
 }
 
 func TestNoMappingsWarns(t *testing.T) {
-	p := &parse.Profile{Records: []parse.Record{{Stack: []parse.Frame{{Addr: 0x1234}, {Addr: 0x5678}}}}}
+	p := &testProfile{Records: []parse.Record{{Stack: []parse.Frame{{Addr: 0x1234}, {Addr: 0x5678}}}}}
 	warnings, err := Symbolize(p, Options{})
 	if err != nil || len(warnings) != 1 || !strings.Contains(warnings[0], "2 addresses") {
 		t.Errorf("err %v, warnings %q", err, warnings)
@@ -488,7 +488,7 @@ func TestNoMappingsWarns(t *testing.T) {
 }
 
 func TestThreadRecordsSymbolized(t *testing.T) {
-	p := &parse.Profile{
+	p := &testProfile{
 		Records:       []parse.Record{{Stack: []parse.Frame{{Addr: 0x10}}}},
 		ThreadRecords: []parse.Record{{Stack: []parse.Frame{{Addr: 0x10}, {Addr: 0x21}}}},
 		Symbols:       map[uint64]string{0x10: "malloc", 0x20: "worker"},
@@ -527,7 +527,7 @@ func TestInlinedCallReportsCallSite(t *testing.T) {
 	if len(pcs) == 0 {
 		t.Skip("skipping: gcc emitted no inlined instance of helper")
 	}
-	p := &parse.Profile{Records: []parse.Record{{Stack: []parse.Frame{{Addr: pcs[0]}}}}, MapsText: []byte(mapsFor(t, bin, 0))}
+	p := &testProfile{Records: []parse.Record{{Stack: []parse.Frame{{Addr: pcs[0]}}}}, MapsText: []byte(mapsFor(t, bin, 0))}
 	if _, err := Symbolize(p, Options{Lines: true}); err != nil {
 		t.Fatal(err)
 	}
@@ -589,12 +589,12 @@ func TestMappingBuildID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	profile := func(file, buildID string) *parse.Profile {
+	profile := func(file, buildID string) *testProfile {
 		ms := append([]parse.Mapping(nil), maps...)
 		for i := range ms {
 			ms[i].File, ms[i].BuildID = file, buildID
 		}
-		return &parse.Profile{Records: []parse.Record{{Stack: stackIn(t, bin, base, "leaf_fn", "main")}}, Mappings: ms}
+		return &testProfile{Records: []parse.Record{{Stack: stackIn(t, bin, base, "leaf_fn", "main")}}, Mappings: ms}
 	}
 
 	p := profile("/elsewhere/prog", strings.ToUpper(id))
@@ -656,7 +656,7 @@ func TestSymbolizeRustProgram(t *testing.T) {
 		}
 		base := uint64(0x562000000000)
 		bias := loadBias(t, bin, base)
-		p := &parse.Profile{
+		p := &testProfile{
 			Records:  []parse.Record{{Stack: []parse.Frame{{Addr: bias + grow.Value + 1}}}},
 			MapsText: []byte(mapsFor(t, bin, base)),
 		}
@@ -673,10 +673,10 @@ func TestConcurrentSymbolizeSharesFiles(t *testing.T) {
 	bin := build(t, "gcc", dir, "prog", cProgram, "-O0", "-g", "-fPIE", "-pie")
 	rng := rand.New(rand.NewPCG(13, 14))
 	const n = 4
-	profiles := make([]*parse.Profile, n)
+	profiles := make([]*testProfile, n)
 	for i := range profiles {
 		base := randomBase(rng, false)
-		profiles[i] = &parse.Profile{
+		profiles[i] = &testProfile{
 			Records:  []parse.Record{{Stack: stackIn(t, bin, base, "leaf_fn", "middle_fn", "main")}},
 			MapsText: []byte(mapsFor(t, bin, base)),
 		}

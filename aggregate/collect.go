@@ -57,14 +57,11 @@ type Collector struct {
 // NewCollector returns an empty Collector for values (at least one).
 // sizeHint is the input's size in bytes when known, to size the tables.
 func NewCollector(values []unbias.Value, keys Keys, w Window, sizeHint int64) *Collector {
-	// A stack costs a dump at least ~300 bytes of text, a frame at
-	// least 15. Only the frame slab is reserved to that size: capacity
-	// never written costs no memory (the pages of a large allocation
-	// are not touched until written), while hash tables are written all
-	// over and start small, for inputs of few stacks (a trace).
+	// A stack costs a dump at least ~300 bytes of text; the tables start
+	// at that many stacks, at most 64 K (a trace has few stacks), and
+	// grow.
 	stacks := int(min(max(sizeHint/300, 1024), 1<<16))
 	st := newStackTable(stacks)
-	st.frames = make([]uint32, 0, min(max(sizeHint/15, 4096), 1<<28))
 	return &Collector{
 		values: values, keys: keys, window: w,
 		frames: newKeyTable[frameKey](stacks / 4), stacks: st,

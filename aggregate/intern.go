@@ -56,21 +56,29 @@ func (k frameKey) hash() uint64 { return mix(k.addr ^ mix(uint64(k.fn)^uint64(k.
 // stackTable interns stacks: sequences of frame ids, leaf first.
 type stackTable struct {
 	slots
-	// frames[off[i]:off[i+1]] is stack i.
-	frames []uint32
-	off    []uint32
+	frames chunked[uint32]
+	spans  []span
 	hashes []uint64
 }
 
+// span locates a stack's frames in the chunks.
+type span struct{ chunk, off, n uint32 }
+
 func newStackTable(hint int) *stackTable {
-	return &stackTable{slots: newSlots(hint), off: make([]uint32, 1, hint+1), hashes: make([]uint64, 0, hint)}
+	return &stackTable{slots: newSlots(hint), spans: make([]span, 0, hint), hashes: make([]uint64, 0, hint)}
 }
 
 // len is the number of distinct stacks.
 func (t *stackTable) len() int { return len(t.hashes) }
 
+// nframes is the number of frames of all stacks.
+func (t *stackTable) nframes() int { return t.frames.n }
+
 // stack returns stack id's frames.
-func (t *stackTable) stack(id uint32) []uint32 { return t.frames[t.off[id]:t.off[id+1]] }
+func (t *stackTable) stack(id uint32) []uint32 {
+	sp := t.spans[id]
+	return t.frames.c[sp.chunk][sp.off : sp.off+sp.n : sp.off+sp.n]
+}
 
 func hashIDs(ids []uint32) uint64 {
 	h := uint64(len(ids)) * 0x9e3779b97f4a7c15
@@ -90,8 +98,8 @@ func (t *stackTable) intern(ids []uint32) uint32 {
 			id := uint32(len(t.hashes))
 			t.ids[i] = id + 1
 			t.hashes = append(room(t.hashes, 1), h)
-			t.frames = append(room(t.frames, len(ids)), ids...)
-			t.off = append(room(t.off, 1), uint32(len(t.frames)))
+			chunk, off := t.frames.put(ids)
+			t.spans = append(room(t.spans, 1), span{chunk, off, uint32(len(ids))})
 			if t.full(len(t.hashes)) {
 				t.grow()
 			}
@@ -291,36 +299,70 @@ func (t *cellTable) intern(k cellKey) (id uint32, added bool) {
 	return uint32(len(t.keys) - 1), true
 }
 
-// valueStats holds each cell's statistics, per value, in one slab per
-// value made only when some cell has something for it: a trace's in-use
-// value, or a dump's allocations without prof_accum, cost nothing.
+// valueStats holds each cell's statistics, per value, in chunks of
+// statChunk cells made only when some cell of the chunk has something for
+// the value: a trace's in-use value, or a dump's allocations without
+// prof_accum, cost nothing, and growing never copies.
 type valueStats struct {
-	byValue [][]ci.Stats
+	byValue [][][]ci.Stats // value -> chunk -> cell
 }
 
-func newValueStats(nv int) valueStats { return valueStats{byValue: make([][]ci.Stats, nv)} }
+const statShift = 12 // 4096 cells a chunk
+
+func newValueStats(nv int) valueStats { return valueStats{byValue: make([][][]ci.Stats, nv)} }
 
 // add merges s into cell's statistics of value v.
 func (vs *valueStats) add(cell uint32, v int, s *ci.Stats) {
 	if s.N == 0 {
 		return
 	}
-	st := vs.byValue[v]
-	if int(cell) >= len(st) {
-		st = room(st, int(cell)+1-len(st))[:cell+1]
-		vs.byValue[v] = st
+	ch := int(cell >> statShift)
+	chunks := vs.byValue[v]
+	for len(chunks) <= ch {
+		chunks = append(chunks, nil)
 	}
-	st[cell].Merge(s)
+	if chunks[ch] == nil {
+		chunks[ch] = make([]ci.Stats, 1<<statShift)
+	}
+	vs.byValue[v] = chunks
+	chunks[ch][cell&(1<<statShift-1)].Merge(s)
 }
 
 // row fills buf (one per value) with cell's statistics.
 func (vs *valueStats) row(cell uint32, buf []ci.Stats) []ci.Stats {
-	for v, st := range vs.byValue {
-		if int(cell) < len(st) {
-			buf[v] = st[cell]
+	ch := int(cell >> statShift)
+	for v, chunks := range vs.byValue {
+		if ch < len(chunks) && chunks[ch] != nil {
+			buf[v] = chunks[ch][cell&(1<<statShift-1)]
 		} else {
 			buf[v] = ci.Stats{}
 		}
 	}
 	return buf
+}
+
+// chunked is an append-only store in chunks of fixed size: growing it
+// never copies what it holds, and never makes memory it does not fill.
+// (Doubling a slab copies it and leaves the old copy to the collector;
+// where a page fault costs tens of microseconds, as on this project's
+// machines, that is a large part of the run.)
+type chunked[T any] struct {
+	c [][]T
+	n int // elements stored
+}
+
+// chunkLen is the length of a chunk: 64 K elements (256 KB of uint32).
+const chunkLen = 1 << 16
+
+// put stores vs contiguously and returns where: chunk and offset.
+func (s *chunked[T]) put(vs []T) (chunk, off uint32) {
+	last := len(s.c) - 1
+	if last < 0 || cap(s.c[last])-len(s.c[last]) < len(vs) {
+		s.c = append(s.c, make([]T, 0, max(chunkLen, len(vs))))
+		last++
+	}
+	off = uint32(len(s.c[last]))
+	s.c[last] = append(s.c[last], vs...)
+	s.n += len(vs)
+	return uint32(last), off
 }

@@ -84,7 +84,7 @@ type frameInfo struct {
 // breakdowns (p.Breakdowns > 0), those cells replace the others where
 // kept. The collector is spent.
 func (c *Collector) Finish(t *Table, namer Namer, p *parse.Profile) error {
-	t.reserve(len(c.cells.keys)+len(c.deferred), c.stacks.len(), len(c.stacks.frames))
+	t.reserve(len(c.cells.keys)+len(c.deferred), c.stacks.len())
 	useBreakdown := c.keys.Thread && p.Breakdowns > 0
 	// info[0] is per frame as a caller, info[1] as the leaf.
 	info := [2][]frameInfo{make([]frameInfo, len(c.frameVals)), make([]frameInfo, len(c.frameVals))}
@@ -230,16 +230,15 @@ func (t *Table) add(k cellKey, st []ci.Stats) {
 	}
 }
 
-// reserve makes room for about that many more cells, stacks and frames,
-// so that adding them does not regrow the tables many times.
-func (t *Table) reserve(cells, stacks, frames int) {
+// reserve makes room for about that many more cells and stacks, so that
+// adding them does not regrow the tables many times.
+func (t *Table) reserve(cells, stacks int) {
 	if t.Len() == 0 && cap(t.cells.keys) < cells {
 		t.cells = newCellTable(cells)
 	}
 	if t.stacks.len() == 0 && len(t.stacks.ids) < 2*stacks {
 		t.stacks = newStackTable(stacks)
 	}
-	t.stacks.frames = room(t.stacks.frames, frames)
 }
 
 // Len returns the number of cells.

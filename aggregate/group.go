@@ -79,6 +79,10 @@ func newGrouper(t *Table, b By, main int, keep []bool) grouper {
 	if main < 0 {
 		g.nv = len(t.values)
 	}
+	// Cells of a bare stack each (no type, thread or size) are the
+	// groups of --by stack already: the grouper points at them instead of
+	// copying their statistics.
+	g.direct = b == ByStack && main >= 0 && len(t.cells.other.keys) == 0
 	bound := 64
 	switch b {
 	case ByFunc, ByLeaf:
@@ -88,6 +92,10 @@ func newGrouper(t *Table, b By, main int, keep []bool) grouper {
 		g.stacks = make([]uint32, 0, bound)
 	}
 	g.keys = make([]string, 0, bound)
+	if g.direct {
+		g.cells = make([]uint32, 0, bound)
+		return g
+	}
 	g.values = make([]ci.Stats, 0, bound*g.nv)
 	if b == ByFunc {
 		g.cums = make([]ci.Stats, 0, bound)
@@ -124,6 +132,10 @@ type grouper struct {
 	values []ci.Stats // nv per group
 	cums   []ci.Stats // ByFunc
 	stamps []int32    // ByFunc: the last cell whose cum the group took
+	// direct: each group is one table cell (cells[i]), whose statistics
+	// are read in place (see newGrouper).
+	direct bool
+	cells  []uint32
 	// byFunc and byStack find groups by table id without building keys
 	// (index+1; 0: none yet).
 	byFunc  []int32
@@ -131,8 +143,11 @@ type grouper struct {
 }
 
 func (g *grouper) estimate(i int32) float64 {
-	if g.main < 0 {
+	switch {
+	case g.main < 0:
 		return 0
+	case g.direct:
+		return g.t.stats.get(g.cells[i], g.main).Estimate
 	}
 	return g.values[i].Estimate
 }
@@ -148,22 +163,25 @@ func (g *grouper) cumEstimate(i int32) float64 {
 // first, then key; keys are built only where the first top need them.
 func (g *grouper) order(top int) []int32 {
 	idx := make([]int32, len(g.keys))
+	est := make([]float64, len(g.keys))
+	cum := make([]float64, len(g.keys))
 	for i := range idx {
 		idx[i] = int32(i)
+		est[i], cum[i] = g.estimate(int32(i)), g.cumEstimate(int32(i))
 	}
 	sort.Slice(idx, func(a, b int) bool {
 		x, y := idx[a], idx[b]
-		if ex, ey := g.estimate(x), g.estimate(y); ex != ey {
-			return ex > ey
+		if est[x] != est[y] {
+			return est[x] > est[y]
 		}
-		return g.cumEstimate(x) > g.cumEstimate(y)
+		return cum[x] > cum[y]
 	})
 	if top <= 0 || top > len(idx) {
 		top = len(idx)
 	}
 	for i := 0; i < top; {
 		j := i + 1
-		for j < len(idx) && g.estimate(idx[j]) == g.estimate(idx[i]) && g.cumEstimate(idx[j]) == g.cumEstimate(idx[i]) {
+		for j < len(idx) && est[idx[j]] == est[idx[i]] && cum[idx[j]] == cum[idx[i]] {
 			j++
 		}
 		run := idx[i:j]
@@ -191,9 +209,12 @@ func (g *grouper) group(i int32) *Group {
 	if g.stacks != nil {
 		gr.Stack = g.t.stackNames(g.stacks[i])
 	}
-	if g.main >= 0 {
+	switch {
+	case g.direct:
+		gr.Flat = g.t.stats.get(g.cells[i], g.main)
+	case g.main >= 0:
 		gr.Flat = g.values[i]
-	} else {
+	default:
 		gr.Values = g.values[int(i)*g.nv : int(i+1)*g.nv : int(i+1)*g.nv]
 	}
 	if g.cums != nil {
@@ -223,6 +244,12 @@ func (g *grouper) add(stamp int32, k cellKey, st []ci.Stats) {
 			g.cum(gr, st)
 		}
 	case ByStack:
+		if g.direct {
+			g.keys = append(g.keys, "")
+			g.stacks = append(g.stacks, k.stack)
+			g.cells = append(g.cells, uint32(stamp-1))
+			return
+		}
 		g.merge(g.stackGroup(k.stack), st)
 	case ByLeaf:
 		ids := t.stacks.stack(k.stack)

@@ -328,6 +328,15 @@ func (vs *valueStats) add(cell uint32, v int, s *ci.Stats) {
 	chunks[ch][cell&(1<<statShift-1)].Merge(s)
 }
 
+// get returns cell's statistics of value v.
+func (vs *valueStats) get(cell uint32, v int) ci.Stats {
+	ch := int(cell >> statShift)
+	if chunks := vs.byValue[v]; ch < len(chunks) && chunks[ch] != nil {
+		return chunks[ch][cell&(1<<statShift-1)]
+	}
+	return ci.Stats{}
+}
+
 // row fills buf (one per value) with cell's statistics.
 func (vs *valueStats) row(cell uint32, buf []ci.Stats) []ci.Stats {
 	ch := int(cell >> statShift)

@@ -134,11 +134,11 @@ func (b *Builder) Add(read Reader, namer Namer, sizeHint int64) (*parse.Profile,
 	if err := c.Finish(t, n, p); err != nil {
 		return nil, err
 	}
+	// The samples each source rests on are counted on its own table,
+	// before it joins the others.
+	b.addSource(p, t)
 	if t != b.table {
-		b.addSource(p, t)
 		b.table.Merge(t)
-	} else {
-		b.addSource(p, t)
 	}
 	b.profiles = append(b.profiles, p)
 	return p, nil

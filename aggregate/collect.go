@@ -46,6 +46,11 @@ type Collector struct {
 	stats     valueStats
 
 	deferred []deferred
+	// narrow, when set, lets Begin drop the values of the kind (in-use
+	// or allocations) that the report will not show: the report's
+	// default value is in-use space where the input has it.
+	narrow bool
+	skip   []bool // values Begin dropped
 	// byStackID maps parser stack ids (parse.Record.StackID, small and
 	// dense) to stacks, +1 (0: not seen yet).
 	byStackID []uint32
@@ -126,6 +131,10 @@ func (c *Collector) contribute(rec *parse.Record, v unbias.Value, i int) *unbias
 // that what is said about unnamed frames does not depend on --value.
 func (c *Collector) add(k cellKey, rec *parse.Record) {
 	for i, v := range c.values {
+		if c.skip != nil && c.skip[i] {
+			c.contrib[i] = unbias.Contribution{}
+			continue
+		}
 		c.contribute(rec, v, i)
 	}
 	if c.keys.Size {
@@ -170,6 +179,24 @@ func (c *Collector) internStack(stack []parse.Frame) uint32 {
 		c.buf = append(c.buf, id)
 	}
 	return c.stacks.intern(c.buf)
+}
+
+// Narrow lets the collector, when its input says what it holds before its
+// records (parse.Beginner), keep only the kind of value a report on that
+// one input shows by default: in-use where the input has it, else
+// allocations. For a report whose value is chosen from this input alone.
+func (c *Collector) Narrow() { c.narrow = true }
+
+// Begin is parse.Beginner: with Narrow, the values of the other kind are
+// left out.
+func (c *Collector) Begin(p *parse.Profile) {
+	if !c.narrow {
+		return
+	}
+	c.skip = make([]bool, len(c.values))
+	for i, v := range c.values {
+		c.skip[i] = v.IsAlloc() == p.HasInUse
+	}
 }
 
 // Len returns the number of cells collected.

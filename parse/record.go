@@ -143,6 +143,21 @@ type Sink interface {
 	Record(rec *Record)
 }
 
+// Beginner is a Sink that wants to know what an input holds before its
+// first record: a parser that knows it by then (HasInUse and HasAlloc
+// settled) calls Begin. A consumer uses it to leave out work on values
+// the input does not have; it may not rely on being called.
+type Beginner interface {
+	Begin(p *Profile)
+}
+
+// Begin tells sink what p holds so far, if sink wants to know.
+func Begin(sink Sink, p *Profile) {
+	if b, ok := sink.(Beginner); ok {
+		b.Begin(p)
+	}
+}
+
 // SinkFunc adapts a function to Sink.
 type SinkFunc func(rec *Record)
 

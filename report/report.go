@@ -33,6 +33,10 @@ type Options struct {
 	// AllValues collects every value the inputs have, for pprof output
 	// (Builder.PerStack).
 	AllValues bool
+	// SingleInput says one input will be added: with DefaultValue, the
+	// value is then that input's own, and work on the other kind of value
+	// can be left out as soon as the input says what it holds.
+	SingleInput bool
 }
 
 // Row is one group with its intervals.
@@ -114,6 +118,9 @@ type Namer func(p *parse.Profile) (aggregate.Namer, error)
 func (b *Builder) Add(read Reader, namer Namer, sizeHint int64) (*parse.Profile, error) {
 	w := aggregate.Window{From: b.opt.From, To: b.opt.To, On: b.opt.Window}
 	c := aggregate.NewCollector(b.values, b.keys, w, sizeHint)
+	if b.opt.DefaultValue && b.opt.SingleInput && !b.opt.AllValues {
+		c.Narrow()
+	}
 	p, err := read(c, b.keys.Thread)
 	if err != nil {
 		return nil, err

@@ -91,6 +91,7 @@ func runReport(cmd *cobra.Command, opts ReportOptions, args []string) error {
 	}
 	ropt.DefaultValue, ropt.DefaultBy = !cmd.Flags().Changed("value"), !cmd.Flags().Changed("by")
 	ropt.AllValues = opts.Format == render.Pprof
+	ropt.SingleInput = len(expandInputs(args)) == 1
 	b := report.NewBuilder(ropt)
 	if err := opts.load(b, args, cmd.ErrOrStderr()); err != nil {
 		return err

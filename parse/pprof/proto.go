@@ -387,6 +387,7 @@ func emit(e *emitter, c converter) (empty int, err error) {
 		e.out.HasInUse = false
 		e.out.Warnings = append(e.out.Warnings, c.chk.deltaWarning())
 	}
+	parse.Begin(e.sink, e.out) // which pairs the records have is settled
 	err = e.d.scan(false, func(i int, s *sample) error {
 		if err := c.chk.check(i, s); err != nil {
 			return err

@@ -138,7 +138,7 @@ func (c *Collector) add(k cellKey, rec *parse.Record) {
 		c.contribute(rec, v, i)
 	}
 	if c.keys.Size {
-		k.size = c.contrib[0].Size
+		k.size = c.size()
 	}
 	id, _ := c.cells.intern(k)
 	for i := range c.contrib {
@@ -179,6 +179,18 @@ func (c *Collector) internStack(stack []parse.Frame) uint32 {
 		c.buf = append(c.buf, id)
 	}
 	return c.stacks.intern(c.buf)
+}
+
+// size is the allocation size of the record just unbiased (c.contrib):
+// that of any value it has something for (values skipped by Narrow have
+// nothing).
+func (c *Collector) size() float64 {
+	for i := range c.contrib {
+		if c.contrib[i].N > 0 {
+			return c.contrib[i].Size
+		}
+	}
+	return c.contrib[0].Size
 }
 
 // Narrow lets the collector, when its input says what it holds before its

@@ -187,3 +187,24 @@ func TestNarrow(t *testing.T) {
 		}
 	}
 }
+
+// --by size keeps the size of the value Narrow left in, not of the one it
+// dropped.
+func TestNarrowSize(t *testing.T) {
+	values := []unbias.Value{unbias.InUseSpace, unbias.AllocSpace}
+	c := NewCollector(values, KeysFor(BySize), Window{}, 0)
+	c.Narrow()
+	parse.Begin(c, &parse.Profile{HasAlloc: true})
+	r := rec(2, "f", "main")
+	r.Alloc, r.InUse = r.InUse, parse.Counts{}
+	r.Alloc.Size = 48
+	c.Record(&r)
+	tb := NewTable(values, KeysFor(BySize))
+	if err := c.Finish(tb, nil, &parse.Profile{}); err != nil {
+		t.Fatal(err)
+	}
+	g, _, _ := tb.Groups(BySize, Filter{}, 1, 0)
+	if len(g) != 1 || g[0].Key != "48" {
+		t.Errorf("groups %+v, want one of size 48", g)
+	}
+}

@@ -136,6 +136,9 @@ type grouper struct {
 	// are read in place (see newGrouper).
 	direct bool
 	cells  []uint32
+	// addrFunc holds the function id of each group whose key is an
+	// unnamed address, made only when shown (see name).
+	addrFunc map[int32]uint32
 	// byFunc and byStack find groups by table id without building keys
 	// (index+1; 0: none yet).
 	byFunc  []int32
@@ -196,10 +199,17 @@ func (g *grouper) order(top int) []int32 {
 	return idx
 }
 
-// name builds a ByStack group's key.
+// name builds the key of a group whose key waits: a ByStack group's, or an
+// unnamed frame address's.
 func (g *grouper) name(i int32) {
-	if g.keys[i] == "" && g.stacks != nil {
+	switch {
+	case g.keys[i] != "":
+	case g.stacks != nil:
 		g.keys[i] = stackKey(g.t.stackNames(g.stacks[i]))
+	default:
+		if f, ok := g.addrFunc[i]; ok {
+			g.keys[i] = g.t.funcName(f)
+		}
 	}
 }
 
@@ -324,7 +334,15 @@ func (g *grouper) funcGroup(f uint32) int32 {
 	if gr := g.byFunc[f]; gr != 0 {
 		return gr - 1
 	}
-	gr := g.named(g.t.funcs.names[f])
+	// Function ids are distinct names, so a group per id needs no lookup
+	// by key; an unnamed address's key is made only when shown.
+	gr := g.newGroup(g.t.funcs.names[f])
+	if g.keys[gr] == "" {
+		if g.addrFunc == nil {
+			g.addrFunc = map[int32]uint32{}
+		}
+		g.addrFunc[gr] = f
+	}
 	g.byFunc[f] = gr + 1
 	return gr
 }
@@ -370,8 +388,8 @@ func (t *Table) filterCells(f Filter) []bool {
 		}
 		return keep
 	}
-	fm := newMatcher(f, t.funcs.names)
-	tm := newMatcher(f, t.strs.names)
+	fm := newMatcher(f, t.funcName, len(t.funcs.names))
+	tm := newMatcher(f, func(id uint32) string { return t.strs.names[id] }, len(t.strs.names))
 	for id, k := range t.cells.keys {
 		ignored, focused := false, f.Focus == nil
 		for _, fn := range t.stacks.stack(k.stack) {
@@ -397,13 +415,13 @@ const (
 
 // matcher caches the verdict of the filter's expressions on each name.
 type matcher struct {
-	f     Filter
-	names []string
-	memo  []uint8
+	f    Filter
+	name func(uint32) string
+	memo []uint8
 }
 
-func newMatcher(f Filter, names []string) *matcher {
-	return &matcher{f: f, names: names, memo: make([]uint8, len(names))}
+func newMatcher(f Filter, name func(uint32) string, n int) *matcher {
+	return &matcher{f: f, name: name, memo: make([]uint8, n)}
 }
 
 func (m *matcher) match(id uint32) uint8 {
@@ -411,7 +429,7 @@ func (m *matcher) match(id uint32) uint8 {
 		return v
 	}
 	v := uint8(matchDone)
-	name := m.names[id]
+	name := m.name(id)
 	if m.f.Focus != nil && m.f.Focus.MatchString(name) {
 		v |= matchFocus
 	}

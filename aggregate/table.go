@@ -52,6 +52,12 @@ type Table struct {
 	values []unbias.Value
 	keys   Keys
 	funcs  *strTable
+	// addrFuncs are the functions that are a frame address left unnamed
+	// (funcs.names holds "" for them): their 0x… names are made only
+	// when shown or matched, since a dump nothing symbolizes has a
+	// hundred thousand of them. funcAddr holds each one's address.
+	addrFuncs map[uint64]uint32
+	funcAddr  map[uint32]uint64
 	stacks *stackTable
 	strs   *strTable
 	cells  *cellTable
@@ -127,7 +133,7 @@ func (c *Collector) Finish(t *Table, namer Namer, p *parse.Profile) error {
 			st[i] = c.contribute(&rec, v, i).Stats
 		}
 		if c.keys.Size {
-			k.size = c.contrib[0].Size
+			k.size = c.size()
 		}
 		t.add(k, st)
 	}
@@ -197,10 +203,11 @@ func (c *Collector) nameFrames(t *Table, namer Namer, info *[2][]frameInfo) {
 				name, fi.alloc = namer.Name(f, leaf == 1)
 			}
 			fi.named = name != ""
-			if !fi.named {
-				name = FrameName(&f)
+			if fi.named {
+				fi.fn = t.funcs.intern(name)
+			} else {
+				fi.fn = t.addrFunc(f.Addr)
 			}
-			fi.fn = t.funcs.intern(name)
 		}
 	}
 }
@@ -241,6 +248,28 @@ func (t *Table) reserve(cells, stacks int) {
 	}
 }
 
+// addrFunc is the function id of an unnamed frame address.
+func (t *Table) addrFunc(addr uint64) uint32 {
+	if id, ok := t.addrFuncs[addr]; ok {
+		return id
+	}
+	if t.addrFuncs == nil {
+		t.addrFuncs, t.funcAddr = map[uint64]uint32{}, map[uint32]uint64{}
+	}
+	id := uint32(len(t.funcs.names))
+	t.funcs.names = append(t.funcs.names, "")
+	t.addrFuncs[addr], t.funcAddr[id] = id, addr
+	return id
+}
+
+// funcName is function id's name: 0x… for an unnamed frame address.
+func (t *Table) funcName(id uint32) string {
+	if a, ok := t.funcAddr[id]; ok {
+		return FrameName(&parse.Frame{Addr: a})
+	}
+	return t.funcs.names[id]
+}
+
 // Len returns the number of cells.
 func (t *Table) Len() int { return len(t.cells.keys) }
 
@@ -249,7 +278,7 @@ func (t *Table) stackNames(id uint32) []string {
 	ids := t.stacks.stack(id)
 	out := make([]string, len(ids))
 	for i, f := range ids {
-		out[i] = t.funcs.names[f]
+		out[i] = t.funcName(f)
 	}
 	return out
 }
@@ -280,7 +309,11 @@ func (t *Table) Total(f Filter) []ci.Stats {
 func (t *Table) Merge(o *Table) {
 	funcs := make([]uint32, len(o.funcs.names))
 	for i, n := range o.funcs.names {
-		funcs[i] = t.funcs.intern(n)
+		if a, ok := o.funcAddr[uint32(i)]; ok {
+			funcs[i] = t.addrFunc(a)
+		} else {
+			funcs[i] = t.funcs.intern(n)
+		}
 	}
 	strs := make([]uint32, len(o.strs.names))
 	for i, n := range o.strs.names {

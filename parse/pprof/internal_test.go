@@ -111,7 +111,7 @@ func samePprof(data []byte) string {
 				wantFrames = append(wantFrames, f)
 			}
 		}
-		if gotFrames, _ := got.stacks.appendStack(nil, s.locs); !slices.Equal(gotFrames, wantFrames) {
+		if gotFrames, _, _ := got.stacks.appendStack(nil, nil, s.locs); !slices.Equal(gotFrames, wantFrames) {
 			diff = fmt.Sprintf("sample %d frames %v vs %v", i, gotFrames, wantFrames)
 			return errors.New(diff)
 		}

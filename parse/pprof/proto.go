@@ -318,19 +318,35 @@ type emitter struct {
 	sink                  parse.Sink
 	rec                   parse.Record
 	inuseSamples, allocSm float64
+	// The stack sent last is kept: the next sample's stack often starts
+	// with the same locations (Go writes related stacks one after the
+	// other), whose frames need not be copied again. ends[k] is the number
+	// of frames of its first k+1 locations; valid is how many of its
+	// locations the sample being read shares with it.
+	ends  []int32
+	valid int
 }
 
 func newEmitter(d *decoded, out *parse.Profile, sink parse.Sink) *emitter {
 	return &emitter{d: d, out: out, sink: sink}
 }
 
+// next notes a sample read, sent or not, for the reuse of the last stack.
+func (e *emitter) next(s *sample) { e.valid = min(e.valid, s.shared) }
+
 // send fills the record's stack from the sample's locations and sends it.
 func (e *emitter) send(i int, s *sample) error {
-	stack, ok := e.d.stacks.appendStack(e.rec.Stack[:0], s.locs)
-	e.rec.Stack = stack
+	keep := 0
+	if e.valid > 0 {
+		keep = int(e.ends[e.valid-1])
+	}
+	stack, ends, ok := e.d.stacks.appendStack(e.rec.Stack[:keep], e.ends[:e.valid], s.locs[e.valid:])
+	e.rec.Stack, e.ends = stack, ends
 	if !ok {
+		e.valid = 0
 		return &parse.Error{File: e.d.name, Offset: -1, Msg: fmt.Sprintf("sample %d", i), Err: e.d.check(s, true)}
 	}
+	e.valid = len(s.locs)
 	e.inuseSamples += e.rec.InUse.Samples
 	e.allocSm += e.rec.Alloc.Samples
 	e.out.Records++
@@ -388,6 +404,7 @@ func emit(e *emitter, c converter) (empty int, err error) {
 		e.out.Warnings = append(e.out.Warnings, c.chk.deltaWarning())
 	}
 	err = e.d.scan(false, func(i int, s *sample) error {
+		e.next(s)
 		if err := c.chk.check(i, s); err != nil {
 			return err
 		}

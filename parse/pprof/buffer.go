@@ -11,6 +11,7 @@ package pprof
 // byte slices: no allocation and no pointer per sample.
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math/bits"
@@ -36,6 +37,11 @@ type sample struct {
 	// (set by parseSample, which leaves locs empty).
 	raw    []byte
 	rawBuf []byte
+	// vals and labs are where the values and labels lie in the message.
+	vals, labs span
+	// repeat is set (when read back) for a sample whose values and labels
+	// are the previous sample's.
+	repeat bool
 }
 
 // Flags of a packed sample.
@@ -52,6 +58,10 @@ type sampleBuf struct {
 	cur     sample
 	prev    sample
 	prevRaw []byte
+	// The previous sample's values and labels as encoded (when contiguous):
+	// a sample with the same bytes has the same values and labels, already
+	// decoded and checked.
+	prevVals, prevLabs []byte
 
 	// What the samples refer to, so that a profile whose samples all
 	// match its tables is read without checking each one twice.
@@ -61,21 +71,33 @@ type sampleBuf struct {
 	zeroLoc          bool
 }
 
-// add decodes a sample message and packs it. Its location ids are
-// compared with the previous sample's as bytes: only the ids in between
-// the shared ends are decoded (and checked) here.
+// add decodes a sample message and packs it. Its parts are compared with
+// the previous sample's as bytes: only what differs is decoded (and
+// checked) here.
 func (b *sampleBuf) add(msg []byte) error {
-	s := &b.cur
+	s, prev := &b.cur, &b.prev
 	if err := parseSample(msg, s); err != nil {
 		return err
 	}
+	var flags byte
+	if b.n > 0 && !s.vals.split && !prev.vals.split && bytes.Equal(region(msg, s.vals), b.prevVals) {
+		s.Value = append(s.Value[:0], prev.Value...)
+	} else if err := decodeValues(msg, s); err != nil {
+		return err
+	}
+	if b.n > 0 && !s.labs.split && !prev.labs.split && bytes.Equal(region(msg, s.labs), b.prevLabs) {
+		s.labels = append(s.labels[:0], prev.labels...)
+	} else if err := decodeLabels(msg, s); err != nil {
+		return err
+	}
+	b.prevVals = append(b.prevVals[:0], region(msg, s.vals)...)
+	b.prevLabs = append(b.prevLabs[:0], region(msg, s.labs)...)
 	b.note(s)
 	e := b.enc[:0]
-	var flags byte
-	if b.n > 0 && slices.Equal(s.Value, b.prev.Value) {
+	if b.n > 0 && slices.Equal(s.Value, prev.Value) {
 		flags |= sameValues
 	}
-	if b.n > 0 && slices.Equal(s.labels, b.prev.labels) {
+	if b.n > 0 && slices.Equal(s.labels, prev.labels) {
 		flags |= sameLabels
 	}
 	e = append(e, flags)
@@ -213,14 +235,35 @@ func (b *sampleBuf) bytes() int {
 	return n
 }
 
-// parseSample decodes a Sample message into s, leaving the location ids
-// as varints in s.raw: the message's own bytes when they are one packed
-// field (as every writer makes them), else re-encoded.
+// span is where the fields of one number lie in a message, while they
+// are contiguous (as writers put them).
+type span struct {
+	start, end  int
+	seen, split bool
+}
+
+func (sp *span) add(start, end int) {
+	switch {
+	case !sp.seen:
+		*sp = span{start: start, end: end, seen: true}
+	case start == sp.end:
+		sp.end = end
+	default:
+		sp.split = true
+	}
+}
+
+// parseSample reads a Sample message's structure into s: the location ids
+// as varints in s.raw (the message's own bytes when they are one packed
+// field, as every writer makes them, else re-encoded), and where its
+// values and labels lie (s.vals, s.labs), which decodeValues and
+// decodeLabels read when they differ from the previous sample's.
 func parseSample(msg []byte, s *sample) error {
-	s.locs, s.Value, s.labels, s.raw = s.locs[:0], s.Value[:0], s.labels[:0], nil
+	s.locs, s.raw, s.vals, s.labs = s.locs[:0], nil, span{}, span{}
 	packed := true // s.raw holds every id so far
 	r := pbBuf{b: msg}
 	for !r.done() {
+		at := r.off
 		field, wire, err := r.key()
 		if err != nil {
 			return err
@@ -237,9 +280,11 @@ func parseSample(msg []byte, s *sample) error {
 			}
 			s.locs, err = varints(&r, wire, s.locs)
 		case field == 2:
-			s.Value, err = varints(&r, wire, s.Value)
+			err = r.skip(wire)
+			s.vals.add(at, r.off)
 		case field == 3:
-			err = parseLabel(&r, wire, s)
+			err = r.skip(wire)
+			s.labs.add(at, r.off)
 		default:
 			err = r.skip(wire)
 		}
@@ -253,6 +298,51 @@ func parseSample(msg []byte, s *sample) error {
 			s.rawBuf = binary.AppendUvarint(s.rawBuf, id)
 		}
 		s.raw = s.rawBuf
+	}
+	return nil
+}
+
+// region is the part of msg that holds the fields of sp: the span itself,
+// or the whole message when the fields are not contiguous.
+func region(msg []byte, sp span) []byte {
+	if sp.split {
+		return msg
+	}
+	return msg[sp.start:sp.end]
+}
+
+// decodeValues decodes the values (field 2) of a Sample message.
+func decodeValues(msg []byte, s *sample) error {
+	s.Value = s.Value[:0]
+	r := pbBuf{b: region(msg, s.vals)}
+	for !r.done() {
+		field, wire, err := r.key()
+		if err == nil && field == 2 {
+			s.Value, err = varints(&r, wire, s.Value)
+		} else if err == nil {
+			err = r.skip(wire)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// decodeLabels decodes the labels (field 3) of a Sample message.
+func decodeLabels(msg []byte, s *sample) error {
+	s.labels = s.labels[:0]
+	r := pbBuf{b: region(msg, s.labs)}
+	for !r.done() {
+		field, wire, err := r.key()
+		if err == nil && field == 3 {
+			err = parseLabel(&r, wire, s)
+		} else if err == nil {
+			err = r.skip(wire)
+		}
+		if err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -338,6 +428,7 @@ func (r *sampleReader) next() *sample {
 	p = p[n:]
 	r.s.locs = append(locs, r.spare...)
 	r.s.shared = int(pre)
+	r.s.repeat = flags&(sameValues|sameLabels) == sameValues|sameLabels
 	if flags&sameLabels == 0 {
 		n, p = uvarint(p)
 		r.s.labels = r.s.labels[:0]

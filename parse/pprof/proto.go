@@ -385,17 +385,24 @@ func (d *decoded) scan(full bool, f func(i int, s *sample) error) error {
 	return nil
 }
 
+// emitted counts what emit skipped or flagged.
+type emitted struct {
+	// empty counts all-zero samples (e.g. Go's not-yet-published GC
+	// cycles), approx those with a pair marked Approx.
+	empty, approx int
+}
+
 // emit checks every sample, converts it with c and sends a record for each
-// that has something to estimate. It returns how many were empty (all-zero
-// samples, e.g. Go's not-yet-published GC cycles).
-func emit(e *emitter, c converter) (empty int, err error) {
+// that has something to estimate. A sample whose values and labels repeat
+// the previous one's converts to the same pairs, which are reused.
+func emit(e *emitter, c converter) (n emitted, err error) {
 	e.rec = parse.Record{Stack: e.rec.Stack[:0], Scheme: c.scheme, Rate: c.rate}
 	// Bad samples are found, and a delta profile's negative in-use values
 	// counted, before any record is sent: the count decides whether the
 	// in-use pairs are kept.
 	if e.d.needsCheck() {
 		if err := e.d.scan(true, c.chk.check); err != nil {
-			return 0, err
+			return n, err
 		}
 	}
 	drop := c.dropInUse && c.chk.negInUse > 0
@@ -403,24 +410,32 @@ func emit(e *emitter, c converter) (empty int, err error) {
 		e.out.HasInUse = false
 		e.out.Warnings = append(e.out.Warnings, c.chk.deltaWarning())
 	}
+	var inuse, alloc parse.Counts
+	converted := false
 	err = e.d.scan(false, func(i int, s *sample) error {
 		e.next(s)
-		if err := c.chk.check(i, s); err != nil {
-			return err
+		if !s.repeat || !converted {
+			if err := c.chk.check(i, s); err != nil {
+				return err
+			}
+			inuse, alloc = c.counts(s)
+			converted = true
 		}
-		inuse, alloc := c.counts(s)
+		if inuse.Approx || alloc.Approx {
+			n.approx++
+		}
 		if inuse.IsZero() && alloc.IsZero() {
-			empty++
+			n.empty++
 			return nil
 		}
+		e.rec.InUse, e.rec.Alloc = inuse, alloc
 		if drop {
 			if alloc.IsZero() {
 				return nil
 			}
-			inuse = parse.Counts{}
+			e.rec.InUse = parse.Counts{}
 		}
-		e.rec.InUse, e.rec.Alloc = inuse, alloc
 		return e.send(i, s)
 	})
-	return empty, err
+	return n, err
 }

@@ -78,13 +78,11 @@ func (r *pbBuf) key() (field int, wire int, err error) {
 	return splitKey(k)
 }
 
-// splitKey splits a field key into its number and wire type. Field number
-// 0 is invalid protobuf, but google/pprof's decoder skips it like any
-// unknown field; so does heapest, to read what pprof reads.
+// splitKey splits a field key into its number and wire type. Field
+// numbers 0 and above protobuf's 2^29−1 are invalid, but google/pprof's
+// decoder skips them like any unknown field; so does heapest, to read what
+// pprof reads.
 func splitKey(k uint64) (field int, wire int, err error) {
-	if k>>3 > 1<<29 {
-		return 0, 0, fmt.Errorf("invalid field number %d", k>>3)
-	}
 	return int(k >> 3), int(k & 7), nil
 }
 

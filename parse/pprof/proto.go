@@ -27,9 +27,11 @@ func Detect(head []byte) bool {
 
 // Parse reads a profile.proto and sends its samples to sink as records
 // once the whole input has been read (see the package documentation for
-// why and how they are kept until then). The caller has already removed
-// (and bounded) one gzip layer; a second one is removed here under the same
-// bound, a third refused.
+// why and how they are kept until then). The Record, its Stack and its Pre
+// are reused from call to call, and the next stack is built on the frames
+// of the last: the sink copies what it keeps and changes nothing. The
+// caller has already removed (and bounded) one gzip layer; a second one is
+// removed here under the same bound, a third refused.
 func Parse(name string, r *bufio.Reader, opt parse.Options, sink parse.Sink) (*parse.Profile, error) {
 	r, closeInner, err := innerGzip(name, r, opt)
 	if err != nil {

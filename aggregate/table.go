@@ -58,10 +58,10 @@ type Table struct {
 	// hundred thousand of them. funcAddr holds each one's address.
 	addrFuncs map[uint64]uint32
 	funcAddr  map[uint32]uint64
-	stacks *stackTable
-	strs   *strTable
-	cells  *cellTable
-	stats  valueStats
+	stacks    *stackTable
+	strs      *strTable
+	cells     *cellTable
+	stats     valueStats
 }
 
 // NewTable returns an empty Table for values and keys (those of the

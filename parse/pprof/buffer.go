@@ -11,8 +11,10 @@ package pprof
 // byte slices: no allocation and no pointer per sample.
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"slices"
 )
 
@@ -28,6 +30,18 @@ type sample struct {
 	locs   []uint64
 	Value  []int64
 	labels []pbLabel
+	// shared is how many leading locations the sample shares with the
+	// one before it (set when read back from a sampleBuf).
+	shared int
+	// raw is the location ids as varints, as a packed field holds them
+	// (set by parseSample, which leaves locs empty).
+	raw    []byte
+	rawBuf []byte
+	// vals and labs are where the values and labels lie in the message.
+	vals, labs span
+	// repeat is set (when read back) for a sample whose values and labels
+	// are the previous sample's.
+	repeat bool
 }
 
 // Flags of a packed sample.
@@ -38,11 +52,16 @@ const (
 
 // sampleBuf packs samples in the order they are added.
 type sampleBuf struct {
-	chunks [][]byte
-	n      int // samples
-	enc    []byte
-	cur    sample
-	prev   sample
+	chunks  [][]byte
+	n       int // samples
+	enc     []byte
+	cur     sample
+	prev    sample
+	prevRaw []byte
+	// The previous sample's values and labels as encoded (when contiguous):
+	// a sample with the same bytes has the same values and labels, already
+	// decoded and checked.
+	prevVals, prevLabs []byte
 
 	// What the samples refer to, so that a profile whose samples all
 	// match its tables is read without checking each one twice.
@@ -52,19 +71,33 @@ type sampleBuf struct {
 	zeroLoc          bool
 }
 
-// add decodes a sample message and packs it.
+// add decodes a sample message and packs it. Its parts are compared with
+// the previous sample's as bytes: only what differs is decoded (and
+// checked) here.
 func (b *sampleBuf) add(msg []byte) error {
-	s := &b.cur
+	s, prev := &b.cur, &b.prev
 	if err := parseSample(msg, s); err != nil {
 		return err
 	}
+	var flags byte
+	if b.n > 0 && !s.vals.split && !prev.vals.split && bytes.Equal(region(msg, s.vals), b.prevVals) {
+		s.Value = append(s.Value[:0], prev.Value...)
+	} else if err := decodeValues(msg, s); err != nil {
+		return err
+	}
+	if b.n > 0 && !s.labs.split && !prev.labs.split && bytes.Equal(region(msg, s.labs), b.prevLabs) {
+		s.labels = append(s.labels[:0], prev.labels...)
+	} else if err := decodeLabels(msg, s); err != nil {
+		return err
+	}
+	b.prevVals = append(b.prevVals[:0], region(msg, s.vals)...)
+	b.prevLabs = append(b.prevLabs[:0], region(msg, s.labs)...)
 	b.note(s)
 	e := b.enc[:0]
-	var flags byte
-	if b.n > 0 && slices.Equal(s.Value, b.prev.Value) {
+	if b.n > 0 && slices.Equal(s.Value, prev.Value) {
 		flags |= sameValues
 	}
-	if b.n > 0 && slices.Equal(s.labels, b.prev.labels) {
+	if b.n > 0 && slices.Equal(s.labels, prev.labels) {
 		flags |= sameLabels
 	}
 	e = append(e, flags)
@@ -74,14 +107,15 @@ func (b *sampleBuf) add(msg []byte) error {
 			e = binary.AppendUvarint(e, uint64(v))
 		}
 	}
-	pre, suf := shared(s.locs, b.prev.locs)
-	e = binary.AppendUvarint(e, uint64(pre))
-	e = binary.AppendUvarint(e, uint64(suf))
-	mid := s.locs[pre : len(s.locs)-suf]
-	e = binary.AppendUvarint(e, uint64(len(mid)))
-	for _, id := range mid {
-		e = binary.AppendUvarint(e, id)
+	pre, suf := sharedVarints(s.raw, b.prevRaw)
+	mid := s.raw[pre : len(s.raw)-suf]
+	if err := b.noteLocs(mid); err != nil {
+		return err
 	}
+	e = binary.AppendUvarint(e, uint64(countVarints(s.raw[:pre])))
+	e = binary.AppendUvarint(e, uint64(countVarints(s.raw[len(s.raw)-suf:])))
+	e = binary.AppendUvarint(e, uint64(len(mid)))
+	e = append(e, mid...)
 	if flags&sameLabels == 0 {
 		e = binary.AppendUvarint(e, uint64(len(s.labels)))
 		for _, l := range s.labels {
@@ -94,11 +128,12 @@ func (b *sampleBuf) add(msg []byte) error {
 	b.put(e)
 	b.enc = e
 	b.n++
+	b.prevRaw = append(b.prevRaw[:0], s.raw...)
 	b.cur, b.prev = b.prev, b.cur
 	return nil
 }
 
-// note records what a sample refers to.
+// note records what a sample's values and labels refer to.
 func (b *sampleBuf) note(s *sample) {
 	if b.n == 0 || len(s.Value) < b.minVals {
 		b.minVals = len(s.Value)
@@ -110,28 +145,71 @@ func (b *sampleBuf) note(s *sample) {
 	for _, l := range s.labels {
 		b.maxStr = max(b.maxStr, l.key, l.str, l.unit)
 	}
-	for _, id := range s.locs {
+}
+
+// noteLocs decodes location ids a previous sample did not have, checking
+// them and noting the largest.
+func (b *sampleBuf) noteLocs(raw []byte) error {
+	r := pbBuf{b: raw}
+	for !r.done() {
+		id, err := r.varint()
+		if err != nil {
+			return err
+		}
 		b.maxLoc = max(b.maxLoc, id)
 		b.zeroLoc = b.zeroLoc || id == 0
 	}
+	return nil
 }
 
-// shared counts the ids a and b share at their start and, in what is left,
-// at their end.
-func shared(a, b []uint64) (pre, suf int) {
+// sharedVarints returns how many bytes the varint lists a and b share at
+// their start and, in what is left, at their end, cut at varint
+// boundaries of both. b is a well-formed list (an earlier sample's), so the
+// shared bytes of a are well-formed varints too.
+func sharedVarints(a, b []byte) (pre, suf int) {
 	n := min(len(a), len(b))
+	// Eight bytes at a time while they agree.
+	for pre+8 <= n && binary.LittleEndian.Uint64(a[pre:]) == binary.LittleEndian.Uint64(b[pre:]) {
+		pre += 8
+	}
 	for pre < n && a[pre] == b[pre] {
 		pre++
+	}
+	for pre > 0 && a[pre-1] >= 0x80 {
+		pre--
 	}
 	for suf < n-pre && a[len(a)-1-suf] == b[len(b)-1-suf] {
 		suf++
 	}
+	// The shared end starts where a varint starts in both lists.
+	for suf > 0 && !(boundary(a, len(a)-suf) && boundary(b, len(b)-suf)) {
+		suf--
+	}
 	return pre, suf
 }
 
+// boundary reports whether a varint starts at i in the list b.
+func boundary(b []byte, i int) bool { return i == 0 || b[i-1] < 0x80 }
+
+// countVarints counts the varints of a well-formed list: its bytes below
+// 0x80, which end one each.
+func countVarints(b []byte) int {
+	n := 0
+	for len(b) >= 8 {
+		n += bits.OnesCount64(^binary.LittleEndian.Uint64(b) & 0x8080808080808080)
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c < 0x80 {
+			n++
+		}
+	}
+	return n
+}
+
 // put appends a packed sample to the last chunk, or to a new one: chunks
-// grow from 64 KiB to 4 MiB, so small profiles stay small and large ones
-// use few slices.
+// grow from 4 KiB to 1 MiB, so small profiles stay small, large ones use
+// few slices, and the last chunk's unused room stays small.
 func (b *sampleBuf) put(e []byte) {
 	if len(b.chunks) > 0 {
 		last := &b.chunks[len(b.chunks)-1]
@@ -140,9 +218,9 @@ func (b *sampleBuf) put(e []byte) {
 			return
 		}
 	}
-	size := 64 << 10
+	size := 4 << 10
 	if len(b.chunks) > 0 {
-		size = min(4<<20, 2*cap(b.chunks[len(b.chunks)-1]))
+		size = min(1<<20, 2*cap(b.chunks[len(b.chunks)-1]))
 	}
 	c := make([]byte, 0, max(size, len(e)))
 	b.chunks = append(b.chunks, append(c, e...))
@@ -157,23 +235,109 @@ func (b *sampleBuf) bytes() int {
 	return n
 }
 
-// parseSample decodes a Sample message into s.
+// span is where the fields of one number lie in a message, while they
+// are contiguous (as writers put them).
+type span struct {
+	start, end  int
+	seen, split bool
+}
+
+func (sp *span) add(start, end int) {
+	switch {
+	case !sp.seen:
+		*sp = span{start: start, end: end, seen: true}
+	case start == sp.end:
+		sp.end = end
+	default:
+		sp.split = true
+	}
+}
+
+// parseSample reads a Sample message's structure into s: the location ids
+// as varints in s.raw (the message's own bytes when they are one packed
+// field, as every writer makes them, else re-encoded), and where its
+// values and labels lie (s.vals, s.labs), which decodeValues and
+// decodeLabels read when they differ from the previous sample's.
 func parseSample(msg []byte, s *sample) error {
-	s.locs, s.Value, s.labels = s.locs[:0], s.Value[:0], s.labels[:0]
+	s.locs, s.raw, s.vals, s.labs = s.locs[:0], nil, span{}, span{}
+	packed := true // s.raw holds every id so far
 	r := pbBuf{b: msg}
 	for !r.done() {
+		at := r.off
 		field, wire, err := r.key()
 		if err != nil {
 			return err
 		}
-		switch field {
-		case 1:
+		switch {
+		case field == 1 && wire == pbWireBytes && packed && s.raw == nil:
+			s.raw, err = r.bytes()
+		case field == 1:
+			if packed {
+				if s.locs, err = appendVarints(s.raw, s.locs); err != nil {
+					return err
+				}
+				packed = false
+			}
 			s.locs, err = varints(&r, wire, s.locs)
-		case 2:
-			s.Value, err = varints(&r, wire, s.Value)
-		case 3:
-			err = parseLabel(&r, wire, s)
+		case field == 2:
+			err = r.skip(wire)
+			s.vals.add(at, r.off)
+		case field == 3:
+			err = r.skip(wire)
+			s.labs.add(at, r.off)
 		default:
+			err = r.skip(wire)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if !packed {
+		s.rawBuf = s.rawBuf[:0]
+		for _, id := range s.locs {
+			s.rawBuf = binary.AppendUvarint(s.rawBuf, id)
+		}
+		s.raw = s.rawBuf
+	}
+	return nil
+}
+
+// region is the part of msg that holds the fields of sp: the span itself,
+// or the whole message when the fields are not contiguous.
+func region(msg []byte, sp span) []byte {
+	if sp.split {
+		return msg
+	}
+	return msg[sp.start:sp.end]
+}
+
+// decodeValues decodes the values (field 2) of a Sample message.
+func decodeValues(msg []byte, s *sample) error {
+	s.Value = s.Value[:0]
+	r := pbBuf{b: region(msg, s.vals)}
+	for !r.done() {
+		field, wire, err := r.key()
+		if err == nil && field == 2 {
+			s.Value, err = varints(&r, wire, s.Value)
+		} else if err == nil {
+			err = r.skip(wire)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// decodeLabels decodes the labels (field 3) of a Sample message.
+func decodeLabels(msg []byte, s *sample) error {
+	s.labels = s.labels[:0]
+	r := pbBuf{b: region(msg, s.labs)}
+	for !r.done() {
+		field, wire, err := r.key()
+		if err == nil && field == 3 {
+			err = parseLabel(&r, wire, s)
+		} else if err == nil {
 			err = r.skip(wire)
 		}
 		if err != nil {
@@ -192,11 +356,24 @@ func parseLabel(r *pbBuf, wire int, s *sample) error {
 		return err
 	}
 	var v [5]uint64 // key, str, num, num_unit
-	if err := fields(b, v[:], nil); err != nil {
+	if err := fields(b, v[:]); err != nil {
 		return err
 	}
 	s.labels = append(s.labels, pbLabel{key: v[1], str: v[2], num: int64(v[3]), unit: v[4]})
 	return nil
+}
+
+// appendVarints decodes a run of varints (a packed field's bytes).
+func appendVarints(raw []byte, dst []uint64) ([]uint64, error) {
+	r := pbBuf{b: raw}
+	for !r.done() {
+		v, err := r.varint()
+		if err != nil {
+			return dst, err
+		}
+		dst = append(dst, v)
+	}
+	return dst, nil
 }
 
 // sampleReader reads packed samples back, in order.
@@ -238,15 +415,20 @@ func (r *sampleReader) next() *sample {
 	pre, p = uvarint(p)
 	suf, p = uvarint(p)
 	n, p = uvarint(p)
-	prev := r.s.locs
-	locs := append(r.spare[:0], prev[:pre]...)
-	for range n {
+	// The shared start stays in place; the shared end is set aside while
+	// the ids in between are decoded over it.
+	locs := r.s.locs
+	r.spare = append(r.spare[:0], locs[len(locs)-int(suf):]...)
+	locs = locs[:pre]
+	for mid := p[:n]; len(mid) > 0; {
 		var id uint64
-		id, p = uvarint(p)
+		id, mid = uvarint(mid)
 		locs = append(locs, id)
 	}
-	locs = append(locs, prev[len(prev)-int(suf):]...)
-	r.s.locs, r.spare = locs, prev
+	p = p[n:]
+	r.s.locs = append(locs, r.spare...)
+	r.s.shared = int(pre)
+	r.s.repeat = flags&(sameValues|sameLabels) == sameValues|sameLabels
 	if flags&sameLabels == 0 {
 		n, p = uvarint(p)
 		r.s.labels = r.s.labels[:0]
@@ -265,11 +447,18 @@ func (r *sampleReader) next() *sample {
 	return &r.s
 }
 
-// uvarint decodes a varint that add wrote (so known to be well formed).
+// uvarint decodes a varint that add wrote or checked, as pbBuf.varint
+// does (bits past the 64th of a 10-byte varint are dropped).
 func uvarint(p []byte) (uint64, []byte) {
 	if p[0] < 0x80 {
 		return uint64(p[0]), p[1:]
 	}
-	v, n := binary.Uvarint(p)
-	return v, p[n:]
+	var v uint64
+	for i, shift := 0, uint(0); ; i, shift = i+1, shift+7 {
+		c := p[i]
+		v |= uint64(c&0x7f) << shift
+		if c < 0x80 {
+			return v, p[i+1:]
+		}
+	}
 }

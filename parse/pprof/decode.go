@@ -78,13 +78,11 @@ func (r *pbBuf) key() (field int, wire int, err error) {
 	return splitKey(k)
 }
 
-// splitKey splits a field key into its number and wire type. Field number
-// 0 is invalid protobuf, but google/pprof's decoder skips it like any
-// unknown field; so does heapest, to read what pprof reads.
+// splitKey splits a field key into its number and wire type. Field
+// numbers 0 and above protobuf's 2^29−1 are invalid, but google/pprof's
+// decoder skips them like any unknown field; so does heapest, to read what
+// pprof reads.
 func splitKey(k uint64) (field int, wire int, err error) {
-	if k>>3 > 1<<29 {
-		return 0, 0, fmt.Errorf("invalid field number %d", k>>3)
-	}
 	return int(k >> 3), int(k & 7), nil
 }
 
@@ -149,9 +147,9 @@ func varints[T int64 | uint64](r *pbBuf, wire int, dst []T) ([]T, error) {
 	return dst, nil
 }
 
-// fields reads a message's varint fields into vals (by field number) and
-// hands other fields to other.
-func fields(b []byte, vals []uint64, other func(field, wire int, r *pbBuf) error) error {
+// fields reads a message's varint fields into vals (by field number),
+// skipping the others.
+func fields(b []byte, vals []uint64) error {
 	r := pbBuf{b: b}
 	for !r.done() {
 		field, wire, err := r.key()
@@ -159,18 +157,11 @@ func fields(b []byte, vals []uint64, other func(field, wire int, r *pbBuf) error
 			return err
 		}
 		if field < len(vals) && wire == pbWireVarint {
-			if vals[field], err = r.varint(); err != nil {
-				return err
-			}
-			continue
+			vals[field], err = r.varint()
+		} else {
+			err = r.skip(wire)
 		}
-		if other != nil {
-			if err := other(field, wire, &r); err != nil {
-				return err
-			}
-			continue
-		}
-		if err := r.skip(wire); err != nil {
+		if err != nil {
 			return err
 		}
 	}
@@ -467,13 +458,13 @@ func (d *decoded) message(field int, b []byte) error {
 
 func valueTypeIdx(b []byte) (pbValueType, error) {
 	var v [3]uint64 // type, unit
-	err := fields(b, v[:], nil)
+	err := fields(b, v[:])
 	return pbValueType{v[1], v[2]}, err
 }
 
 func (d *decoded) function(b []byte) error {
 	var v [6]uint64 // id, name, system_name, filename, start_line
-	if err := fields(b, v[:], nil); err != nil {
+	if err := fields(b, v[:]); err != nil {
 		return err
 	}
 	d.functions = append(d.functions, pbFunction{id: v[1], name: v[2], file: v[4]})
@@ -483,23 +474,23 @@ func (d *decoded) function(b []byte) error {
 func (d *decoded) location(b []byte) error {
 	var v [4]uint64 // id, mapping_id, address
 	start := int32(len(d.lines))
-	err := fields(b, v[:], func(field, wire int, r *pbBuf) error {
-		if field != 4 || wire != pbWireBytes {
-			return r.skip(wire)
-		}
-		lb, err := r.bytes()
+	r := pbBuf{b: b}
+	for !r.done() {
+		field, wire, err := r.key()
 		if err != nil {
 			return err
 		}
-		var lv [3]uint64 // function_id, line
-		if err := fields(lb, lv[:], nil); err != nil {
+		switch {
+		case field < len(v) && wire == pbWireVarint:
+			v[field], err = r.varint()
+		case field == 4 && wire == pbWireBytes:
+			err = d.line(&r)
+		default:
+			err = r.skip(wire)
+		}
+		if err != nil {
 			return err
 		}
-		d.lines = append(d.lines, lv[1])
-		return nil
-	})
-	if err != nil {
-		return err
 	}
 	if len(d.lines) > math.MaxInt32 {
 		return errors.New("too many lines")
@@ -508,9 +499,23 @@ func (d *decoded) location(b []byte) error {
 	return nil
 }
 
+// line reads a location's Line message, keeping its function id.
+func (d *decoded) line(r *pbBuf) error {
+	lb, err := r.bytes()
+	if err != nil {
+		return err
+	}
+	var lv [3]uint64 // function_id, line
+	if err := fields(lb, lv[:]); err != nil {
+		return err
+	}
+	d.lines = append(d.lines, lv[1])
+	return nil
+}
+
 func (d *decoded) mapping(b []byte) error {
 	var v [7]uint64 // id, start, limit, offset, filename, build_id
-	if err := fields(b, v[:], nil); err != nil {
+	if err := fields(b, v[:]); err != nil {
 		return err
 	}
 	d.mappings = append(d.mappings, pbMapping{start: v[2], limit: v[3], offset: v[4], file: v[5], build: v[6]})

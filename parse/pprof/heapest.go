@@ -53,6 +53,7 @@ func readHeapest(d *decoded, opt parse.Options, sink parse.Sink) (*parse.Profile
 		}
 	}
 	err := d.scan(false, func(i int, s *sample) error {
+		e.next(s)
 		if err := read(i, s); err != nil {
 			return err
 		}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
+	"github.com/heapest/heapest/ci"
 	"github.com/heapest/heapest/parse"
 	"github.com/heapest/heapest/parse/pprof"
 	"github.com/heapest/heapest/unbias"
@@ -630,6 +632,313 @@ func FuzzPprofProducers(f *testing.F) {
 					unbias.Contribute(&out.Records[i], v)
 				}
 			}
+		}
+	})
+}
+
+// heapestProfile is heapest's pprof output as render/pprof.go writes it:
+// the marker comment, one sample per stack, the statistics of each value
+// as a "heapest.<value>" string label in ci.Stats' text form.
+func heapestProfile(t *testing.T, stacks [][]string, stats []map[string]ci.Stats) []byte {
+	t.Helper()
+	p := &profile.Profile{Comments: []string{pprof.HeapestMarker},
+		SampleType: []*profile.ValueType{{Type: "inuse_space", Unit: "bytes"}, {Type: "alloc_space", Unit: "bytes"}},
+		PeriodType: &profile.ValueType{Type: "space", Unit: "bytes"}}
+	funcs := map[string]*profile.Location{}
+	for i, st := range stacks {
+		s := &profile.Sample{Value: []int64{0, 0}, Label: map[string][]string{}}
+		for _, name := range st {
+			if funcs[name] == nil {
+				fn := &profile.Function{ID: uint64(len(p.Function) + 1), Name: name}
+				p.Function = append(p.Function, fn)
+				funcs[name] = &profile.Location{ID: uint64(len(p.Location) + 1), Line: []profile.Line{{Function: fn}}}
+				p.Location = append(p.Location, funcs[name])
+			}
+			s.Location = append(s.Location, funcs[name])
+		}
+		for value, v := range stats[i] {
+			text, err := v.MarshalText()
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.Label[pprof.StatsLabel(value)] = []string{string(text)}
+		}
+		p.Sample = append(p.Sample, s)
+	}
+	return encode(t, p)
+}
+
+// TestHeapestReadBack: heapest's own output is read back with every
+// statistic bit for bit in Record.Pre, the plain fields filled from them,
+// and malformed statistics refused.
+func TestHeapestReadBack(t *testing.T) {
+	a := ci.Stats{N: 2, Estimate: 1e6 + 1.0/3, Var: 4.5e11, Samples: 2, MaxWeight: 524288, P: 0.0078, Unit: 4096, Rate: 524288, Bias: 0.25}
+	b := ci.Stats{N: 2, Estimate: 244.140625, Var: 0.1, Samples: 2, MaxWeight: 128, P: 0.0078, Unit: 1, Rate: 524288}
+	c := ci.Stats{N: 5, Estimate: 3e7, Var: 1e13, Samples: 9, SamplesBound: true, Mixed: true, Rate: 524288, Approx: true}
+	d := ci.Stats{N: 1, Estimate: 10, Samples: 1, Complete: true, P: 1, Unit: 10, Rate: 1}
+	stacks := [][]string{{"main.f", "main.main"}, {"main.g", "main.main"}, {"main.h", "main.main"}}
+	stats := []map[string]ci.Stats{{"inuse_space": a, "inuse_objects": b}, {"alloc_space": c}, {"alloc_space": c}}
+	p, err := read("own.pb.gz", bytes.NewReader(heapestProfile(t, stacks, stats)), parse.Options{Rate: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Source.Format != "heapest" || !p.HasInUse || !p.HasAlloc || len(p.Records) != 3 || p.Source.Rate != 524288 {
+		t.Fatalf("format %q inuse %v alloc %v records %d rate %v", p.Source.Format, p.HasInUse, p.HasAlloc, len(p.Records), p.Source.Rate)
+	}
+	if !strings.Contains(strings.Join(p.Warnings, "\n"), "--rate 4096 ignored") {
+		t.Errorf("warnings %q: --rate not said to be ignored", p.Warnings)
+	}
+	r := p.Records[0]
+	if r.Pre == nil || r.Pre.Has != [4]bool{true, true, false, false} || r.Pre.Stats[0] != a || r.Pre.Stats[1] != b {
+		t.Errorf("record 0 Pre %+v", r.Pre)
+	}
+	if r.InUse.Bytes != a.Estimate || r.InUse.Objects != b.Estimate || r.InUse.Samples != 2 || r.InUse.Size != 4096 ||
+		!r.Alloc.IsZero() || r.Scheme != parse.Bernoulli || r.Rate != 524288 {
+		t.Errorf("record 0 %+v", r)
+	}
+	if got := r.Stack[0].Func + " " + r.Stack[1].Func; got != "main.f main.main" {
+		t.Errorf("record 0 stack %s", got)
+	}
+	for i := 1; i < 3; i++ {
+		r := p.Records[i]
+		if r.Pre.Has != [4]bool{false, false, true, false} || r.Pre.Stats[2] != c || r.Alloc.Bytes != c.Estimate ||
+			!r.Alloc.SamplesBound || !r.Alloc.Approx || r.Alloc.Size != 0 || r.Stack[0].Func != stacks[i][0] {
+			t.Errorf("record %d %+v / %+v", i, r, r.Pre)
+		}
+	}
+	// One record's sampling decides its scheme; the profile's rate is 0
+	// once records disagree.
+	p, err = read("exact.pb.gz", bytes.NewReader(heapestProfile(t, stacks[:2], []map[string]ci.Stats{{"inuse_space": d}, {"inuse_space": a}})), parse.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Records[0].Scheme != parse.Exact || p.Records[0].Rate != 1 || p.Source.Rate != 0 || p.HasAlloc {
+		t.Errorf("exact record %+v, profile rate %v", p.Records[0], p.Source.Rate)
+	}
+
+	bad := []struct {
+		name  string
+		stats []map[string]ci.Stats
+		label string
+		want  string
+	}{
+		{"no statistics", []map[string]ci.Stats{{"inuse_space": a}, {}}, "", "sample 1 has no heapest.* statistics label"},
+		{"field missing", []map[string]ci.Stats{{"inuse_space": a}}, "N=1 Estimate=2", "label heapest.alloc_space"},
+	}
+	for _, tt := range bad {
+		data := heapestProfile(t, stacks[:len(tt.stats)], tt.stats)
+		if tt.label != "" {
+			pp, _ := profile.Parse(bytes.NewReader(data))
+			pp.Sample[0].Label[pprof.StatsLabel("alloc_space")] = []string{tt.label}
+			data = encode(t, pp)
+		}
+		var c collector
+		_, err := pprof.Parse(tt.name, bufio.NewReader(bytes.NewReader(gunzip(t, data))), parse.Options{}, &c)
+		if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), tt.name) {
+			t.Errorf("%s: error %v, want one saying %q", tt.name, err, tt.want)
+		}
+	}
+}
+
+func gunzip(t testing.TB, data []byte) []byte {
+	t.Helper()
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestRateFlag: --rate supplies a period a file lacks, and on a file that
+// carries its own is ignored with a warning saying which period is used.
+func TestRateFlag(t *testing.T) {
+	goProto := encode(t, goHeapProfile(524288, [][2]int64{{3, 64}}, true))
+	unknown := encode(t, &profile.Profile{Period: 100, SampleType: []*profile.ValueType{{Type: "inuse_space", Unit: "bytes"}},
+		Sample: []*profile.Sample{{Value: []int64{5}}}})
+	tests := []struct {
+		name, data string
+		rate       float64
+		wantRate   float64
+		warn       string // "" : no warning mentions --rate
+	}{
+		{"go proto", string(goProto), 4096, 524288, "--rate 4096 ignored: the file's sampling period 524288 is used"},
+		{"go proto same rate", string(goProto), 524288, 524288, ""},
+		{"heap_v2", "heap profile: 1: 64 [1: 64] @ heap_v2/65536\n1: 64 [1: 64] @ 0x1\n", 4096, 65536,
+			"--rate 4096 ignored: the file's sampling period 65536 is used"},
+		{"go debug=1", "heap profile: 1: 64 [2: 128] @ heap/1048576\n1: 64 [2: 128] @ 0x1\n", 4096, 524288,
+			"--rate 4096 ignored: the file's sampling period 524288 is used"},
+		{"heap_v2 without period", "heap profile: 1: 64 [1: 64] @ heap_v2\n1: 64 [1: 64] @ 0x1\n", 4096, 4096, ""},
+		{"heapprofile", "heap profile: 1: 10 [ 3: 30] @ heapprofile\n1: 10 [3: 30] @ 0x10\n", 4096, 1,
+			"--rate 4096 ignored: the file records every allocation"},
+		{"unknown producer", string(unknown), 4096, 100, "--rate 4096 ignored"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := read(tt.name, strings.NewReader(tt.data), parse.Options{Rate: tt.rate})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Source.Rate != tt.wantRate || p.Records[0].Rate != tt.wantRate {
+				t.Errorf("rate %v (record %v), want %v", p.Source.Rate, p.Records[0].Rate, tt.wantRate)
+			}
+			var rateWarnings []string
+			for _, w := range p.Warnings {
+				if strings.Contains(w, "--rate") {
+					rateWarnings = append(rateWarnings, w)
+				}
+			}
+			switch {
+			case tt.warn == "" && len(rateWarnings) > 0:
+				t.Errorf("unexpected warnings %q", rateWarnings)
+			case tt.warn != "" && (len(rateWarnings) != 1 || !strings.Contains(rateWarnings[0], tt.warn)):
+				t.Errorf("warnings %q, want one saying %q", p.Warnings, tt.warn)
+			}
+		})
+	}
+}
+
+// appendSample appends a raw Sample message (protobuf concatenation adds
+// it after the others): location ids, values and one numeric label whose
+// key is string index key.
+func appendSample(proto []byte, locs []uint64, vals []int64, key uint64) []byte {
+	var s []byte
+	for _, l := range locs {
+		s = append(append(s, 0x08), byte(l), byte(l>>7))
+		s[len(s)-2] |= 0x80
+	}
+	for _, v := range vals {
+		s = binary.AppendUvarint(append(s, 0x10), uint64(v))
+	}
+	label := binary.AppendUvarint([]byte{0x08}, key)
+	label = append(label, 0x18, 64)
+	s = append(append(append(s, 0x1a), byte(len(label))), label...)
+	return append(binary.AppendUvarint(append(slices.Clip(proto), 0x12), uint64(len(s))), s...)
+}
+
+// TestNoRecordBeforeError: a profile whose last sample is bad fails
+// before any record reaches the sink.
+func TestNoRecordBeforeError(t *testing.T) {
+	var recs [][2]int64
+	for i := range 200 {
+		recs = append(recs, [2]int64{int64(1 + i%7), 64})
+	}
+	good := gunzip(t, encode(t, goHeapProfile(524288, recs, true)))
+	tests := []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"unknown location", appendSample(good, []uint64{999}, []int64{1, 64, 1, 64}, 0), "sample 200: unknown location 999"},
+		{"negative value", appendSample(good, []uint64{1}, []int64{1, -64, 1, 64}, 0), "sample 200: negative alloc_space"},
+		{"missing value", appendSample(good, []uint64{1}, []int64{1, 64, 1}, 0), "sample 200: 3 values for 4 sample types"},
+		{"label string", appendSample(good, []uint64{1}, []int64{1, 64, 1, 64}, 1e6), "sample 200: string index 1000000"},
+	}
+	for _, tt := range tests {
+		var c collector
+		_, err := pprof.Parse(tt.name, bufio.NewReader(bytes.NewReader(tt.data)), parse.Options{}, &c)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: error %v, want one saying %q", tt.name, err, tt.want)
+		}
+		if len(c.recs) != 0 {
+			t.Errorf("%s: %d records sent before the error", tt.name, len(c.recs))
+		}
+	}
+	// The same appended sample, well formed, is read as the 201st record.
+	p, err := read("good", bytes.NewReader(appendSample(good, []uint64{1}, []int64{1, 64, 1, 64}, 0)), parse.Options{})
+	if err != nil || len(p.Records) != 201 {
+		t.Fatalf("well-formed appended sample: %v, %d records", err, len(p.Records))
+	}
+}
+
+// TestParseAllocsFlat: the allocations of a parse do not grow with the
+// number of samples or stack lines: records, stacks and packed samples
+// reuse their memory.
+func TestParseAllocsFlat(t *testing.T) {
+	goProto := func(n int) []byte {
+		recs := make([][2]int64, n)
+		for i := range recs {
+			recs[i] = [2]int64{int64(1 + i%5), int64(16 << (i % 9))}
+		}
+		return gunzip(t, encode(t, goHeapProfile(524288, recs, true)))
+	}
+	goText := func(n int) []byte {
+		var b strings.Builder
+		b.WriteString("heap profile: 1: 64 [2: 128] @ heap/1048576\n")
+		for i := range n {
+			fmt.Fprintf(&b, "1: 64 [2: 128] @ 0x40100a 0x4%05x\n#\t0x401009\tmain.f+0x9\t/src/main.go:7\n#\t0x4%05x\tmain.g%d+0x9\t/src/main.go:12\n\n", 0x100+i%50, 0xff+i%50, i%50)
+		}
+		return []byte(b.String())
+	}
+	allocs := func(data []byte, parser func(string, *bufio.Reader, parse.Options, parse.Sink) (*parse.Profile, error)) float64 {
+		return testing.AllocsPerRun(5, func() {
+			var c countSink
+			if _, err := parser("allocs", bufio.NewReader(bytes.NewReader(data)), parse.Options{}, &c); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	for _, tt := range []struct {
+		name   string
+		make   func(int) []byte
+		parser func(string, *bufio.Reader, parse.Options, parse.Sink) (*parse.Profile, error)
+	}{{"proto", goProto, pprof.Parse}, {"legacy", goText, pprof.ParseLegacy}} {
+		small, large := allocs(tt.make(1000), tt.parser), allocs(tt.make(16000), tt.parser)
+		// Growing the packed samples' chunks is a few allocations, not one
+		// per sample.
+		if large-small > 20 {
+			t.Errorf("%s: %.0f allocations for 1,000 samples, %.0f for 16,000", tt.name, small, large)
+		}
+	}
+}
+
+type countSink struct{ n int }
+
+func (c *countSink) Record(*parse.Record) { c.n++ }
+
+// FuzzLegacy: no input makes the legacy text parser panic, and what it
+// accepts is raw counts at the header's period.
+func FuzzLegacy(f *testing.F) {
+	for _, file := range pprofFiles(f) {
+		data, err := os.ReadFile(file)
+		if err != nil || !strings.HasSuffix(file, ".heap") {
+			continue
+		}
+		// Large seeds make every mutation and minimization slow: the
+		// beginning of each file, cut at a line, has its shape, and the
+		// regular tests read the whole files.
+		if len(data) > 2<<10 {
+			data = data[:bytes.LastIndexByte(data[:2<<10], '\n')+1]
+		}
+		f.Add(data)
+	}
+	f.Add([]byte("heap profile: 1: 2 [1: 2] @ heap_v2/4096\n1: 2 [1: 2] @ 0x1\nMAPPED_LIBRARIES:\n1-2 r-xp 0 0:0 0 /x\n"))
+	f.Add([]byte("heap profile: 1: 64 [2: 128] @ heap/1048576\n1: 64 [2: 128] @ 0x40100a\n#\t0x401009\tmain.f+0x9\t/src/main.go:7\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if !pprof.DetectLegacy(data) {
+			return
+		}
+		var c collector
+		p, err := pprof.ParseLegacy("fuzz", bufio.NewReader(bytes.NewReader(data)), parse.Options{}, &c)
+		if err != nil {
+			return
+		}
+		if p.Records != len(c.recs) || !p.HasInUse {
+			t.Fatalf("Records %d, %d sent, HasInUse %v", p.Records, len(c.recs), p.HasInUse)
+		}
+		var samples float64
+		for _, r := range c.recs {
+			if r.InUse.Enc != parse.Raw || r.InUse.Samples != r.InUse.Objects || r.InUse.Objects < 0 || r.Rate != p.Source.Rate ||
+				(r.Scheme != parse.Bernoulli && r.Scheme != parse.Exact) {
+				t.Fatalf("record %+v at rate %v", r, p.Source.Rate)
+			}
+			samples += r.InUse.Samples
+		}
+		if samples != p.Source.Samples {
+			t.Fatalf("Source.Samples %v, records sum to %v", p.Source.Samples, samples)
 		}
 	})
 }

@@ -51,10 +51,9 @@ func readScaledHeap(d *decoded, t sampleTypes, opt parse.Options, format string,
 		out.Source.Detail = "legacy heap profile converted to proto, values scaled by pprof"
 	}
 	out.HasInUse, out.HasAlloc = io >= 0, ao >= 0
-	var approx int
 	var inv inverter
 	e := newEmitter(d, out, sink)
-	zero, err := emit(e, converter{chk: &sampleChecker{d: d, t: t}, scheme: scheme, rate: rate, dropInUse: true,
+	n, err := emit(e, converter{chk: &sampleChecker{d: d, t: t}, scheme: scheme, rate: rate, dropInUse: true,
 		counts: func(s *sample) (inuse, alloc parse.Counts) {
 			b, hasB := d.numLabel(s, labelBytes)
 			if io >= 0 {
@@ -63,21 +62,18 @@ func readScaledHeap(d *decoded, t sampleTypes, opt parse.Options, format string,
 			if ao >= 0 {
 				alloc = inv.invertScaled(s.Value[ao], s.Value[as], b, hasB, rate)
 			}
-			if inuse.Approx || alloc.Approx {
-				approx++
-			}
 			return inuse, alloc
 		}})
 	if err != nil {
 		return nil, err
 	}
-	if approx > 0 {
+	if n.approx > 0 {
 		out.Warnings = append(out.Warnings, fmt.Sprintf(
 			"%d of %d samples do not invert to whole raw counts (missing \"bytes\" label, or values rescaled after writing); their sample counts are approximate",
-			approx, out.Records))
+			n.approx, out.Records))
 	}
-	if zero > 0 && out.Source.Detail == "" {
-		out.Source.Detail = fmt.Sprintf("%d all-zero samples skipped", zero)
+	if n.empty > 0 && out.Source.Detail == "" {
+		out.Source.Detail = fmt.Sprintf("%d all-zero samples skipped", n.empty)
 	}
 	return e.finish(rate), nil
 }

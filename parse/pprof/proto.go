@@ -27,9 +27,11 @@ func Detect(head []byte) bool {
 
 // Parse reads a profile.proto and sends its samples to sink as records
 // once the whole input has been read (see the package documentation for
-// why and how they are kept until then). The caller has already removed
-// (and bounded) one gzip layer; a second one is removed here under the same
-// bound, a third refused.
+// why and how they are kept until then). The Record, its Stack and its Pre
+// are reused from call to call, and the next stack is built on the frames
+// of the last: the sink copies what it keeps and changes nothing. The
+// caller has already removed (and bounded) one gzip layer; a second one is
+// removed here under the same bound, a third refused.
 func Parse(name string, r *bufio.Reader, opt parse.Options, sink parse.Sink) (*parse.Profile, error) {
 	r, closeInner, err := innerGzip(name, r, opt)
 	if err != nil {
@@ -318,19 +320,35 @@ type emitter struct {
 	sink                  parse.Sink
 	rec                   parse.Record
 	inuseSamples, allocSm float64
+	// The stack sent last is kept: the next sample's stack often starts
+	// with the same locations (Go writes related stacks one after the
+	// other), whose frames need not be copied again. ends[k] is the number
+	// of frames of its first k+1 locations; valid is how many of its
+	// locations the sample being read shares with it.
+	ends  []int32
+	valid int
 }
 
 func newEmitter(d *decoded, out *parse.Profile, sink parse.Sink) *emitter {
 	return &emitter{d: d, out: out, sink: sink}
 }
 
+// next notes a sample read, sent or not, for the reuse of the last stack.
+func (e *emitter) next(s *sample) { e.valid = min(e.valid, s.shared) }
+
 // send fills the record's stack from the sample's locations and sends it.
 func (e *emitter) send(i int, s *sample) error {
-	stack, ok := e.d.stacks.appendStack(e.rec.Stack[:0], s.locs)
-	e.rec.Stack = stack
+	keep := 0
+	if e.valid > 0 {
+		keep = int(e.ends[e.valid-1])
+	}
+	stack, ends, ok := e.d.stacks.appendStack(e.rec.Stack[:keep], e.ends[:e.valid], s.locs[e.valid:])
+	e.rec.Stack, e.ends = stack, ends
 	if !ok {
+		e.valid = 0
 		return &parse.Error{File: e.d.name, Offset: -1, Msg: fmt.Sprintf("sample %d", i), Err: e.d.check(s, true)}
 	}
+	e.valid = len(s.locs)
 	e.inuseSamples += e.rec.InUse.Samples
 	e.allocSm += e.rec.Alloc.Samples
 	e.out.Records++
@@ -369,17 +387,24 @@ func (d *decoded) scan(full bool, f func(i int, s *sample) error) error {
 	return nil
 }
 
+// emitted counts what emit skipped or flagged.
+type emitted struct {
+	// empty counts all-zero samples (e.g. Go's not-yet-published GC
+	// cycles), approx those with a pair marked Approx.
+	empty, approx int
+}
+
 // emit checks every sample, converts it with c and sends a record for each
-// that has something to estimate. It returns how many were empty (all-zero
-// samples, e.g. Go's not-yet-published GC cycles).
-func emit(e *emitter, c converter) (empty int, err error) {
+// that has something to estimate. A sample whose values and labels repeat
+// the previous one's converts to the same pairs, which are reused.
+func emit(e *emitter, c converter) (n emitted, err error) {
 	e.rec = parse.Record{Stack: e.rec.Stack[:0], Scheme: c.scheme, Rate: c.rate}
 	// Bad samples are found, and a delta profile's negative in-use values
 	// counted, before any record is sent: the count decides whether the
 	// in-use pairs are kept.
 	if e.d.needsCheck() {
 		if err := e.d.scan(true, c.chk.check); err != nil {
-			return 0, err
+			return n, err
 		}
 	}
 	drop := c.dropInUse && c.chk.negInUse > 0
@@ -388,23 +413,32 @@ func emit(e *emitter, c converter) (empty int, err error) {
 		e.out.Warnings = append(e.out.Warnings, c.chk.deltaWarning())
 	}
 	parse.Begin(e.sink, e.out) // which pairs the records have is settled
+	var inuse, alloc parse.Counts
+	converted := false
 	err = e.d.scan(false, func(i int, s *sample) error {
-		if err := c.chk.check(i, s); err != nil {
-			return err
+		e.next(s)
+		if !s.repeat || !converted {
+			if err := c.chk.check(i, s); err != nil {
+				return err
+			}
+			inuse, alloc = c.counts(s)
+			converted = true
 		}
-		inuse, alloc := c.counts(s)
+		if inuse.Approx || alloc.Approx {
+			n.approx++
+		}
 		if inuse.IsZero() && alloc.IsZero() {
-			empty++
+			n.empty++
 			return nil
 		}
+		e.rec.InUse, e.rec.Alloc = inuse, alloc
 		if drop {
 			if alloc.IsZero() {
 				return nil
 			}
-			inuse = parse.Counts{}
+			e.rec.InUse = parse.Counts{}
 		}
-		e.rec.InUse, e.rec.Alloc = inuse, alloc
 		return e.send(i, s)
 	})
-	return empty, err
+	return n, err
 }

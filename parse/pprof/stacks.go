@@ -142,17 +142,19 @@ func idError(table string, zero, dup int, id func(int) uint64) error {
 	return nil
 }
 
-// appendStack appends the frames of a location list to dst; ok is false
-// when a location is unknown.
-func (t *stackTable) appendStack(dst []parse.Frame, locs []uint64) (_ []parse.Frame, ok bool) {
+// appendStack appends the frames of a location list to dst, and to ends
+// the length of dst after each location; ok is false when a location is
+// unknown.
+func (t *stackTable) appendStack(dst []parse.Frame, ends []int32, locs []uint64) (_ []parse.Frame, _ []int32, ok bool) {
 	for _, id := range locs {
 		i, ok := t.locs.get(id)
 		if !ok {
-			return dst, false
+			return dst, ends, false
 		}
 		dst = append(dst, t.frames[t.start[i]:t.start[i+1]]...)
+		ends = append(ends, int32(len(dst)))
 	}
-	return dst, true
+	return dst, ends, true
 }
 
 // check validates a sample against the tables: label strings, the number

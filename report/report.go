@@ -211,7 +211,8 @@ func (b *Builder) Report() (*Report, error) {
 // reports with every stack (opt's By and Top do not apply), the main value
 // first (it becomes the default sample type), then every other value all
 // the inputs have, so that the file can be read back, and merged, for any
-// value. It needs Options.AllValues.
+// value. Their rows have statistics and no intervals (see statsOnly). It
+// needs Options.AllValues.
 func (b *Builder) PerStack() ([]*Report, error) {
 	opt, err := b.settle()
 	if err != nil {
@@ -243,13 +244,22 @@ func (b *Builder) PerStack() ([]*Report, error) {
 		}
 		aggregate.SortBy(groups, vi)
 		opt.Value = v
-		r, err := build(opt, b.sources(vi), groups, 0, total[vi])
-		if err != nil {
-			return nil, err
-		}
-		reps = append(reps, r)
+		reps = append(reps, statsOnly(opt, b.sources(vi), groups, total[vi]))
 	}
 	return reps, nil
+}
+
+// statsOnly is a report whose rows carry their statistics but no
+// intervals: pprof output writes the statistics, from which heapest
+// computes the intervals when it reads the file back, so computing them
+// for every stack of every value here would be wasted.
+func statsOnly(opt Options, sources []parse.Source, groups []*aggregate.Group, total ci.Stats) *Report {
+	r := &Report{Confidence: opt.Confidence, Value: opt.Value, By: opt.By, Sources: sources,
+		Total: Row{Key: "total", Stats: total}, Rows: make([]Row, len(groups))}
+	for i, g := range groups {
+		r.Rows[i] = Row{Key: g.Key, Stack: g.Stack, Stats: g.Flat}
+	}
+	return r
 }
 
 // build computes the intervals of the rows, the first groups in order; cut

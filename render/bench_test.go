@@ -1,0 +1,35 @@
+package render
+
+import (
+	"io"
+	"os"
+	"testing"
+
+	"github.com/heapest/heapest/ci"
+	"github.com/heapest/heapest/report"
+	"github.com/heapest/heapest/symbolize"
+)
+
+// BenchmarkWritePprof is --format pprof on the file HEAPEST_BENCH_FILE
+// (bench/run.sh generates such inputs): the per-stack reports of every
+// value and their encoding.
+func BenchmarkWritePprof(b *testing.B) {
+	path := os.Getenv("HEAPEST_BENCH_FILE")
+	if path == "" {
+		b.Skip("set HEAPEST_BENCH_FILE to a profile")
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		bl := report.NewBuilder(report.Options{DefaultValue: true, DefaultBy: true, Confidence: 0.95, Method: ci.Auto, AllValues: true})
+		if _, _, err := bl.AddFile(path, report.Input{Symbolize: symbolize.Options{DropAllocator: true}}); err != nil {
+			b.Fatal(err)
+		}
+		reps, err := bl.PerStack()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := WritePprof(io.Discard, reps...); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

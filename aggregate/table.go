@@ -204,7 +204,7 @@ func (c *Collector) nameFrames(t *Table, namer Namer, info *[2][]frameInfo) {
 			}
 			fi.named = name != ""
 			if fi.named {
-				fi.fn = t.funcs.intern(name)
+				fi.fn = t.funcs.internShared(name) // a namer hands out one string per function
 			} else {
 				fi.fn = t.addrFunc(f.Addr)
 			}

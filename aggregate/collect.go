@@ -51,6 +51,11 @@ type Collector struct {
 	// default value is in-use space where the input has it.
 	narrow bool
 	skip   []bool // values Begin dropped
+	// needStacks, when set, tells from what the input holds (Begin)
+	// whether the report needs its stacks at all; without them every
+	// record's cell has the empty stack.
+	needStacks func(*parse.Profile) bool
+	noStacks   bool
 	// byStackID maps parser stack ids (parse.Record.StackID, small and
 	// dense) to stacks, +1 (0: not seen yet).
 	byStackID []uint32
@@ -83,7 +88,13 @@ func (c *Collector) Record(rec *parse.Record) {
 	if rec.Breakdown && !c.keys.Thread || !c.window.keep(rec.Time) {
 		return
 	}
-	k := cellKey{stack: c.stackOf(rec), breakdown: rec.Breakdown}
+	var k cellKey
+	if c.noStacks {
+		k.stack = c.stacks.intern(nil)
+	} else {
+		k.stack = c.stackOf(rec)
+	}
+	k.breakdown = rec.Breakdown
 	k.typ = c.strs.internShared(rec.Type)
 	if c.keys.Thread {
 		k.thread = c.strs.internShared(rec.Thread)
@@ -199,9 +210,17 @@ func (c *Collector) size() float64 {
 // allocations. For a report whose value is chosen from this input alone.
 func (c *Collector) Narrow() { c.narrow = true }
 
+// DropStacks lets the collector, when its input says what it holds before
+// its records (parse.Beginner), keep no stacks if need says the report
+// will not use them (a report --by type without --focus or --ignore).
+func (c *Collector) DropStacks(need func(*parse.Profile) bool) { c.needStacks = need }
+
 // Begin is parse.Beginner: with Narrow, the values of the other kind are
-// left out.
+// left out; with DropStacks, the stacks may be.
 func (c *Collector) Begin(p *parse.Profile) {
+	if c.needStacks != nil {
+		c.noStacks = !c.needStacks(p)
+	}
 	if !c.narrow {
 		return
 	}

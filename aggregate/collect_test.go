@@ -208,3 +208,31 @@ func TestNarrowSize(t *testing.T) {
 		t.Errorf("groups %+v, want one of size 48", g)
 	}
 }
+
+// With DropStacks and an input whose report needs no stacks, every cell
+// has the empty stack, and the rows by type are the same.
+func TestDropStacks(t *testing.T) {
+	recs := []parse.Record{rec(1, "a", "main"), rec(2, "b", "main"), rec(4, "c", "other")}
+	recs[0].Type, recs[1].Type, recs[2].Type = "T", "U", "T"
+	for _, drop := range []bool{false, true} {
+		c := NewCollector([]unbias.Value{unbias.InUseSpace}, KeysFor(ByType), Window{}, 0)
+		c.DropStacks(func(*parse.Profile) bool { return !drop })
+		parse.Begin(c, &parse.Profile{HasInUse: true})
+		for i := range recs {
+			c.Record(&recs[i])
+		}
+		stacks := c.stacks.len()
+		tb := NewTable(c.values, c.keys)
+		if err := c.Finish(tb, nil, &parse.Profile{}); err != nil {
+			t.Fatal(err)
+		}
+		g, _, _ := tb.Groups(ByType, Filter{}, 0, 0)
+		got := map[string]float64{}
+		for _, gr := range g {
+			got[gr.Key] = gr.Flat.Samples
+		}
+		if fmt.Sprint(got) != "map[T:5 U:2]" || (stacks == 1) != drop {
+			t.Errorf("drop %v: %v, %d stacks", drop, got, stacks)
+		}
+	}
+}

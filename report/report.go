@@ -121,6 +121,9 @@ func (b *Builder) Add(read Reader, namer Namer, sizeHint int64) (*parse.Profile,
 	if b.opt.DefaultValue && b.opt.SingleInput && !b.opt.AllValues {
 		c.Narrow()
 	}
+	if b.opt.SingleInput && !b.opt.AllValues && b.opt.Focus == nil && b.opt.Ignore == nil {
+		c.DropStacks(b.needStacks)
+	}
 	p, err := read(c, b.keys.Thread)
 	if err != nil {
 		return nil, err
@@ -149,6 +152,16 @@ func (b *Builder) Add(read Reader, namer Namer, sizeHint int64) (*parse.Profile,
 	}
 	b.profiles = append(b.profiles, p)
 	return p, nil
+}
+
+// needStacks reports whether a report on p alone groups by something
+// stacks decide (func, stack, leaf), once --by is settled for it.
+func (b *Builder) needStacks(p *parse.Profile) bool {
+	by := b.opt.By
+	if b.opt.DefaultBy {
+		by = DefaultByFor([]*parse.Profile{p})
+	}
+	return by == aggregate.ByFunc || by == aggregate.ByStack || by == aggregate.ByLeaf
 }
 
 // addSource records the samples each value of p rests on after the filter.

@@ -45,6 +45,9 @@ func Detect(head []byte) bool { return bytes.HasPrefix(head, []byte(streamMagic)
 // goes bad keeps the records read before, with a warning.
 func Parse(name string, r *bufio.Reader, opt parse.Options, sink parse.Sink) (*parse.Profile, error) {
 	d := newDecoder(name, r, opt, sink)
+	// What every trace holds is known before its first event: allocations
+	// only, with event times.
+	parse.Begin(sink, &parse.Profile{Source: parse.Source{Format: "nettrace"}, HasAlloc: true, Timed: true})
 	err := d.run()
 	if err != nil {
 		if !opt.KeepGoing || !d.haveTrace {

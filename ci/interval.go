@@ -49,6 +49,7 @@ const (
 	NoteOpenEnd      = "upper bound at s+1 samples: the bytes after the last sample are unobserved (.NET design)"
 	NoteOpenStart    = "lower bound at s−1 samples: the window starts between samples (.NET design)"
 	NoteBias         = "estimate from the average size of mixed sizes; interval widened by its error bound"
+	NoteWeighted     = "JFR: the sum of the events' weights; model-based interval (each weight a Poisson count, gamma), coverage measured in docs/jfr.md"
 )
 
 // Interval computes the interval of s at the given confidence with method
@@ -85,6 +86,9 @@ func Interval(s Stats, m Method, confidence float64) (Result, error) {
 	}
 	if s.Approx {
 		r.Notes = append(r.Notes, NoteApprox)
+	}
+	if s.Weighted && !s.NoInterval {
+		r.Notes = append(r.Notes, NoteWeighted)
 	}
 	return r, nil
 }

@@ -119,6 +119,7 @@ func TestIntervalAuto(t *testing.T) {
 		{"no interval", Stats{N: 1, Estimate: 5, NoInterval: true}, "none", NoteNoInterval},
 		{"complete", Stats{N: 1, Estimate: 5, P: 1, Unit: 1, Samples: 5, Complete: true}, "exact", ""},
 		{"bound", Stats{N: 1, Estimate: 5e6, Var: 1e12, Samples: 3, SamplesBound: true, Mixed: true, MaxWeight: 5e5}, "gamma", NoteSamplesBound},
+		{"weighted (JFR)", Stats{N: 2, Estimate: 3e6, Var: 5e12, Samples: 2, Mixed: true, MaxWeight: 2e6, Weighted: true}, "gamma", NoteWeighted},
 	}
 	for _, c := range cases {
 		r, err := Interval(c.s, Auto, 0.95)

@@ -63,6 +63,10 @@ type Stats struct {
 	// approximation rather than a bound (e.g. jemalloc mixed-size object
 	// counts, tcmalloc raw counts estimated from a guessed period).
 	Approx bool
+	// Weighted is set when some contribution is a producer-weighted sample
+	// (JFR): its variance is a model's, not the sampling design's, and the
+	// interval says so (NoteWeighted).
+	Weighted bool
 }
 
 // Add returns the statistics of the union of two disjoint groups of
@@ -100,6 +104,7 @@ func (s *Stats) Merge(o *Stats) {
 	s.Complete = s.Complete && o.Complete
 	s.NoInterval = s.NoInterval || o.NoInterval
 	s.Approx = s.Approx || o.Approx
+	s.Weighted = s.Weighted || o.Weighted
 	if s.Mixed {
 		s.P, s.Unit = 0, 0
 	}

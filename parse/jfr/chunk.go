@@ -34,7 +34,7 @@ type stackEntry struct {
 
 // newChunk prepares a chunk whose metadata and pools the library has read,
 // and sends its old object samples, which the library skips.
-func (d *decoder) newChunk(p *parser.Parser, buf []byte) (*chunk, error) {
+func (d *decoder) newChunk(p *parser.Parser, sc *scanned) (*chunk, error) {
 	c := &chunk{d: d, p: p, hdr: p.ChunkHeader(),
 		classes: map[types.ClassRef]string{}, methods: map[types.MethodRef]string{},
 		threads: map[types.ThreadRef]string{}, stacks: map[types.StackTraceRef]stackEntry{}}
@@ -48,18 +48,9 @@ func (d *decoder) newChunk(p *parser.Parser, buf []byte) (*chunk, error) {
 	if err := checkWeight(tm); err != nil {
 		return nil, d.errAt(d.off, err, "chunk %d: jdk.ObjectAllocationSample", d.chunks+1)
 	}
-	old := tm.NameMap["jdk.OldObjectSample"]
-	wantOld := func(typ uint64) bool {
-		return typ == typeCheckpoint || old != nil && typ == uint64(old.ID)
-	}
-	n := map[uint64]int{}
-	evs, err := scanEvents(buf, n, wantOld)
-	if err != nil {
-		return nil, d.located(err, "reading event headers")
-	}
-	c.useTLAB = tm.T_ALLOC_SAMPLE < 0 || n[uint64(tm.T_ALLOC_SAMPLE)] == 0
-	if old != nil && n[uint64(old.ID)] > 0 {
-		if err := c.oldSamples(buf, evs, old); err != nil {
+	c.useTLAB = tm.T_ALLOC_SAMPLE < 0 || sc.counts[uint64(tm.T_ALLOC_SAMPLE)] == 0
+	if len(sc.old) > 0 {
+		if err := c.oldSamples(sc); err != nil {
 			return nil, err
 		}
 	}
@@ -253,20 +244,15 @@ func uitoa(v uint64) string {
 
 // oldSamples sends the chunk's jdk.OldObjectSample events as live
 // records: each is one live object, counted as it is (estimates only).
-func (c *chunk) oldSamples(buf []byte, evs []event, old *def.Class) error {
+func (c *chunk) oldSamples(sc *scanned) error {
 	d := c.d
-	k := newKinds(&c.p.TypeMap)
-	layout, err := newOldSampleLayout(old, k)
+	buf := d.buf
+	k := newKinds(sc.tm)
+	layout, err := newOldSampleLayout(sc.tm.NameMap["jdk.OldObjectSample"], k)
 	if err != nil {
 		return d.errAt(d.off, err, "chunk %d: jdk.OldObjectSample", d.chunks+1)
 	}
-	var checkpoints []event
-	for _, ev := range evs {
-		if ev.typ == typeCheckpoint {
-			checkpoints = append(checkpoints, ev)
-		}
-	}
-	objects, err := oldObjectClasses(buf, checkpoints, k)
+	objects, err := oldObjectClasses(buf, sc.checkpoints, k)
 	if err != nil {
 		// The samples still count; only their classes are lost.
 		d.badOldPool = d.located(err, "the jdk.types.OldObject constant pool")
@@ -274,10 +260,7 @@ func (c *chunk) oldSamples(buf []byte, evs []event, old *def.Class) error {
 	if !layout.hasSize {
 		d.noObjSize = true
 	}
-	for _, ev := range evs {
-		if ev.typ != uint64(old.ID) {
-			continue
-		}
+	for _, ev := range sc.old {
 		r := rawReader{b: buf[:ev.end], pos: ev.start, budget: 1 << 16}
 		s := layout.read(&r, k)
 		if r.err != nil {

@@ -170,6 +170,10 @@ func next(p *parser.Parser) (typ def.TypeID, err error) {
 
 // chunk reads one chunk's events into records.
 func (d *decoder) chunk(buf []byte) error {
+	sc, err := validate(buf)
+	if err != nil {
+		return d.located(err, "damaged chunk")
+	}
 	p := parser.NewParser(buf, parser.Options{})
 	// The first call reads the chunk's metadata and constant pools, then
 	// returns its first event that the library decodes.
@@ -177,7 +181,7 @@ func (d *decoder) chunk(buf []byte) error {
 	if err != nil && err != io.EOF {
 		return d.errAt(d.off, err, "chunk %d", d.chunks+1)
 	}
-	c, err := d.newChunk(p, buf)
+	c, err := d.newChunk(p, sc)
 	if err != nil {
 		return err
 	}

@@ -216,37 +216,33 @@ func (r *rawReader) skipType(t def.TypeID, k *kinds, depth int) {
 	}
 }
 
-// event is one event's place in the chunk.
+// event is one event's place in the chunk: at is where its header
+// starts, start where its fields do.
 type event struct {
-	typ        uint64
-	start, end int
+	typ            uint64
+	at, start, end int
 }
 
 // scanEvents walks the event headers of a chunk (size, type) from the end
-// of the chunk header, without decoding them: what the chunk holds decides
-// how its allocation events are read (a chunk with
-// jdk.ObjectAllocationSample events ignores the TLAB ones). want says
-// which events to return by place.
-func scanEvents(b []byte, counts map[uint64]int, want func(typ uint64) bool) ([]event, error) {
-	var keep []event
+// of the chunk header, without decoding the events, and calls fn for each.
+func scanEvents(b []byte, fn func(ev event) error) error {
 	pos := headerSize
 	for pos < len(b) {
 		r := rawReader{b: b, pos: pos}
 		size := r.varlong()
 		typ := r.varlong()
 		if r.err != nil {
-			return nil, r.err
+			return r.err
 		}
 		if size == 0 || size > uint64(len(b)-pos) || r.pos > pos+int(size) {
-			return nil, &chunkError{pos: pos, msg: fmt.Sprintf("event size %d does not fit the %d bytes left in the chunk", size, len(b)-pos)}
+			return &chunkError{pos: pos, msg: fmt.Sprintf("event size %d does not fit the %d bytes left in the chunk", size, len(b)-pos)}
 		}
-		counts[typ]++
-		if want(typ) {
-			keep = append(keep, event{typ: typ, start: r.pos, end: pos + int(size)})
+		if err := fn(event{typ: typ, at: pos, start: r.pos, end: pos + int(size)}); err != nil {
+			return err
 		}
 		pos += int(size)
 	}
-	return keep, nil
+	return nil
 }
 
 // readPools reads every constant pool of a checkpoint event, calling entry

@@ -318,6 +318,9 @@ func checkValue(p *parse.Profile, v unbias.Value) error {
 	if !v.IsAlloc() && !p.HasInUse {
 		return fmt.Errorf("%s: has no in-use (inuse_*) values; use --value alloc_space or alloc_objects", p.Source.Path)
 	}
+	if v == unbias.AllocObjects && p.Source.Format == "jfr" {
+		return fmt.Errorf("%s: JFR allocation events weigh bytes, not objects: there is no alloc_objects estimate; use --value alloc_space", p.Source.Path)
+	}
 	return nil
 }
 
@@ -333,10 +336,12 @@ func DefaultByFor(profiles []*parse.Profile) aggregate.By {
 }
 
 // DefaultValueFor is the value a report shows when --value is not given:
-// inuse_space where the input has it, else alloc_space.
+// inuse_space where the input has it, else alloc_space. JFR recordings
+// show alloc_space: their inuse values are only the few live objects the
+// JVM's leak profiler kept (jdk.OldObjectSample), not an estimate.
 func DefaultValueFor(profiles []*parse.Profile) unbias.Value {
 	for _, p := range profiles {
-		if !p.HasInUse {
+		if !p.HasInUse || p.Source.Format == "jfr" && p.HasAlloc {
 			return unbias.AllocSpace
 		}
 	}

@@ -97,6 +97,7 @@ func TestBuildErrors(t *testing.T) {
 		{noInUse, Options{Value: unbias.InUseObjects}, "has no in-use (inuse_*) values"},
 		{noAlloc, Options{Value: unbias.InUseSpace, Window: true, From: 5}, "--from/--to select a time window of a trace"},
 		{noAlloc, Options{Value: unbias.InUseSpace, Confidence: 2}, "confidence"},
+		{profile("jfr", true, true, rec("a", 1)), Options{Value: unbias.AllocObjects, Confidence: 0.95}, "weigh bytes, not objects"},
 	} {
 		if _, err := buildReport(t, tt.opt, tt.p); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("err %v, want %q", err, tt.want)
@@ -112,6 +113,12 @@ func TestDefaults(t *testing.T) {
 	}
 	if DefaultByFor([]*parse.Profile{heap}) != aggregate.ByFunc || DefaultByFor([]*parse.Profile{trace}) != aggregate.ByType {
 		t.Error("DefaultByFor")
+	}
+	// A JFR recording with old object samples has inuse values, but they
+	// are a few kept objects: its default is what it estimates.
+	jfr := profile("jfr", true, true).p
+	if DefaultValueFor([]*parse.Profile{jfr}) != unbias.AllocSpace || !HasValue([]*parse.Profile{jfr}, unbias.InUseObjects) || HasValue([]*parse.Profile{jfr}, unbias.AllocObjects) {
+		t.Error("DefaultValueFor or HasValue of a JFR recording")
 	}
 	// Through a Builder: the defaults are settled after reading.
 	r, err := buildReport(t, Options{DefaultValue: true, DefaultBy: true, Confidence: 0.95}, profile("nettrace", false, true, rec("a", 2)))

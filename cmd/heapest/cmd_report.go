@@ -43,9 +43,11 @@ interval method used.
 Inputs are detected by content (jemalloc heap_v2 dumps, gperftools/pprof legacy
 heap text, pprof protos, nettrace traces, JFR recordings, memray transform csv
 output) and may be gzip-compressed; "-" reads standard input. JFR estimates are
-sums of the events' weights and their intervals model-based (docs/jfr.md). Report reads one profile: two dumps of one process share their
-live samples and cannot be summed, and summing the dumps of a fleet (unbiasing
-each first) is the job of "heapest merge", which this version does not have yet.
+sums of the events' weights and their intervals model-based (docs/jfr.md).
+
+Report reads one profile: two dumps of one process share their live samples and
+cannot be summed, and summing the dumps of a fleet (unbiasing each first) is the
+job of "heapest merge", which this version does not have yet.
 ` + exitStatusHelp,
 		Example: `  # Top functions by live bytes in a jemalloc dump
   heapest report jeprof.1234.0.m0.heap

@@ -80,6 +80,7 @@ func (c *chunk) event(typ def.TypeID) {
 		e := &c.p.ObjectAllocationSample
 		d.n.samples++
 		c.send(e.StartTime, e.EventThread, e.StackTrace, e.ObjectClass, parse.Weighted, parse.Counts{Bytes: float64(e.Weight), Samples: 1}, false)
+		d.firsts.add(d.rec.Thread, float64(e.Weight))
 	case tm.T_ALLOC_IN_NEW_TLAB:
 		if !c.useTLAB {
 			d.n.ignoredTLAB++

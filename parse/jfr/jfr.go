@@ -60,6 +60,7 @@ type decoder struct {
 	// startNanos is the first chunk's start, the zero of Record.Time.
 	startNanos uint64
 
+	firsts     firstSamples
 	version    jdkVersion
 	vmVersion  bool // version came from java.vm.version (else java.version)
 	nextStack  uint64
@@ -229,7 +230,7 @@ func (d *decoder) profile() (*parse.Profile, error) {
 	}
 	if n.samples > 0 {
 		if w := firstSampleWarning(d.version); w != "" {
-			d.warnf("%s", w)
+			d.warnf("%s%s", w, d.firsts.suspects())
 		}
 	}
 	if n.ignoredTLAB > 0 {

@@ -330,3 +330,53 @@ func TestFirstSampleWarning(t *testing.T) {
 		}
 	}
 }
+
+// TestFirstSampleSuspects checks which threads the first-sample warning
+// names: those whose first sample is large and far above their later ones.
+func TestFirstSampleSuspects(t *testing.T) {
+	var f firstSamples
+	for _, w := range []float64{541e6, 2e6, 2.1e6} { // 500 MiB before the recording
+		f.add("main (tid 1)", w)
+	}
+	for _, w := range []float64{3e6, 2e6, 2.5e6} { // an ordinary thread
+		f.add("worker (tid 20)", w)
+	}
+	f.add("lone (tid 30)", 20e6) // one sample only, large
+	f.add("tiny (tid 40)", 200e3)
+	got := f.suspects()
+	if !strings.Contains(got, "2 threads weigh 535.0 MiB") || !strings.Contains(got, "main (tid 1) 515.9 MiB") ||
+		!strings.Contains(got, "lone (tid 30) 19.1 MiB") || strings.Contains(got, "worker") || strings.Contains(got, "tiny") {
+		t.Errorf("suspects() = %q", got)
+	}
+	if s := (firstSamples{}).suspects(); s != "" {
+		t.Errorf("no threads: %q", s)
+	}
+}
+
+// TestFirstSampleBug reads a real recording of JDK-8307488: main allocated
+// 500 MiB before the recording started and 10 MiB during it; its first
+// sample weighs the 500 MiB, and the warning names it.
+func TestFirstSampleBug(t *testing.T) {
+	recs, p, err := collect(t, "first", gunzipFile(t, "testdata/first-sample-jdk17.jfr.gz"), parse.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var first, rest float64
+	for _, r := range recs {
+		if !strings.HasPrefix(r.thread, "main ") {
+			continue
+		}
+		if first == 0 {
+			first = r.alloc.Bytes
+		} else {
+			rest += r.alloc.Bytes
+		}
+	}
+	if first < 500<<20 || rest > 11<<20 {
+		t.Errorf("main's first sample weighs %.0f, the others %.0f; want ≥ 500 MiB and ≤ 11 MiB", first, rest)
+	}
+	w := strings.Join(p.Warnings, "\n")
+	if !strings.Contains(w, "JDK-8307488") || !strings.Contains(w, "first samples of 1 thread weigh 516.3 MiB") || !strings.Contains(w, "main (tid 1)") {
+		t.Errorf("warnings %q", w)
+	}
+}

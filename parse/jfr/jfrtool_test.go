@@ -96,7 +96,7 @@ func newToolSums() *toolSums {
 // are the same objects of the same classes.
 func TestAgainstJFRTool(t *testing.T) {
 	tool := jfrTool(t)
-	files := []string{"testdata/jdk17-2chunks.jfr.gz", "testdata/jdk25.jfr.gz"}
+	files := []string{"testdata/jdk17-2chunks.jfr.gz", "testdata/jdk25.jfr.gz", "testdata/first-sample-jdk17.jfr.gz"}
 	dir := filepath.Join("..", "..", "..", "shared", "samples", "jfr")
 	if _, err := os.Stat(dir); err == nil {
 		files = append(files, filepath.Join(dir, "cpool-uint64-constant-index.jfr.gz"), filepath.Join(dir, "uint64-ref-id.jfr.gz"))

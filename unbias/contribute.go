@@ -46,7 +46,7 @@ func Contribute(rec *parse.Record, v Value) Contribution {
 	case parse.Exact:
 		out = exact(c, v)
 	case parse.Weighted:
-		out = weighted(c, v)
+		out = weighted(c, v, rec)
 	default:
 		out = estimateOnly(c, v, rec.Rate)
 	}

@@ -47,4 +47,9 @@ func TestWeighted(t *testing.T) {
 	if both.Complete || !both.Weighted || both.Var != sq || both.Estimate != est+1<<20 {
 		t.Errorf("weighted + exact: %+v", both)
 	}
+	// Gap bounds pass through; the excess never exceeds the weight.
+	g := Contribute(&parse.Record{Scheme: parse.Weighted, Alloc: parse.Counts{Bytes: 1e6, Samples: 1}, Spill: 3e6, Excess: 5e6}, AllocSpace)
+	if g.Spill != 3e6 || g.Excess != 1e6 {
+		t.Errorf("gap bounds: spill %v, excess %v; want 3e6 and 1e6", g.Spill, g.Excess)
+	}
 }

@@ -79,8 +79,9 @@ func (c *chunk) event(typ def.TypeID) {
 	case tm.T_ALLOC_SAMPLE:
 		e := &c.p.ObjectAllocationSample
 		d.n.samples++
-		c.send(e.StartTime, e.EventThread, e.StackTrace, e.ObjectClass, parse.Weighted, parse.Counts{Bytes: float64(e.Weight), Samples: 1}, false)
+		c.fill(e.StartTime, e.EventThread, e.StackTrace, e.ObjectClass, parse.Weighted, parse.Counts{Bytes: float64(e.Weight), Samples: 1}, false)
 		d.firsts.add(d.rec.Thread, float64(e.Weight))
+		d.sample(&d.rec)
 	case tm.T_ALLOC_IN_NEW_TLAB:
 		if !c.useTLAB {
 			d.n.ignoredTLAB++
@@ -112,6 +113,18 @@ func (c *chunk) event(typ def.TypeID) {
 // send fills the decoder's record and hands it to the sink; inUse puts
 // the counts in the live pair instead of the allocated one.
 func (c *chunk) send(ticks uint64, th types.ThreadRef, st types.StackTraceRef, cls types.ClassRef, scheme parse.Scheme, n parse.Counts, inUse bool) {
+	c.fill(ticks, th, st, cls, scheme, n, inUse)
+	c.d.emit(&c.d.rec)
+}
+
+// emit hands a record to the sink.
+func (d *decoder) emit(rec *parse.Record) {
+	d.prof.Records++
+	d.sink.Record(rec)
+}
+
+// fill fills the decoder's record.
+func (c *chunk) fill(ticks uint64, th types.ThreadRef, st types.StackTraceRef, cls types.ClassRef, scheme parse.Scheme, n parse.Counts, inUse bool) {
 	d := c.d
 	rec := &d.rec
 	e := c.stack(st)
@@ -129,8 +142,7 @@ func (c *chunk) send(ticks uint64, th types.ThreadRef, st types.StackTraceRef, c
 		rec.Alloc = n
 	}
 	rec.Time = c.time(ticks)
-	d.prof.Records++
-	d.sink.Record(rec)
+	rec.Spill, rec.Excess = 0, 0
 }
 
 // time converts a tick count of the chunk into nanoseconds from the start

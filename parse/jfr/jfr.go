@@ -61,6 +61,7 @@ type decoder struct {
 	startNanos uint64
 
 	firsts     firstSamples
+	held       heldSamples
 	version    jdkVersion
 	vmVersion  bool // version came from java.vm.version (else java.version)
 	nextStack  uint64
@@ -211,6 +212,7 @@ func (d *decoder) warnf(format string, args ...any) {
 
 // profile is what the recording says about itself, with its caveats.
 func (d *decoder) profile() (*parse.Profile, error) {
+	d.flushSamples()
 	p := &d.prof
 	n := &d.n
 	if n.samples+n.inTLAB+n.outTLAB+n.old == 0 {

@@ -6,7 +6,9 @@ import (
 	"compress/gzip"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,6 +19,8 @@ import (
 
 // rec is a copy of what a test checks of one record.
 type rec struct {
+	spill   float64
+	excess  float64
 	stack   []string
 	stackID uint64
 	thread  string
@@ -32,7 +36,7 @@ func collect(t testing.TB, name string, data []byte, opt parse.Options) ([]rec, 
 	t.Helper()
 	var out []rec
 	p, err := Parse(name, bufio.NewReader(bytes.NewReader(data)), opt, parse.SinkFunc(func(r *parse.Record) {
-		c := rec{stackID: r.StackID, thread: r.Thread, typ: r.Type, scheme: r.Scheme, alloc: r.Alloc, inUse: r.InUse, time: r.Time}
+		c := rec{spill: r.Spill, excess: r.Excess, stackID: r.StackID, thread: r.Thread, typ: r.Type, scheme: r.Scheme, alloc: r.Alloc, inUse: r.InUse, time: r.Time}
 		for _, f := range r.Stack {
 			c.stack = append(c.stack, f.Func)
 		}
@@ -378,5 +382,42 @@ func TestFirstSampleBug(t *testing.T) {
 	w := strings.Join(p.Warnings, "\n")
 	if !strings.Contains(w, "JDK-8307488") || !strings.Contains(w, "first samples of 1 thread weigh 516.3 MiB") || !strings.Contains(w, "main (tid 1)") {
 		t.Errorf("warnings %q", w)
+	}
+}
+
+// TestGaps checks the marking of gaps in a thread's samples on a real
+// recording: every gap puts the same bytes on the record before it (Spill)
+// and on the one after (Excess), the records of a stack that did not
+// change carry none, and every record is still sent once.
+func TestGaps(t *testing.T) {
+	data := gunzipFile(t, "testdata/jdk17-2chunks.jfr.gz")
+	recs, p, err := collect(t, "2chunks", data, parse.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var spill, excess float64
+	var marked, samples int
+	for _, r := range recs {
+		if r.scheme != parse.Weighted {
+			if r.spill != 0 || r.excess != 0 {
+				t.Errorf("a record of another kind is marked: %+v", r)
+			}
+			continue
+		}
+		samples++
+		spill += r.spill
+		excess += r.excess
+		if r.excess > 0 {
+			marked++
+			if r.excess >= r.alloc.Bytes {
+				t.Errorf("excess %v not below the weight %v", r.excess, r.alloc.Bytes)
+			}
+		}
+	}
+	if marked == 0 || math.Abs(spill-excess) > 1e-6*spill {
+		t.Errorf("%d gaps; spill %v, excess %v", marked, spill, excess)
+	}
+	if !strings.Contains(p.Source.Detail, fmt.Sprintf("%d ObjectAllocationSample", samples)) {
+		t.Errorf("%d samples sent, detail %q", samples, p.Source.Detail)
 	}
 }

@@ -38,7 +38,11 @@ type labTruth struct {
 
 // labRun is one execution of the program and heapest's report on it.
 type labRun struct {
-	settings string // JFR settings: profile (300/s) or default (150/s)
+	// settings are the JFR settings: the JDK's profile (300 samples a
+	// second) or default (150), or tlab (testdata/jfr/tlab.jfc: the TLAB
+	// events of older JDKs instead of ObjectAllocationSample).
+	settings string
+	tlabJFC  string
 	jfr      string
 	truth    labTruth
 	report   Report
@@ -47,9 +51,10 @@ type labRun struct {
 
 // jfrRuns is the number of program executions: HEAPEST_E2E_JFR_RUNS=N for
 // the study (docs/jfr.md used 200), else 4 (2 with -short), which checks
-// the pipeline and prints the coverage of those few runs. The recordings
-// are removed, unless HEAPEST_E2E_JFR_KEEP names a directory to keep them
-// in.
+// the pipeline and prints the coverage of those few runs. The runs cycle
+// through the settings HEAPEST_E2E_JFR_SETTINGS lists (default
+// "profile,default,tlab"). The recordings are removed, unless
+// HEAPEST_E2E_JFR_KEEP names a directory to keep them in.
 func jfrRuns(t *testing.T) int {
 	n := 4
 	if testing.Short() {
@@ -70,14 +75,14 @@ func TestJFRLab(t *testing.T) {
 	dir := t.TempDir()
 	run(t, nil, javac, "-d", dir, filepath.Join(repoRoot(t), "e2e", "testdata", "jfr", "Lab.java"))
 	n := jfrRuns(t)
+	settings := strings.Split("profile,default,tlab", ",")
+	if v := os.Getenv("HEAPEST_E2E_JFR_SETTINGS"); v != "" {
+		settings = strings.Split(v, ",")
+	}
 	runs := make([]*labRun, n)
 	for i := range runs {
-		// Alternate JDK's two shipped settings: profile samples 300
-		// allocations a second, default 150.
-		r := &labRun{settings: "profile", jfr: filepath.Join(dir, fmt.Sprintf("run%d.jfr", i))}
-		if i%2 == 1 {
-			r.settings = "default"
-		}
+		r := &labRun{settings: settings[i%len(settings)], jfr: filepath.Join(dir, fmt.Sprintf("run%d.jfr", i)),
+			tlabJFC: filepath.Join(repoRoot(t), "e2e", "testdata", "jfr", "tlab.jfc")}
 		runs[i] = r
 		if keep := os.Getenv("HEAPEST_E2E_JFR_KEEP"); keep != "" {
 			r.jfr = filepath.Join(keep, filepath.Base(r.jfr))
@@ -97,8 +102,12 @@ func TestJFRLab(t *testing.T) {
 
 // execLab runs the program under a recording, then heapest on it.
 func execLab(r *labRun, java, classes, heapest string) error {
+	settings := r.settings
+	if settings == "tlab" {
+		settings = r.tlabJFC
+	}
 	out, errOut, err := runErr(nil, java, "-Xmx1g", "-cp", classes,
-		"-XX:StartFlightRecording=settings="+r.settings+",filename="+r.jfr, "Lab", "1.0")
+		"-XX:StartFlightRecording=settings="+settings+",filename="+r.jfr, "Lab", "1.0")
 	if err != nil {
 		return fmt.Errorf("java Lab: %v\n%s", err, errOut)
 	}
@@ -142,7 +151,8 @@ func checkLabSites(t *testing.T, runs []*labRun) {
 				t.Errorf("run %d (%s): no row for %s", i, r.settings, f)
 				continue
 			}
-			if row.Method != "gamma" || !(row.Lo <= row.Estimate && row.Estimate <= row.Hi) {
+			// Allocations outside TLABs are recorded exactly.
+			if row.Method != "gamma" && (r.settings != "tlab" || row.Method != "exact") || !(row.Lo <= row.Estimate && row.Estimate <= row.Hi) {
 				t.Errorf("run %d: %s: %+v", i, f, row)
 			}
 		}

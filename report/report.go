@@ -249,6 +249,10 @@ func (b *Builder) PerStack() ([]*Report, error) {
 // more were left out.
 func build(opt Options, sources []parse.Source, groups []*aggregate.Group, cut int, total ci.Stats) (*Report, error) {
 	r := &Report{Confidence: opt.Confidence, Value: opt.Value, By: opt.By, Sources: sources, Omitted: cut}
+	// A gap in a JFR thread's samples may move bytes between two records
+	// of that thread (ci.Stats.Spill, Excess), never into or out of the
+	// total or the thread's row: those need no widening for it.
+	total.Spill, total.Excess = 0, 0
 	var err error
 	if r.Total, err = row("total", nil, total, nil, opt); err != nil {
 		return nil, err
@@ -258,7 +262,11 @@ func build(opt Options, sources []parse.Source, groups []*aggregate.Group, cut i
 		if opt.By == aggregate.ByFunc {
 			cum = &g.Cum
 		}
-		rw, err := row(g.Key, g.Stack, g.Flat, cum, opt)
+		flat := g.Flat
+		if opt.By == aggregate.ByThread {
+			flat.Spill, flat.Excess = 0, 0
+		}
+		rw, err := row(g.Key, g.Stack, flat, cum, opt)
 		if err != nil {
 			return nil, err
 		}

@@ -193,3 +193,42 @@ func TestInputsMerge(t *testing.T) {
 		}
 	}
 }
+
+// TestGapBounds checks where JFR gap bounds widen intervals: the rows of
+// the two stacks a gap lies between, not the total nor the thread's row
+// (the gap moves bytes within them).
+func TestGapBounds(t *testing.T) {
+	sample := func(fn string, w, spill, excess float64) parse.Record {
+		return parse.Record{Stack: []parse.Frame{{Func: fn}}, Thread: "worker (tid 7)", Scheme: parse.Weighted,
+			Alloc: parse.Counts{Bytes: w, Samples: 1}, Spill: spill, Excess: excess}
+	}
+	p := profile("jfr", false, true, sample("a", 1e6, 0, 0), sample("a", 1e6, 40e6, 0), sample("b", 41e6, 0, 40e6), sample("b", 1e6, 0, 0))
+	plain := profile("jfr", false, true, sample("a", 1e6, 0, 0), sample("a", 1e6, 0, 0), sample("b", 41e6, 0, 0), sample("b", 1e6, 0, 0))
+	rows := func(in input, by aggregate.By) *Report {
+		r, err := buildReport(t, Options{Value: unbias.AllocSpace, By: by, Confidence: 0.95}, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	gap, noGap := rows(p, aggregate.ByFunc), rows(plain, aggregate.ByFunc)
+	same := func(a, b ci.Result) bool { return a.Estimate == b.Estimate && a.Lo == b.Lo && a.Hi == b.Hi }
+	if !same(gap.Total.Flat, noGap.Total.Flat) {
+		t.Errorf("total widened: %+v vs %+v", gap.Total.Flat, noGap.Total.Flat)
+	}
+	byKey := func(r *Report) map[string]ci.Result {
+		m := map[string]ci.Result{}
+		for _, row := range r.Rows {
+			m[row.Key] = row.Flat
+		}
+		return m
+	}
+	g, n := byKey(gap), byKey(noGap)
+	if !(g["a"].Hi > n["a"].Hi+30e6) || g["a"].Lo != n["a"].Lo || !(g["b"].Lo < n["b"].Lo) || g["b"].Hi != n["b"].Hi {
+		t.Errorf("a: %+v (without the gap %+v); b: %+v (%+v)", g["a"], n["a"], g["b"], n["b"])
+	}
+	th, thPlain := rows(p, aggregate.ByThread), rows(plain, aggregate.ByThread)
+	if !same(th.Rows[0].Flat, thPlain.Rows[0].Flat) {
+		t.Errorf("thread row widened: %+v vs %+v", th.Rows[0].Flat, thPlain.Rows[0].Flat)
+	}
+}

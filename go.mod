@@ -5,6 +5,9 @@ go 1.26.8
 require (
 	github.com/google/pprof v0.0.0-20260906184651-6331bc6350fe
 	github.com/google/shlex v0.0.0-20191202100458-e7afc7fbc510
+	// jfr-parser is pinned at exactly v0.19.0: newer tags are not served by
+	// the module proxy heapest is built with (parse/jfr, docs/jfr.md).
+	github.com/grafana/jfr-parser v0.19.0
 	github.com/ianlancetaylor/demangle v0.0.0-20260724033716-83e58baca724
 	github.com/olekukonko/tablewriter v1.1.5
 	github.com/spf13/cobra v1.10.2
@@ -25,4 +28,5 @@ require (
 	github.com/olekukonko/ll v0.1.6 // indirect
 	github.com/spf13/pflag v1.0.9 // indirect
 	golang.org/x/sys v0.32.0 // indirect
+	golang.org/x/text v0.39.0 // indirect
 )

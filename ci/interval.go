@@ -49,6 +49,7 @@ const (
 	NoteOpenEnd      = "upper bound at s+1 samples: the bytes after the last sample are unobserved (.NET design)"
 	NoteOpenStart    = "lower bound at s−1 samples: the window starts between samples (.NET design)"
 	NoteBias         = "estimate from the average size of mixed sizes; interval widened by its error bound"
+	NoteWeighted     = "JFR: the sum of the events' weights; model-based interval (each weight a Poisson count, gamma), coverage measured in docs/jfr.md"
 )
 
 // Interval computes the interval of s at the given confidence with method
@@ -71,6 +72,8 @@ func Interval(s Stats, m Method, confidence float64) (Result, error) {
 		r = Result{Estimate: s.Estimate, Lo: s.Estimate, Hi: s.Estimate, Method: Exact.String()}
 	case s.Bias > 0:
 		r = widened(s, m, alpha)
+	case s.Spill > 0 || s.Excess > 0:
+		r = shifted(s, m, alpha)
 	default:
 		r = dispatch(s, m, alpha)
 	}
@@ -85,6 +88,9 @@ func Interval(s Stats, m Method, confidence float64) (Result, error) {
 	}
 	if s.Approx {
 		r.Notes = append(r.Notes, NoteApprox)
+	}
+	if s.Weighted && !s.NoInterval {
+		r.Notes = append(r.Notes, NoteWeighted)
 	}
 	return r, nil
 }
@@ -130,6 +136,21 @@ func widened(s Stats, m Method, alpha float64) Result {
 	return rh
 }
 
+// shifted is the interval of a weighted group whose estimate may be low by
+// up to Spill or high by up to Excess (bytes weighed to the wrong stack
+// across a gap in the producer's samples): the lower bound is the
+// method's for the estimate less Excess, the upper for the estimate plus
+// Spill.
+func shifted(s Stats, m Method, alpha float64) Result {
+	lo, hi := s, s
+	lo.Estimate = math.Max(0, s.Estimate-s.Excess)
+	hi.Estimate = s.Estimate + s.Spill
+	lo.Spill, lo.Excess, hi.Spill, hi.Excess = 0, 0, 0, 0
+	rl, rh := dispatch(lo, m, alpha), dispatch(hi, m, alpha)
+	rh.Estimate, rh.Lo = s.Estimate, math.Min(rl.Lo, s.Estimate)
+	return rh
+}
+
 // offsetApplies reports whether .NET Approach 2 applies: every sample
 // carries its sampled-byte offset and all share one rate.
 func (s Stats) offsetApplies() bool {
@@ -148,7 +169,8 @@ func (s Stats) Validate() error {
 		name string
 		v    float64
 	}{{"estimate", s.Estimate}, {"variance", s.Var}, {"samples", s.Samples}, {"max weight", s.MaxWeight},
-		{"unit", s.Unit}, {"rate", s.Rate}, {"offset", s.Offset}, {"bias bound", s.Bias}} {
+		{"unit", s.Unit}, {"rate", s.Rate}, {"offset", s.Offset}, {"bias bound", s.Bias},
+		{"spill", s.Spill}, {"excess", s.Excess}} {
 		if math.IsNaN(f.v) || math.IsInf(f.v, 0) || f.v < 0 {
 			return fmt.Errorf("invalid statistics: %s %v (want a finite value ≥ 0)", f.name, f.v)
 		}

@@ -119,6 +119,7 @@ func TestIntervalAuto(t *testing.T) {
 		{"no interval", Stats{N: 1, Estimate: 5, NoInterval: true}, "none", NoteNoInterval},
 		{"complete", Stats{N: 1, Estimate: 5, P: 1, Unit: 1, Samples: 5, Complete: true}, "exact", ""},
 		{"bound", Stats{N: 1, Estimate: 5e6, Var: 1e12, Samples: 3, SamplesBound: true, Mixed: true, MaxWeight: 5e5}, "gamma", NoteSamplesBound},
+		{"weighted (JFR)", Stats{N: 2, Estimate: 3e6, Var: 5e12, Samples: 2, Mixed: true, MaxWeight: 2e6, Weighted: true}, "gamma", NoteWeighted},
 	}
 	for _, c := range cases {
 		r, err := Interval(c.s, Auto, 0.95)
@@ -303,5 +304,31 @@ func TestOffsetWindowInterval(t *testing.T) {
 	// One sample with an open start: the lower bound is u alone.
 	if r := OffsetWindowInterval(0, 1, dotnetP, 100, 0.05, false, true, false); r.Lo != 100 {
 		t.Errorf("s=1 open start: lower %v", r.Lo)
+	}
+}
+
+// TestIntervalShifted checks the gap bounds of weighted groups: the upper
+// bound is the method's at the estimate plus Spill, the lower at the
+// estimate less Excess, and the estimate is unchanged.
+func TestIntervalShifted(t *testing.T) {
+	base := Stats{N: 3, Estimate: 10e6, Var: 4e12, Samples: 3, Mixed: true, MaxWeight: 2e6, Weighted: true}
+	conf := 0.95
+	plain, err := Interval(base, Auto, conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := base
+	s.Spill, s.Excess = 50e6, 4e6
+	r, err := Interval(s, Auto, conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := GammaInterval(base.Estimate+s.Spill, base.Var, base.MaxWeight, 1-conf)
+	down := GammaInterval(base.Estimate-s.Excess, base.Var, base.MaxWeight, 1-conf)
+	if r.Estimate != base.Estimate || r.Hi != up.Hi || r.Lo != down.Lo || !(r.Lo < plain.Lo && r.Hi > plain.Hi) {
+		t.Errorf("shifted %+v; want [%v, %v] around %v (plain [%v, %v])", r, down.Lo, up.Hi, base.Estimate, plain.Lo, plain.Hi)
+	}
+	if _, err := Interval(Stats{N: 1, Estimate: 1, Spill: -1}, Auto, conf); err == nil {
+		t.Error("a negative spill is accepted")
 	}
 }

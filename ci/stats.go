@@ -63,6 +63,16 @@ type Stats struct {
 	// approximation rather than a bound (e.g. jemalloc mixed-size object
 	// counts, tcmalloc raw counts estimated from a guessed period).
 	Approx bool
+	// Weighted is set when some contribution is a producer-weighted sample
+	// (JFR): its variance is a model's, not the sampling design's, and the
+	// interval says so (NoteWeighted).
+	Weighted bool
+	// Spill and Excess are bytes by which a weighted group's estimate may
+	// be low or high because its producer sampled with gaps (JFR: a weight
+	// that covers a gap in a thread's samples may hold another stack's
+	// bytes): the upper bound is the method's at Estimate+Spill, the lower
+	// at Estimate−Excess. They add across groups.
+	Spill, Excess float64
 }
 
 // Add returns the statistics of the union of two disjoint groups of
@@ -100,6 +110,9 @@ func (s *Stats) Merge(o *Stats) {
 	s.Complete = s.Complete && o.Complete
 	s.NoInterval = s.NoInterval || o.NoInterval
 	s.Approx = s.Approx || o.Approx
+	s.Weighted = s.Weighted || o.Weighted
+	s.Spill += o.Spill
+	s.Excess += o.Excess
 	if s.Mixed {
 		s.P, s.Unit = 0, 0
 	}

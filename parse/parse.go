@@ -62,7 +62,7 @@ func (e *Error) Error() string {
 func (e *Error) Unwrap() error { return e.Err }
 
 // ErrUnrecognized is returned when no parser recognizes the input.
-var ErrUnrecognized = errors.New("unrecognized profile format (expected a jemalloc heap_v2 dump, gperftools/pprof legacy heap text, pprof protobuf or nettrace)")
+var ErrUnrecognized = errors.New("unrecognized profile format (expected a jemalloc heap_v2 dump, gperftools/pprof legacy heap text, pprof protobuf, nettrace, JFR recording or memray CSV)")
 
 // ErrTooLarge is returned when decompressed input exceeds the bound.
 var ErrTooLarge = errors.New("decompressed input exceeds the size limit")

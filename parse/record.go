@@ -124,6 +124,14 @@ type Record struct {
 	Offset float64
 	// HasOffset marks Offset as present.
 	HasOffset bool
+	// Spill and Excess bound how far a producer-weighted record (JFR) may
+	// be from its own bytes when its thread's sampling had a gap: a later
+	// event of the thread, of another stack, weighed Spill bytes more
+	// than the thread's usual weight, bytes this record's stack may have
+	// allocated (its upper bound grows by them); this record's own weight
+	// is Excess bytes over the usual one, bytes the stack before it may
+	// have allocated (its lower bound shrinks by them).
+	Spill, Excess float64
 	// Time is the event time in nanoseconds from the trace start, when known.
 	Time int64
 	// Pre, when non-nil, holds statistics heapest itself computed earlier

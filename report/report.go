@@ -279,6 +279,10 @@ func statsOnly(opt Options, sources []parse.Source, groups []*aggregate.Group, t
 // more were left out.
 func build(opt Options, sources []parse.Source, groups []*aggregate.Group, cut int, total ci.Stats) (*Report, error) {
 	r := &Report{Confidence: opt.Confidence, Value: opt.Value, By: opt.By, Sources: sources, Omitted: cut}
+	// A gap in a JFR thread's samples may move bytes between two records
+	// of that thread (ci.Stats.Spill, Excess), never into or out of the
+	// total or the thread's row: those need no widening for it.
+	total.Spill, total.Excess = 0, 0
 	var err error
 	if r.Total, err = row("total", nil, total, nil, opt); err != nil {
 		return nil, err
@@ -288,7 +292,11 @@ func build(opt Options, sources []parse.Source, groups []*aggregate.Group, cut i
 		if opt.By == aggregate.ByFunc {
 			cum = &g.Cum
 		}
-		rw, err := row(g.Key, g.Stack, g.Flat, cum, opt)
+		flat := g.Flat
+		if opt.By == aggregate.ByThread {
+			flat.Spill, flat.Excess = 0, 0
+		}
+		rw, err := row(g.Key, g.Stack, flat, cum, opt)
 		if err != nil {
 			return nil, err
 		}
@@ -348,6 +356,9 @@ func checkValue(p *parse.Profile, v unbias.Value) error {
 	if !v.IsAlloc() && !p.HasInUse {
 		return fmt.Errorf("%s: has no in-use (inuse_*) values; use --value alloc_space or alloc_objects", p.Source.Path)
 	}
+	if v == unbias.AllocObjects && p.Source.Format == "jfr" {
+		return fmt.Errorf("%s: JFR allocation events weigh bytes, not objects: there is no alloc_objects estimate; use --value alloc_space", p.Source.Path)
+	}
 	return nil
 }
 
@@ -363,10 +374,12 @@ func DefaultByFor(profiles []*parse.Profile) aggregate.By {
 }
 
 // DefaultValueFor is the value a report shows when --value is not given:
-// inuse_space where the input has it, else alloc_space.
+// inuse_space where the input has it, else alloc_space. JFR recordings
+// show alloc_space: their inuse values are only the few live objects the
+// JVM's leak profiler kept (jdk.OldObjectSample), not an estimate.
 func DefaultValueFor(profiles []*parse.Profile) unbias.Value {
 	for _, p := range profiles {
-		if !p.HasInUse {
+		if !p.HasInUse || p.Source.Format == "jfr" && p.HasAlloc {
 			return unbias.AllocSpace
 		}
 	}

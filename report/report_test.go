@@ -97,6 +97,7 @@ func TestBuildErrors(t *testing.T) {
 		{noInUse, Options{Value: unbias.InUseObjects}, "has no in-use (inuse_*) values"},
 		{noAlloc, Options{Value: unbias.InUseSpace, Window: true, From: 5}, "--from/--to select a time window of a trace"},
 		{noAlloc, Options{Value: unbias.InUseSpace, Confidence: 2}, "confidence"},
+		{profile("jfr", true, true, rec("a", 1)), Options{Value: unbias.AllocObjects, Confidence: 0.95}, "weigh bytes, not objects"},
 	} {
 		if _, err := buildReport(t, tt.opt, tt.p); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("err %v, want %q", err, tt.want)
@@ -112,6 +113,12 @@ func TestDefaults(t *testing.T) {
 	}
 	if DefaultByFor([]*parse.Profile{heap}) != aggregate.ByFunc || DefaultByFor([]*parse.Profile{trace}) != aggregate.ByType {
 		t.Error("DefaultByFor")
+	}
+	// A JFR recording with old object samples has inuse values, but they
+	// are a few kept objects: its default is what it estimates.
+	jfr := profile("jfr", true, true).p
+	if DefaultValueFor([]*parse.Profile{jfr}) != unbias.AllocSpace || !HasValue([]*parse.Profile{jfr}, unbias.InUseObjects) || HasValue([]*parse.Profile{jfr}, unbias.AllocObjects) {
+		t.Error("DefaultValueFor or HasValue of a JFR recording")
 	}
 	// Through a Builder: the defaults are settled after reading.
 	r, err := buildReport(t, Options{DefaultValue: true, DefaultBy: true, Confidence: 0.95}, profile("nettrace", false, true, rec("a", 2)))
@@ -184,5 +191,44 @@ func TestInputsMerge(t *testing.T) {
 		if !near(r.Cum.Estimate, want[r.Key].Estimate) || !near(r.Cum.Hi, want[r.Key].Hi) {
 			t.Errorf("%s: cum %v, one input %v", r.Key, r.Cum, want[r.Key])
 		}
+	}
+}
+
+// TestGapBounds checks where JFR gap bounds widen intervals: the rows of
+// the two stacks a gap lies between, not the total nor the thread's row
+// (the gap moves bytes within them).
+func TestGapBounds(t *testing.T) {
+	sample := func(fn string, w, spill, excess float64) parse.Record {
+		return parse.Record{Stack: []parse.Frame{{Func: fn}}, Thread: "worker (tid 7)", Scheme: parse.Weighted,
+			Alloc: parse.Counts{Bytes: w, Samples: 1}, Spill: spill, Excess: excess}
+	}
+	p := profile("jfr", false, true, sample("a", 1e6, 0, 0), sample("a", 1e6, 40e6, 0), sample("b", 41e6, 0, 40e6), sample("b", 1e6, 0, 0))
+	plain := profile("jfr", false, true, sample("a", 1e6, 0, 0), sample("a", 1e6, 0, 0), sample("b", 41e6, 0, 0), sample("b", 1e6, 0, 0))
+	rows := func(in input, by aggregate.By) *Report {
+		r, err := buildReport(t, Options{Value: unbias.AllocSpace, By: by, Confidence: 0.95}, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	gap, noGap := rows(p, aggregate.ByFunc), rows(plain, aggregate.ByFunc)
+	same := func(a, b ci.Result) bool { return a.Estimate == b.Estimate && a.Lo == b.Lo && a.Hi == b.Hi }
+	if !same(gap.Total.Flat, noGap.Total.Flat) {
+		t.Errorf("total widened: %+v vs %+v", gap.Total.Flat, noGap.Total.Flat)
+	}
+	byKey := func(r *Report) map[string]ci.Result {
+		m := map[string]ci.Result{}
+		for _, row := range r.Rows {
+			m[row.Key] = row.Flat
+		}
+		return m
+	}
+	g, n := byKey(gap), byKey(noGap)
+	if !(g["a"].Hi > n["a"].Hi+30e6) || g["a"].Lo != n["a"].Lo || !(g["b"].Lo < n["b"].Lo) || g["b"].Hi != n["b"].Hi {
+		t.Errorf("a: %+v (without the gap %+v); b: %+v (%+v)", g["a"], n["a"], g["b"], n["b"])
+	}
+	th, thPlain := rows(p, aggregate.ByThread), rows(plain, aggregate.ByThread)
+	if !same(th.Rows[0].Flat, thPlain.Rows[0].Flat) {
+		t.Errorf("thread row widened: %+v vs %+v", th.Rows[0].Flat, thPlain.Rows[0].Flat)
 	}
 }

@@ -50,6 +50,8 @@ func Contribute(rec *parse.Record, v Value) Contribution {
 		}
 	case parse.Exact:
 		out = exact(c, v)
+	case parse.Weighted:
+		out = weighted(c, v, rec)
 	default:
 		out = estimateOnly(c, v, rec.Rate)
 	}

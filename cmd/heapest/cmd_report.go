@@ -41,10 +41,13 @@ each estimate with a confidence interval, the raw samples it rests on, and the
 interval method used.
 
 Inputs are detected by content (jemalloc heap_v2 dumps, gperftools/pprof legacy
-heap text, pprof protos, nettrace traces) and may be gzip-compressed; "-" reads
-standard input. Report reads one profile: two dumps of one process share their
-live samples and cannot be summed, and summing the dumps of a fleet (unbiasing
-each first) is the job of "heapest merge", which this version does not have yet.
+heap text, pprof protos, nettrace traces, JFR recordings, memray transform csv
+output) and may be gzip-compressed; "-" reads standard input. JFR estimates are
+sums of the events' weights and their intervals model-based (docs/jfr.md).
+
+Report reads one profile: two dumps of one process share their live samples and
+cannot be summed, and summing the dumps of a fleet (unbiasing each first) is the
+job of "heapest merge", which this version does not have yet.
 ` + exitStatusHelp,
 		Example: `  # Top functions by live bytes in a jemalloc dump
   heapest report jeprof.1234.0.m0.heap
@@ -58,6 +61,9 @@ each first) is the job of "heapest merge", which this version does not have yet.
   # Allocations by type in a .NET trace, minute 1 to 2
   heapest report --from 1m --to 2m app.nettrace
 
+  # Allocating stacks of a Java program (JFR, e.g. settings=profile)
+  heapest report --by stack recording.jfr
+
   # A dump taken on another machine
   heapest report --binary ./server --symbol-path ./debug dump.heap`,
 		Args: cobra.MinimumNArgs(1),
@@ -69,13 +75,13 @@ each first) is the job of "heapest merge", which this version does not have yet.
 	f := cmd.Flags()
 	confidenceVar(cmd, &opts.Confidence, "coverage of the intervals, in (0,1)")
 	enumVar(cmd, &opts.Method, "method", methodChoices, false, "interval method; auto picks per row the best one valid for it")
-	enumVar(cmd, &opts.Value, "value", valueChoices, true, "value to estimate (default inuse_space where the input has it, else alloc_space)")
+	enumVar(cmd, &opts.Value, "value", valueChoices, true, "value to estimate (default inuse_space where the input has it, else alloc_space; alloc_space for JFR)")
 	enumVar(cmd, &opts.By, "by", byChoices, true, "what a row is; func has flat and cum (default func; type for .NET traces)")
 	f.IntVar(&opts.Top, "top", 20, "show the `N` largest rows (0: all)")
 	f.StringVar(&opts.Focus, "focus", "", "keep only samples with a frame (or type) matching `REGEX`")
 	f.StringVar(&opts.Ignore, "ignore", "", "drop samples with a frame (or type) matching `REGEX`")
-	f.DurationVar(&opts.From, "from", 0, "traces: only events at or after this `time` from the trace start (e.g. 1m30s)")
-	f.DurationVar(&opts.To, "to", 0, "traces: only events before this `time` from the trace start")
+	f.DurationVar(&opts.From, "from", 0, "traces and JFR recordings: only events at or after this `time` from the start (e.g. 1m30s)")
+	f.DurationVar(&opts.To, "to", 0, "traces and JFR recordings: only events before this `time` from the start")
 	enumVar(cmd, &opts.Format, "format", reportFormatChoices, false, "output format")
 	f.StringVarP(&opts.Output, "output", "o", "", "write the report to `FILE` (atomically) instead of standard output")
 	return cmd

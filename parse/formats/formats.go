@@ -11,6 +11,8 @@ import (
 
 	"github.com/heapest/heapest/parse"
 	"github.com/heapest/heapest/parse/jemalloc"
+	"github.com/heapest/heapest/parse/jfr"
+	"github.com/heapest/heapest/parse/memray"
 	"github.com/heapest/heapest/parse/nettrace"
 	"github.com/heapest/heapest/parse/pprof"
 )
@@ -29,11 +31,14 @@ type Format struct {
 }
 
 // List holds the formats in the order they are tried: formats with a magic
-// number first, pprof protobuf (which has none) last.
+// number (or, for memray's CSV, an exact header line) first, pprof protobuf
+// (which has none) last.
 var List = []Format{
 	{Name: "jemalloc", Detect: jemalloc.Detect, Parse: jemalloc.Parse},
 	{Name: "gperftools", Detect: pprof.DetectLegacy, Parse: pprof.ParseLegacy},
 	{Name: "nettrace", Detect: nettrace.Detect, Parse: nettrace.Parse},
+	{Name: "jfr", Detect: jfr.Detect, Parse: jfr.Parse},
+	{Name: "memray", Detect: memray.Detect, Parse: memray.Parse},
 	{Name: "pprof", Detect: pprof.Detect, Parse: pprof.Parse},
 }
 

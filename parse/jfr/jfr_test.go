@@ -1,0 +1,423 @@
+package jfr
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/heapest/heapest/parse"
+)
+
+// rec is a copy of what a test checks of one record.
+type rec struct {
+	spill   float64
+	excess  float64
+	stack   []string
+	stackID uint64
+	thread  string
+	typ     string
+	scheme  parse.Scheme
+	alloc   parse.Counts
+	inUse   parse.Counts
+	time    int64
+}
+
+// collect parses data and copies every record.
+func collect(t testing.TB, name string, data []byte, opt parse.Options) ([]rec, *parse.Profile, error) {
+	t.Helper()
+	var out []rec
+	p, err := Parse(name, bufio.NewReader(bytes.NewReader(data)), opt, parse.SinkFunc(func(r *parse.Record) {
+		c := rec{spill: r.Spill, excess: r.Excess, stackID: r.StackID, thread: r.Thread, typ: r.Type, scheme: r.Scheme, alloc: r.Alloc, inUse: r.InUse, time: r.Time}
+		for _, f := range r.Stack {
+			c.stack = append(c.stack, f.Func)
+		}
+		out = append(out, c)
+	}))
+	return out, p, err
+}
+
+// gunzipFile reads a gzip-compressed file whole.
+func gunzipFile(t testing.TB, path string) []byte {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// sharedSamples is the directory of the real JFR files beside the
+// repository, or "" (the test skips) when it is absent.
+func sharedSamples(t *testing.T) string {
+	dir := filepath.Join("..", "..", "..", "shared", "samples", "jfr")
+	if _, err := os.Stat(dir); err != nil {
+		t.Skipf("shared samples not found at %s (CI has them beside the repo): %v", dir, err)
+	}
+	return dir
+}
+
+// TestSharedSamples reads the three public recordings and checks what
+// their README (verified there with jfr-parser v0.14.0) says they hold:
+// event counts, the sum of the weights, threads and classes.
+func TestSharedSamples(t *testing.T) {
+	dir := sharedSamples(t)
+	tests := []struct {
+		file                      string
+		samples                   int
+		weight                    float64
+		threads, classes, oldObjs int
+		jdk                       string
+	}{
+		{"object-allocation-sample.jfr.gz", 10694, 32922398872, 13, 58, 0, "17.0.2+8-86"},
+		{"cpool-uint64-constant-index.jfr.gz", 786, 1075719696, 12, 37, 109, "17.0.2+8-86"},
+		{"uint64-ref-id.jfr.gz", 373, 175195696, 9, 29, 65, "21.0.4+7-LTS"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.file, func(t *testing.T) {
+			recs, p, err := collect(t, tc.file, gunzipFile(t, filepath.Join(dir, tc.file)), parse.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var n, old int
+			var w float64
+			threads, classes := map[string]bool{}, map[string]bool{}
+			for _, r := range recs {
+				switch {
+				case r.scheme == parse.Weighted:
+					n++
+					w += r.alloc.Bytes
+					threads[r.thread], classes[r.typ] = true, true
+				case r.inUse.Objects == 1:
+					old++
+				default:
+					t.Errorf("unexpected record %+v", r)
+				}
+			}
+			if n != tc.samples || w != tc.weight || len(threads) != tc.threads || len(classes) != tc.classes || old != tc.oldObjs {
+				t.Errorf("got %d samples weighing %.0f, %d threads, %d classes, %d old objects; want %d, %.0f, %d, %d, %d",
+					n, w, len(threads), len(classes), old, tc.samples, tc.weight, tc.threads, tc.classes, tc.oldObjs)
+			}
+			if !strings.Contains(p.Source.Detail, "JDK "+tc.jdk) || p.Source.Format != "jfr" || !p.HasAlloc || p.HasInUse != (tc.oldObjs > 0) || !p.Timed {
+				t.Errorf("profile %+v", p.Source)
+			}
+			if p.Records != len(recs) {
+				t.Errorf("Records = %d, sent %d", p.Records, len(recs))
+			}
+		})
+	}
+}
+
+// TestMultiChunk reads a real two-chunk recording: stacks are numbered per
+// chunk (a constant pool reference means nothing in the next chunk), event
+// times run on from the first chunk's start, and the names a sink keeps
+// are the same strings across chunks.
+func TestMultiChunk(t *testing.T) {
+	recs, p, err := collect(t, "2chunks", gunzipFile(t, "testdata/jdk17-2chunks.jfr.gz"), parse.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(p.Source.Detail, "2 chunks") {
+		t.Errorf("detail %q does not say 2 chunks", p.Source.Detail)
+	}
+	byID := map[uint64]string{}
+	var last int64
+	var back int
+	lab := map[string]float64{}
+	for _, r := range recs {
+		key := strings.Join(r.stack, "<")
+		if prev, ok := byID[r.stackID]; ok && prev != key {
+			t.Fatalf("stack id %d names two stacks: %q and %q", r.stackID, prev, key)
+		}
+		byID[r.stackID] = key
+		if r.time < 0 {
+			t.Errorf("negative time %d", r.time)
+		}
+		if r.time < last {
+			back++
+		}
+		last = r.time
+		if r.scheme == parse.Weighted && len(r.stack) > 0 && strings.HasPrefix(r.stack[0], "Lab.") {
+			lab[r.stack[0]] += r.alloc.Bytes
+		}
+	}
+	// Events are written per thread buffer, so time goes back at buffer
+	// boundaries, but not at every event.
+	if back > len(recs)/4 {
+		t.Errorf("time went back %d times in %d records", back, len(recs))
+	}
+	for _, f := range []string{"Lab.small", "Lab.big", "Lab.phase1", "Lab.twin"} {
+		if lab[f] == 0 {
+			t.Errorf("no weight for %s: %v", f, lab)
+		}
+	}
+}
+
+// TestJDK25 reads a recording whose OldObjectSample events carry
+// objectSize: the inuse records have sizes, and there is no warning about
+// their absence.
+func TestJDK25(t *testing.T) {
+	recs, p, err := collect(t, "jdk25", gunzipFile(t, "testdata/jdk25.jfr.gz"), parse.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var old, sized int
+	for _, r := range recs {
+		if r.scheme != parse.Unknown {
+			continue
+		}
+		old++
+		if r.inUse.Bytes > 0 && r.alloc.IsZero() && r.typ != "<unknown class>" {
+			sized++
+		}
+	}
+	if old == 0 || sized != old {
+		t.Errorf("%d old object samples, %d with a size and class", old, sized)
+	}
+	for _, w := range p.Warnings {
+		if strings.Contains(w, "objectSize") {
+			t.Errorf("unexpected warning %q", w)
+		}
+	}
+	if !strings.Contains(p.Source.Detail, "JDK 25.0.3") {
+		t.Errorf("detail %q", p.Source.Detail)
+	}
+}
+
+func TestNoAllocationEvents(t *testing.T) {
+	_, _, err := collect(t, "noalloc", gunzipFile(t, "testdata/noalloc.jfr.gz"), parse.Options{})
+	var pe *parse.Error
+	if !errors.As(err, &pe) || pe.File != "noalloc" || !strings.Contains(err.Error(), "no allocation events") {
+		t.Fatalf("got %v, want a parse.Error saying there are no allocation events", err)
+	}
+}
+
+// TestBadInput checks that damaged recordings are errors located in the
+// file, and that --keep-going keeps what precedes the damage.
+func TestBadInput(t *testing.T) {
+	good := gunzipFile(t, "testdata/jdk17-2chunks.jfr.gz")
+	first := int(binary.BigEndian.Uint64(good[8:]))
+	set := func(off int, b ...byte) []byte {
+		c := bytes.Clone(good)
+		copy(c[off:], b)
+		return c
+	}
+	u64 := func(v uint64) []byte { return binary.BigEndian.AppendUint64(nil, v) }
+	tests := []struct {
+		name   string
+		data   []byte
+		opt    parse.Options
+		offset int64
+		msg    string
+	}{
+		{"truncated second chunk", good[:first+1000], parse.Options{}, int64(first + 1000), "chunk 2: truncated"},
+		{"truncated header", good[:first+20], parse.Options{}, int64(first + 20), "truncated chunk header"},
+		{"garbage after the last chunk", append(bytes.Clone(good), "garbage that is longer than sixty-eight bytes, which a chunk header needs........"...), parse.Options{}, int64(len(good)), "expected the JFR magic"},
+		{"old format", set(4, 0, 1, 0, 0), parse.Options{}, 4, "JFR file format 1.0"},
+		{"unfinished chunk", set(8, u64(0)...), parse.Options{}, 8, "never finished"},
+		{"size beyond the file", set(8, u64(1<<30)...), parse.Options{SizeHint: int64(len(good))}, 8, "truncated"},
+		{"size beyond the stream", set(8, u64(1<<30)...), parse.Options{}, int64(len(good)), "the input ends after"},
+		{"size beyond the limit", set(8, u64(1<<40)...), parse.Options{}, 8, "outside"},
+		{"uncompressed integers", set(64, 0, 0, 0, 0), parse.Options{}, 64, "not compressed"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := collect(t, "x.jfr", tc.data, tc.opt)
+			var pe *parse.Error
+			if !errors.As(err, &pe) || pe.File != "x.jfr" || pe.Offset != tc.offset || !strings.Contains(err.Error(), tc.msg) {
+				t.Fatalf("got %v (%#v), want an error at byte %d saying %q", err, pe, tc.offset, tc.msg)
+			}
+		})
+	}
+	t.Run("keep going", func(t *testing.T) {
+		all, _, err := collect(t, "x.jfr", good, parse.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		firstOnly, _, err := collect(t, "x.jfr", good[:first], parse.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		kept, p, err := collect(t, "x.jfr", good[:first+1000], parse.Options{KeepGoing: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(kept) != len(firstOnly) || len(kept) >= len(all) {
+			t.Errorf("kept %d records; the first chunk has %d, the file %d", len(kept), len(firstOnly), len(all))
+		}
+		if w := strings.Join(p.Warnings, "\n"); !strings.Contains(w, "stopped early (--keep-going)") || !strings.Contains(w, "chunk 2: truncated") {
+			t.Errorf("warnings %q", w)
+		}
+	})
+}
+
+// TestRateIgnored checks the contract for inputs that carry their own
+// weights: --rate is not silently ignored.
+func TestRateIgnored(t *testing.T) {
+	_, p, err := collect(t, "jdk25", gunzipFile(t, "testdata/jdk25.jfr.gz"), parse.Options{Rate: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := strings.Join(p.Warnings, "\n"); !strings.Contains(w, "--rate 4096 ignored") {
+		t.Errorf("warnings %q", w)
+	}
+}
+
+func TestDetect(t *testing.T) {
+	for _, tc := range []struct {
+		head string
+		want bool
+	}{{"FLR\x00\x00\x02\x00\x01", true}, {"FLR", false}, {"FLR\x01", false}, {"heap_v2/524288", false}, {"", false}} {
+		if got := Detect([]byte(tc.head)); got != tc.want {
+			t.Errorf("Detect(%q) = %v", tc.head, got)
+		}
+	}
+}
+
+func TestJavaName(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"java/lang/String", "java.lang.String"},
+		{"[B", "byte[]"},
+		{"[[I", "int[][]"},
+		{"[Ljava/lang/Object;", "java.lang.Object[]"},
+		{"[[Ljava/util/regex/IntHashSet;", "java.util.regex.IntHashSet[][]"},
+		{"Foo$$Lambda$76+0x00007fa498042338/370869802", "Foo$$Lambda$76"},
+		{"[Q", "Q[]"},
+		{"", ""},
+	} {
+		if got := javaName(tc.in); got != tc.want {
+			t.Errorf("javaName(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestFirstSampleWarning checks which runtimes are warned about the first
+// sample's weight (JDK-8307488, JDK-8362573).
+func TestFirstSampleWarning(t *testing.T) {
+	for _, tc := range []struct {
+		version string
+		major   int
+		bug     string // "" means no warning
+	}{
+		{"11.0.20+8", 11, ""},
+		{"16.0.2+7", 16, "JDK-8307488"},
+		{"17.0.2+8-86", 17, "JDK-8307488"},
+		{"17.0.15+6-Debian-1deb12u1", 17, "JDK-8307488"},
+		{"20.0.2+9", 20, "JDK-8307488"},
+		{"21.0.4+7-LTS", 21, "JDK-8362573"},
+		{"25.0.3+9-LTS", 25, "JDK-8362573"},
+		{"26+35", 26, ""},
+		{"1.8.0_292-b10", 8, ""},
+		{"", 0, "JDK-8362573"},
+	} {
+		v := parseJDKVersion(tc.version)
+		w := firstSampleWarning(v)
+		if v.major != tc.major || tc.bug == "" && w != "" || tc.bug != "" && !strings.Contains(w, tc.bug) {
+			t.Errorf("%q: major %d, warning %q; want major %d and %q", tc.version, v.major, w, tc.major, tc.bug)
+		}
+	}
+}
+
+// TestFirstSampleSuspects checks which threads the first-sample warning
+// names: those whose first sample is large and far above their later ones.
+func TestFirstSampleSuspects(t *testing.T) {
+	var f firstSamples
+	for _, w := range []float64{541e6, 2e6, 2.1e6} { // 500 MiB before the recording
+		f.add("main (tid 1)", w)
+	}
+	for _, w := range []float64{3e6, 2e6, 2.5e6} { // an ordinary thread
+		f.add("worker (tid 20)", w)
+	}
+	f.add("lone (tid 30)", 20e6) // one sample only, large
+	f.add("tiny (tid 40)", 200e3)
+	got := f.suspects()
+	if !strings.Contains(got, "2 threads weigh 535.0 MiB") || !strings.Contains(got, "main (tid 1) 515.9 MiB") ||
+		!strings.Contains(got, "lone (tid 30) 19.1 MiB") || strings.Contains(got, "worker") || strings.Contains(got, "tiny") {
+		t.Errorf("suspects() = %q", got)
+	}
+	if s := (firstSamples{}).suspects(); s != "" {
+		t.Errorf("no threads: %q", s)
+	}
+}
+
+// TestFirstSampleBug reads a real recording of JDK-8307488: main allocated
+// 500 MiB before the recording started and 10 MiB during it; its first
+// sample weighs the 500 MiB, and the warning names it.
+func TestFirstSampleBug(t *testing.T) {
+	recs, p, err := collect(t, "first", gunzipFile(t, "testdata/first-sample-jdk17.jfr.gz"), parse.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var first, rest float64
+	for _, r := range recs {
+		if !strings.HasPrefix(r.thread, "main ") {
+			continue
+		}
+		if first == 0 {
+			first = r.alloc.Bytes
+		} else {
+			rest += r.alloc.Bytes
+		}
+	}
+	if first < 500<<20 || rest > 11<<20 {
+		t.Errorf("main's first sample weighs %.0f, the others %.0f; want ≥ 500 MiB and ≤ 11 MiB", first, rest)
+	}
+	w := strings.Join(p.Warnings, "\n")
+	if !strings.Contains(w, "JDK-8307488") || !strings.Contains(w, "first samples of 1 thread weigh 516.3 MiB") || !strings.Contains(w, "main (tid 1)") {
+		t.Errorf("warnings %q", w)
+	}
+}
+
+// TestGaps checks the marking of gaps in a thread's samples on a real
+// recording: every gap puts the same bytes on the record before it (Spill)
+// and on the one after (Excess), the records of a stack that did not
+// change carry none, and every record is still sent once.
+func TestGaps(t *testing.T) {
+	data := gunzipFile(t, "testdata/jdk17-2chunks.jfr.gz")
+	recs, p, err := collect(t, "2chunks", data, parse.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var spill, excess float64
+	var marked, samples int
+	for _, r := range recs {
+		if r.scheme != parse.Weighted {
+			if r.spill != 0 || r.excess != 0 {
+				t.Errorf("a record of another kind is marked: %+v", r)
+			}
+			continue
+		}
+		samples++
+		spill += r.spill
+		excess += r.excess
+		if r.excess > 0 {
+			marked++
+			if r.excess >= r.alloc.Bytes {
+				t.Errorf("excess %v not below the weight %v", r.excess, r.alloc.Bytes)
+			}
+		}
+	}
+	if marked == 0 || math.Abs(spill-excess) > 1e-6*spill {
+		t.Errorf("%d gaps; spill %v, excess %v", marked, spill, excess)
+	}
+	if !strings.Contains(p.Source.Detail, fmt.Sprintf("%d ObjectAllocationSample", samples)) {
+		t.Errorf("%d samples sent, detail %q", samples, p.Source.Detail)
+	}
+}

@@ -16,7 +16,12 @@ import (
 )
 
 // numStatsFields is the number of fields of Stats; a test checks it.
-const numStatsFields = 19
+const numStatsFields = 22
+
+// firstOptionalField is the first field added after the format was
+// fixed (Weighted, Spill, Excess: JFR's weights): files written before
+// lack them, and they read as zero, which is what those files meant.
+const firstOptionalField = 19
 
 // field returns the name of field i of Stats, in struct order (the order
 // they are written in), and a pointer to it through the one accessor its
@@ -64,13 +69,21 @@ func (s *Stats) field(i int) (name string, count *int64, num *float64, flag *boo
 		return "NoInterval", nil, nil, &s.NoInterval
 	case 18:
 		return "Approx", nil, nil, &s.Approx
+	case 19:
+		return "Weighted", nil, nil, &s.Weighted
+	case 20:
+		return "Spill", nil, &s.Spill, nil
+	case 21:
+		return "Excess", nil, &s.Excess, nil
 	}
 	panic("ci: Stats has no field " + strconv.Itoa(i))
 }
 
 // MarshalText writes every field of s as "Name=value", space-separated, in
 // struct order: integers in decimal, floats in the shortest form that
-// parses back to the same bits, booleans as 0 or 1. It never fails.
+// parses back to the same bits, booleans as 0 or 1. The fields added later
+// (see firstOptionalField) are written only when they are not zero, so
+// that statistics without them read the same as before. It never fails.
 func (s Stats) MarshalText() ([]byte, error) {
 	return s.AppendText(make([]byte, 0, 256))
 }
@@ -79,6 +92,9 @@ func (s Stats) MarshalText() ([]byte, error) {
 func (s Stats) AppendText(b []byte) ([]byte, error) {
 	for i := range numStatsFields {
 		name, count, num, flag := s.field(i)
+		if i >= firstOptionalField && (flag != nil && !*flag || num != nil && math.Float64bits(*num) == 0) {
+			continue
+		}
 		if i > 0 {
 			b = append(b, ' ')
 		}
@@ -100,7 +116,8 @@ func (s Stats) AppendText(b []byte) ([]byte, error) {
 
 // UnmarshalText reads what MarshalText wrote, fields in any order separated
 // by white space. Every field must be present exactly once: a field read as
-// zero because it is missing would silently change an interval. A field
+// zero because it is missing would silently change an interval. Only the
+// fields added later (see firstOptionalField) may be missing. A field
 // this Stats does not know is an error too (a file from a newer heapest).
 // NaN is refused: no statistic heapest writes is NaN. On error s is left
 // unchanged.
@@ -126,7 +143,7 @@ func (s *Stats) UnmarshalText(text []byte) error {
 		next = i + 1
 	}
 	for i := range numStatsFields {
-		if seen&(1<<i) == 0 {
+		if seen&(1<<i) == 0 && i < firstOptionalField {
 			name, _, _, _ := out.field(i)
 			return fmt.Errorf("statistics %.80q: field %s missing (every field is written; written by an older heapest?)",
 				text, name)

@@ -11,8 +11,8 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"unicode"
-	"unicode/utf8"
+
+	"github.com/heapest/heapest/internal/textscan"
 )
 
 // numStatsFields is the number of fields of Stats; a test checks it.
@@ -127,7 +127,7 @@ func (s *Stats) UnmarshalText(text []byte) error {
 	next := 0 // the field expected next: MarshalText's order is the fast path
 	for rest := text; ; {
 		var tok []byte
-		tok, rest = nextField(rest)
+		tok, rest = textscan.Next(rest)
 		if tok == nil {
 			break
 		}
@@ -151,31 +151,6 @@ func (s *Stats) UnmarshalText(text []byte) error {
 	}
 	*s = out
 	return nil
-}
-
-// nextField returns the first white-space separated token of b (nil when
-// none is left) and what follows it. White space is Unicode's, as
-// strings.Fields has it.
-func nextField(b []byte) (tok, rest []byte) {
-	start := -1
-	for i := 0; i < len(b); {
-		r, n := rune(b[i]), 1
-		if r >= utf8.RuneSelf {
-			r, n = utf8.DecodeRune(b[i:])
-		}
-		space := unicode.IsSpace(r)
-		switch {
-		case start < 0 && !space:
-			start = i
-		case start >= 0 && space:
-			return b[start:i], b[i:]
-		}
-		i += n
-	}
-	if start < 0 {
-		return nil, nil
-	}
-	return b[start:], nil
 }
 
 // readStatsField parses one "Name=value" token into s and returns the

@@ -7,10 +7,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/heapest/heapest/internal/cputime"
 	"github.com/heapest/heapest/parse"
 )
 
@@ -113,26 +113,16 @@ func benchmarkSymbolize(b *testing.B, opt Options) {
 		b.StopTimer()
 		q := &testProfile{MapsText: p.MapsText, Records: fresh(recs)}
 		forgetObjects()
-		c0 := cpuTime()
+		c0 := cputime.Used()
 		b.StartTimer()
 		if _, err := Symbolize(q, opt); err != nil {
 			b.Fatal(err)
 		}
 		b.StopTimer()
-		cpu += cpuTime() - c0
+		cpu += cputime.Used() - c0
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
-}
-
-// cpuTime is the process's user+system CPU time: on a loaded machine it
-// says more about the work done than wall time does.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkSymbolizeLoaded is the same work with the file already loaded
@@ -149,13 +139,13 @@ func BenchmarkSymbolizeLoaded(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		q := &testProfile{MapsText: p.MapsText, Records: fresh(recs)}
-		c0 := cpuTime()
+		c0 := cputime.Used()
 		b.StartTimer()
 		if _, err := Symbolize(q, Options{DropAllocator: true}); err != nil {
 			b.Fatal(err)
 		}
 		b.StopTimer()
-		cpu += cpuTime() - c0
+		cpu += cputime.Used() - c0
 		b.StartTimer()
 		distinct = countAddrs(recs)
 	}

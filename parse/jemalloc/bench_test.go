@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/heapest/heapest/internal/cputime"
 	"github.com/heapest/heapest/parse"
 )
 
@@ -59,13 +60,13 @@ func BenchmarkParse(b *testing.B) {
 				sink := parse.SinkFunc(func(*parse.Record) { n++ })
 				b.SetBytes(int64(len(data)))
 				b.ReportAllocs()
-				cpu0 := cpuTime()
+				cpu0 := cputime.Used()
 				for b.Loop() {
 					if _, err := Parse("bench.heap", bufio.NewReaderSize(bytes.NewReader(data), 64<<10), opt, sink); err != nil {
 						b.Fatal(err)
 					}
 				}
-				if cpu := (cpuTime() - cpu0).Seconds(); cpu > 0 {
+				if cpu := (cputime.Used() - cpu0).Seconds(); cpu > 0 {
 					b.ReportMetric(float64(len(data))*float64(b.N)/1e6/cpu, "cpu-MB/s")
 				}
 				if n == 0 {

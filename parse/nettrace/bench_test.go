@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/heapest/heapest/internal/cputime"
 	nt "github.com/heapest/heapest/internal/nettracetest"
 	"github.com/heapest/heapest/parse"
 )
@@ -55,7 +56,7 @@ func benchParse(b *testing.B, data []byte) {
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	br := bufio.NewReaderSize(nil, 64<<10)
-	cpu0 := cpuTime()
+	cpu0 := cputime.Used()
 	for b.Loop() {
 		var c counter
 		br.Reset(bytes.NewReader(data))
@@ -67,7 +68,7 @@ func benchParse(b *testing.B, data []byte) {
 			b.Fatalf("%d records sent, %d counted", c.records, p.Records)
 		}
 	}
-	if cpu := cpuTime() - cpu0; cpu > 0 {
+	if cpu := cputime.Used() - cpu0; cpu > 0 {
 		b.ReportMetric(float64(len(data))*float64(b.N)/1e6/cpu.Seconds(), "MB/cpu-s")
 	}
 }

@@ -11,11 +11,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/google/pprof/profile"
-
+	"github.com/heapest/heapest/internal/cputime"
 	"github.com/heapest/heapest/parse"
 )
 
@@ -155,14 +154,8 @@ func BenchmarkPprofGoParse(b *testing.B) {
 // reportCPU adds the process CPU time per operation (all threads, GC
 // included) as a metric: on a shared machine wall time measures the load.
 func reportCPU(b *testing.B) func() {
-	start := cpuTime()
-	return func() { b.ReportMetric(float64(cpuTime()-start)/1e6/float64(b.N), "cpu-ms/op") }
-}
-
-func cpuTime() int64 {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return ru.Utime.Nano() + ru.Stime.Nano()
+	start := cputime.Used()
+	return func() { b.ReportMetric(float64(cputime.Used()-start)/1e6/float64(b.N), "cpu-ms/op") }
 }
 
 // bigGoProfile is a Go heap profile of n samples (stacks of depth 8–40

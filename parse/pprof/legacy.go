@@ -15,9 +15,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
+	"github.com/heapest/heapest/internal/textscan"
 	"github.com/heapest/heapest/parse"
 )
 
@@ -258,7 +257,7 @@ func (lp *legacyParser) sample(text []byte) error {
 	lp.addrs = lp.addrs[:0]
 	for rest := addrs; ; {
 		var f []byte
-		if f, rest = nextToken(rest); f == nil {
+		if f, rest = textscan.Next(rest); f == nil {
 			break
 		}
 		a, err := strconv.ParseUint(string(f), 0, 64)
@@ -295,8 +294,8 @@ func (lp *legacyParser) goFrame(text []byte) {
 	if !lp.held || !lp.h.goText {
 		return
 	}
-	addr, rest := nextToken(text[1:])
-	fn, _ := nextToken(rest)
+	addr, rest := textscan.Next(text[1:])
+	fn, _ := textscan.Next(rest)
 	if fn == nil {
 		return
 	}
@@ -329,30 +328,6 @@ func (lp *legacyParser) flush() {
 	lp.sink.Record(&lp.rec)
 	lp.held = false
 	lp.goFrames = lp.goFrames[:0]
-}
-
-// nextToken returns the first white-space separated token of b (nil when
-// none is left) and what follows it, with strings.Fields' white space.
-func nextToken(b []byte) (tok, rest []byte) {
-	start := -1
-	for i := 0; i < len(b); {
-		r, n := rune(b[i]), 1
-		if r >= utf8.RuneSelf {
-			r, n = utf8.DecodeRune(b[i:])
-		}
-		space := unicode.IsSpace(r)
-		switch {
-		case start < 0 && !space:
-			start = i
-		case start >= 0 && space:
-			return b[start:i], b[i:]
-		}
-		i += n
-	}
-	if start < 0 {
-		return nil, nil
-	}
-	return b[start:], nil
 }
 
 // mappings reads /proc/self/maps lines: "start-limit perms offset dev inode path".

@@ -24,9 +24,12 @@ const (
 	BySize
 	// ByType is one row per allocated type.
 	ByType
+	// BySource is one row per input (of a merge). Tables do not know
+	// their inputs: report builds these rows from each input's total.
+	BySource
 )
 
-var byNames = [...]string{"func", "stack", "leaf", "thread", "size", "type"}
+var byNames = [...]string{"func", "stack", "leaf", "thread", "size", "type", "source"}
 
 func (b By) String() string { return byNames[b] }
 
@@ -37,7 +40,7 @@ func ParseBy(s string) (By, error) {
 			return By(i), nil
 		}
 	}
-	return 0, fmt.Errorf("unknown --by %q (want func, stack, leaf, thread, size or type)", s)
+	return 0, fmt.Errorf("unknown --by %q (want func, stack, leaf, thread, size, type or source)", s)
 }
 
 // FrameName is a frame's function name, or its address as 0x… when it is

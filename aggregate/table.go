@@ -45,6 +45,14 @@ func (n FuncNamer) Name(f parse.Frame, leaf bool) (string, bool) {
 // Unresolved does nothing.
 func (FuncNamer) Unresolved(uint64) {}
 
+// ModuleNamer is a Namer that can also name an address it could not
+// resolve by the file it lies in and its offset there ("libfoo.so+0x1a2b"):
+// a name that, unlike the address, is the same in every process that
+// loaded the same build of that file.
+type ModuleNamer interface {
+	ModuleOffset(addr uint64) string
+}
+
 // Table holds cells keyed by names: the mergeable form of any number of
 // inputs. Its frames are function names (or 0x… addresses that stayed
 // unnamed), its stacks sequences of them.
@@ -62,7 +70,16 @@ type Table struct {
 	strs      *strTable
 	cells     *cellTable
 	stats     valueStats
+	// byModule keys unnamed frames by module and offset (see
+	// KeyByModule).
+	byModule bool
 }
+
+// KeyByModule makes frames that no namer could name keyed by the module
+// they lie in and their offset in it, when the namer knows them
+// (ModuleNamer), instead of by address: in a merge, one library loaded at
+// different addresses in two processes is then one set of rows.
+func (t *Table) KeyByModule() { t.byModule = true }
 
 // NewTable returns an empty Table for values and keys (those of the
 // Collectors that will be finished into it).
@@ -203,9 +220,12 @@ func (c *Collector) nameFrames(t *Table, namer Namer, info *[2][]frameInfo) {
 				name, fi.alloc = namer.Name(f, leaf == 1)
 			}
 			fi.named = name != ""
-			if fi.named {
+			switch {
+			case fi.named:
 				fi.fn = t.funcs.internShared(name) // a namer hands out one string per function
-			} else {
+			case t.byModule && f.Addr != 0:
+				fi.fn = t.moduleFunc(namer, f.Addr)
+			default:
 				fi.fn = t.addrFunc(f.Addr)
 			}
 		}
@@ -260,6 +280,17 @@ func (t *Table) addrFunc(addr uint64) uint32 {
 	t.funcs.names = append(t.funcs.names, "")
 	t.addrFuncs[addr], t.funcAddr[id] = id, addr
 	return id
+}
+
+// moduleFunc is the function id of an unnamed frame address keyed by
+// module and offset, or by address when the namer cannot say.
+func (t *Table) moduleFunc(namer Namer, addr uint64) uint32 {
+	if mn, ok := namer.(ModuleNamer); ok {
+		if name := mn.ModuleOffset(addr); name != "" {
+			return t.funcs.intern(name)
+		}
+	}
+	return t.addrFunc(addr)
 }
 
 // funcName is function id's name: 0x… for an unnamed frame address.

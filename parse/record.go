@@ -204,6 +204,11 @@ type Source struct {
 	// Detail is format-specific information worth reporting (e.g.
 	// "prof_unbias=on (detected)").
 	Detail string
+	// Build identifies the profiled program's build where known (its main
+	// file's build ID, else its path); Process the process, where the
+	// input says (see package fleet). Both are set after parsing, for
+	// a merge's summary and its same-process guard.
+	Build, Process string
 }
 
 // Profile is what a parsed input says about itself besides its records
@@ -244,6 +249,28 @@ type Profile struct {
 	Timed bool
 	// Warnings are caveats found while parsing, printed to stderr.
 	Warnings []string
+	// Merged, set when the input is itself a merge written by heapest,
+	// describes the inputs it was made of.
+	Merged *Merged
+}
+
+// Merged describes the inputs of a merge: what a merge's header reports,
+// kept in the merged file so that a merge of merges reports the inputs
+// underneath.
+type Merged struct {
+	// Inputs counts the inputs merged, Skipped those left out as
+	// unreadable (--keep-going).
+	Inputs, Skipped int
+	// Formats counts the inputs per format.
+	Formats map[string]int
+	// RateMin and RateMax bound the inputs' sampling periods (0: none
+	// known).
+	RateMin, RateMax float64
+	// Builds are the distinct builds of the profiled programs that are
+	// known, sorted.
+	Builds []string
+	// Processes counts the distinct processes.
+	Processes int
 }
 
 // Resolve returns the encoding a record's Counts must be read with, given

@@ -19,6 +19,7 @@ type jsonReport struct {
 	Sources    []jsonSource `json:"sources"`
 	Total      jsonObject   `json:"total"`
 	Rows       []jsonObject `json:"rows"`
+	Merged     *jsonMerged  `json:"merged,omitempty"`
 	Omitted    int          `json:"omitted,omitempty"`
 	Notes      []string     `json:"notes,omitempty"`
 }
@@ -31,11 +32,46 @@ type jsonSource struct {
 	Detail  string  `json:"detail,omitempty"`
 }
 
+// jsonMerged is what a merge was made of (report.Report.Merged).
+type jsonMerged struct {
+	Inputs    int            `json:"inputs"`
+	Formats   map[string]int `json:"formats"`
+	RateMin   float64        `json:"rate_min"`
+	RateMax   float64        `json:"rate_max"`
+	Builds    []string       `json:"builds"`
+	Processes int            `json:"processes"`
+	// Skipped counts the inputs left out, here and in merges underneath;
+	// SkippedInputs names those of this run.
+	Skipped       int        `json:"skipped"`
+	SkippedInputs []jsonSkip `json:"skipped_inputs,omitempty"`
+}
+
+type jsonSkip struct {
+	Path  string `json:"path"`
+	Error string `json:"error"`
+}
+
+func newJSONMerged(r *report.Report) *jsonMerged {
+	if !r.IsMerge() {
+		return nil
+	}
+	m := r.Merged
+	out := &jsonMerged{Inputs: m.Inputs, Formats: m.Formats, RateMin: m.RateMin, RateMax: m.RateMax,
+		Builds: m.Builds, Processes: m.Processes, Skipped: m.Skipped}
+	if out.Builds == nil {
+		out.Builds = []string{}
+	}
+	for _, s := range r.Skipped {
+		out.SkippedInputs = append(out.SkippedInputs, jsonSkip{Path: s.Path, Error: s.Err.Error()})
+	}
+	return out
+}
+
 // writeJSON writes r as JSON with every number unrounded.
 func writeJSON(w io.Writer, r *report.Report) error {
 	l := newLayout(r)
 	out := jsonReport{Confidence: r.Confidence, Value: r.Value.String(), Unit: r.Value.Unit(), By: r.By.String(),
-		Total: jsonTotal(l.machine, &r.Total), Rows: []jsonObject{}, Omitted: r.Omitted, Notes: r.Notes}
+		Total: jsonTotal(l.machine, &r.Total), Rows: []jsonObject{}, Omitted: r.Omitted, Notes: r.Notes, Merged: newJSONMerged(r)}
 	for _, s := range r.Sources {
 		out.Sources = append(out.Sources, jsonSource{Path: s.Path, Format: s.Format, Rate: s.Rate, Samples: s.Samples, Detail: s.Detail})
 	}

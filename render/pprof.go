@@ -116,8 +116,14 @@ func newPprofBuilder(reps []*report.Report) *pprofBuilder {
 func pprofComments(r *report.Report) []string {
 	c := []string{pprof.HeapestMarker,
 		fmt.Sprintf("heapest: unbiased estimates; value=%s confidence=%g", r.Value, r.Confidence)}
+	if r.Merged != nil {
+		c = append(c, pprof.MergedComment(r.Merged))
+	}
 	for _, s := range r.Sources {
 		c = append(c, fmt.Sprintf("source: %s format=%s rate=%g samples=%g", s.Path, s.Format, s.Rate, s.Samples))
+	}
+	for _, s := range r.Skipped {
+		c = append(c, fmt.Sprintf("skipped: %v", s.Err))
 	}
 	return c
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 
 	"github.com/olekukonko/tablewriter"
@@ -89,7 +90,13 @@ func cellConfig(cols []column) tw.CellConfig {
 }
 
 func writeHeader(w io.Writer, r *report.Report) {
+	if r.IsMerge() {
+		writeMergeHeader(w, r)
+	}
 	for _, s := range r.Sources {
+		if r.IsMerge() {
+			break // --by source lists them
+		}
 		fmt.Fprintf(w, "File: %s (%s", s.Path, s.Format)
 		if s.Rate > 0 {
 			fmt.Fprintf(w, ", sampling period %s", human(s.Rate, true))
@@ -196,4 +203,51 @@ func trimTrailing(b []byte) []byte {
 		lines[i] = bytes.TrimRight(l, " ")
 	}
 	return bytes.Join(lines, []byte("\n"))
+}
+
+// writeMergeHeader says what a merge was made of, and what it left out.
+func writeMergeHeader(w io.Writer, r *report.Report) {
+	m := r.Merged
+	fmt.Fprintf(w, "Merged: %s (%s)", plural(m.Inputs, "input"), formatCounts(m.Formats))
+	switch {
+	case m.RateMin > 0 && m.RateMin == m.RateMax:
+		fmt.Fprintf(w, ", sampling period %s", human(m.RateMin, true))
+	case m.RateMin > 0:
+		fmt.Fprintf(w, ", sampling periods %s–%s", human(m.RateMin, true), human(m.RateMax, true))
+	}
+	if len(m.Builds) > 0 {
+		fmt.Fprintf(w, ", %s", plural(len(m.Builds), "build"))
+	}
+	fmt.Fprintf(w, ", %s\n", plural(m.Processes, "process"))
+	if m.Skipped > 0 {
+		fmt.Fprintf(w, "Skipped: %s that could not be read\n", plural(m.Skipped, "input"))
+	}
+	for _, s := range r.Skipped {
+		fmt.Fprintf(w, "  %v\n", s.Err)
+	}
+}
+
+// formatCounts lists the inputs per format, "jemalloc 990, pprof 8".
+func formatCounts(f map[string]int) string {
+	names := make([]string, 0, len(f))
+	for n := range f {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = fmt.Sprintf("%s %d", n, f[n])
+	}
+	return strings.Join(parts, ", ")
+}
+
+// plural is "1 input", "3 inputs", "2 processes".
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	if strings.HasSuffix(what, "s") {
+		return fmt.Sprintf("%d %ses", n, what)
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }

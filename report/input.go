@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"github.com/heapest/heapest/aggregate"
+	"github.com/heapest/heapest/fleet"
 	"github.com/heapest/heapest/parse"
 	"github.com/heapest/heapest/parse/formats"
 	"github.com/heapest/heapest/symbolize"
@@ -24,12 +25,7 @@ func (b *Builder) AddFile(path string, in Input) (*parse.Profile, []string, erro
 	if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() {
 		hint = st.Size()
 	}
-	read := func(sink parse.Sink, threads bool) (*parse.Profile, error) {
-		opt := in.Parse
-		opt.Threads = threads
-		return formats.ReadFile(path, opt, sink)
-	}
-	return b.add(read, in, hint)
+	return b.add(fileReader(path, in), in, hint)
 }
 
 // AddReader is AddFile for a profile read from r; name is used in errors.
@@ -42,7 +38,27 @@ func (b *Builder) AddReader(name string, r io.Reader, in Input) (*parse.Profile,
 	return b.add(read, in, 0)
 }
 
+// fileReader is the Reader of the profile at path.
+func fileReader(path string, in Input) Reader {
+	return func(sink parse.Sink, threads bool) (*parse.Profile, error) {
+		opt := in.Parse
+		opt.Threads = threads
+		return formats.ReadFile(path, opt, sink)
+	}
+}
+
 func (b *Builder) add(read Reader, in Input, hint int64) (*parse.Profile, []string, error) {
+	p, t, warns, err := b.loadInput(read, in, hint)
+	if err != nil {
+		return nil, nil, err
+	}
+	b.join(p, t)
+	return p, warns, nil
+}
+
+// loadInput reads one input into a table of its own, naming its frames
+// with the symbolizer where it needs one, and returns its warnings.
+func (b *Builder) loadInput(read Reader, in Input, hint int64) (*parse.Profile, *aggregate.Table, []string, error) {
 	var sess *symbolize.Session
 	namer := func(p *parse.Profile) (aggregate.Namer, error) {
 		switch {
@@ -57,13 +73,15 @@ func (b *Builder) add(read Reader, in Input, hint int64) (*parse.Profile, []stri
 		}
 		return nil, nil // protos without mappings name their own frames
 	}
-	p, err := b.Add(read, namer, hint)
+	p, t, err := b.load(read, namer, hint)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	warns := p.Warnings
 	if sess != nil {
 		warns = append(warns, sess.Warnings()...)
+		p.Source.Build = sess.Build()
 	}
-	return p, warns, nil
+	p.Source.Process = fleet.MapsProcess(p.MapsText)
+	return p, t, warns, nil
 }

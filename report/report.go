@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"strings"
 
 	"github.com/heapest/heapest/aggregate"
 	"github.com/heapest/heapest/ci"
@@ -37,6 +38,10 @@ type Options struct {
 	// value is then that input's own, and work on the other kind of value
 	// can be left out as soon as the input says what it holds.
 	SingleInput bool
+	// ModuleKeys keys frames no symbol names by module and offset instead
+	// of by address (aggregate.Table.KeyByModule): for merges, whose
+	// inputs load their libraries at different addresses.
+	ModuleKeys bool
 }
 
 // Row is one group with its intervals.
@@ -66,6 +71,11 @@ type Report struct {
 	Omitted int
 	// Notes are report-wide caveats, printed as footnotes.
 	Notes []string
+	// Merged describes the inputs, and those underneath inputs that are
+	// merges themselves. IsMerge says whether it is worth showing.
+	Merged *parse.Merged
+	// Skipped are the inputs left out because they could not be read.
+	Skipped []Skip
 }
 
 // Builder runs the pipeline over any number of inputs: each input's
@@ -81,6 +91,8 @@ type Builder struct {
 	// sampleCounts holds per input the totals (per value) after the
 	// filter, for the samples each source contributes.
 	sampleCounts [][]ci.Stats
+	// skipped are the inputs AddFiles left out.
+	skipped []Skip
 }
 
 // allValues is every value, in the order pprof output lists them after
@@ -116,6 +128,17 @@ type Namer func(p *parse.Profile) (aggregate.Namer, error)
 
 // Add reads one input and adds its cells.
 func (b *Builder) Add(read Reader, namer Namer, sizeHint int64) (*parse.Profile, error) {
+	p, t, err := b.load(read, namer, sizeHint)
+	if err != nil {
+		return nil, err
+	}
+	b.join(p, t)
+	return p, nil
+}
+
+// load reads one input into a table of its own. It changes nothing in b,
+// so that several inputs can be loaded at once.
+func (b *Builder) load(read Reader, namer Namer, sizeHint int64) (*parse.Profile, *aggregate.Table, error) {
 	w := aggregate.Window{From: b.opt.From, To: b.opt.To, On: b.opt.Window}
 	c := aggregate.NewCollector(b.values, b.keys, w, sizeHint)
 	if b.opt.DefaultValue && b.opt.SingleInput && !b.opt.AllValues {
@@ -126,32 +149,49 @@ func (b *Builder) Add(read Reader, namer Namer, sizeHint int64) (*parse.Profile,
 	}
 	p, err := read(c, b.keys.Thread)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if b.opt.Window && !p.Timed {
-		return nil, fmt.Errorf("%s: --from/--to select a time window of a trace; this %s profile has no event times", p.Source.Path, p.Source.Format)
+		return nil, nil, fmt.Errorf("%s: --from/--to select a time window of a trace; this %s profile has no event times", p.Source.Path, p.Source.Format)
 	}
 	var n aggregate.Namer
 	if namer != nil {
 		if n, err = namer(p); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	t := b.table
-	if len(b.profiles) > 0 {
-		t = aggregate.NewTable(b.values, b.keys)
+	t := aggregate.NewTable(b.values, b.keys)
+	if b.opt.ModuleKeys {
+		t.KeyByModule()
 	}
 	if err := c.Finish(t, n, p); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	return p, t, nil
+}
+
+// join adds a loaded input's table to the others. Inputs are joined in
+// the order they were given, whatever order they were loaded in: sums of
+// floating-point numbers depend on their order, and the same inputs must
+// give the same bytes.
+func (b *Builder) join(p *parse.Profile, t *aggregate.Table) {
 	// The samples each source rests on are counted on its own table,
 	// before it joins the others.
 	b.addSource(p, t)
-	if t != b.table {
+	if len(b.profiles) == 0 {
+		b.table = t // the first input's table becomes the shared one
+	} else {
 		b.table.Merge(t)
 	}
-	b.profiles = append(b.profiles, p)
-	return p, nil
+	b.profiles = append(b.profiles, slim(p))
+}
+
+// slim keeps what a report needs of a joined input: its source and which
+// values it has. The rest (mappings, symbols, a trace's method names) can
+// be large and is done with once the input's frames are named.
+func slim(p *parse.Profile) *parse.Profile {
+	return &parse.Profile{Source: p.Source, HasInUse: p.HasInUse, HasAlloc: p.HasAlloc,
+		Timed: p.Timed, Encoding: p.Encoding, Records: p.Records, Merged: p.Merged}
 }
 
 // needStacks reports whether a report on p alone groups by something
@@ -182,12 +222,10 @@ func (b *Builder) settle() (Options, error) {
 	if opt.DefaultBy {
 		opt.By = DefaultByFor(b.profiles)
 	}
-	for _, p := range b.profiles {
-		if err := checkValue(p, opt.Value); err != nil {
-			return opt, err
-		}
+	if len(b.profiles) == 0 {
+		return opt, errNoInput
 	}
-	return opt, nil
+	return opt, checkValues(b.profiles, opt.Value)
 }
 
 func (b *Builder) valueIndex(v unbias.Value) int {
@@ -216,8 +254,47 @@ func (b *Builder) Report() (*Report, error) {
 		return nil, err
 	}
 	vi := b.valueIndex(opt.Value)
-	groups, cut, total := b.table.Groups(opt.By, b.filter(), vi, opt.Top)
-	return build(opt, b.sources(vi), groups, cut, total[vi])
+	var groups []*aggregate.Group
+	var cut int
+	var total []ci.Stats
+	if opt.By == aggregate.BySource {
+		groups, cut, total = b.sourceGroups(vi, opt.Top)
+	} else {
+		groups, cut, total = b.table.Groups(opt.By, b.filter(), vi, opt.Top)
+	}
+	r, err := build(opt, b.sources(vi), groups, cut, total[vi])
+	if err != nil {
+		return nil, err
+	}
+	r.Merged, r.Skipped = b.merged(), b.skipped
+	return r, nil
+}
+
+// IsMerge reports whether the report is of more than one input (or one
+// merge of several, or with inputs skipped): its header then says what
+// was merged.
+func (r *Report) IsMerge() bool {
+	return r.Merged != nil && (r.Merged.Inputs > 1 || r.Merged.Skipped > 0 || len(r.Skipped) > 0)
+}
+
+// sourceGroups are the --by source rows: each input's own total, after
+// the filter, for value index vi, largest first.
+func (b *Builder) sourceGroups(vi, top int) (groups []*aggregate.Group, cut int, total []ci.Stats) {
+	total = make([]ci.Stats, len(b.values))
+	for i, p := range b.profiles {
+		st := b.sampleCounts[i]
+		for v := range total {
+			total[v].Merge(&st[v])
+		}
+		if st[vi].N > 0 {
+			groups = append(groups, &aggregate.Group{Key: p.Source.Path, Flat: st[vi], Values: st})
+		}
+	}
+	aggregate.SortBy(groups, vi)
+	if top > 0 && len(groups) > top {
+		groups, cut = groups[:top], len(groups)-top
+	}
+	return groups, cut, total
 }
 
 // PerStack builds what a pprof rendering needs from one grouping: per-stack
@@ -257,7 +334,9 @@ func (b *Builder) PerStack() ([]*Report, error) {
 		}
 		aggregate.SortBy(groups, vi)
 		opt.Value = v
-		reps = append(reps, statsOnly(opt, b.sources(vi), groups, total[vi]))
+		r := statsOnly(opt, b.sources(vi), groups, total[vi])
+		r.Merged, r.Skipped = b.merged(), b.skipped
+		reps = append(reps, r)
 	}
 	return reps, nil
 }
@@ -336,6 +415,30 @@ func interval(s ci.Stats, opt Options) (ci.Result, error) {
 		return res, fmt.Errorf("interval method %s gave NaN for %+v", res.Method, s)
 	}
 	return res, nil
+}
+
+// checkValues rejects a value some profiles do not have, naming them.
+func checkValues(profiles []*parse.Profile, v unbias.Value) error {
+	var first error
+	var lack []string
+	for _, p := range profiles {
+		if err := checkValue(p, v); err != nil {
+			if first == nil {
+				first = err
+			}
+			lack = append(lack, p.Source.Path)
+		}
+	}
+	if len(lack) <= 1 {
+		return first
+	}
+	const show = 10
+	n, more := len(lack), ""
+	if n > show {
+		more = fmt.Sprintf(" and %d more", len(lack)-show)
+		lack = lack[:show]
+	}
+	return fmt.Errorf("%d of %d inputs have no %s value: %s%s (the first: %v)", n, len(profiles), v, strings.Join(lack, ", "), more, first)
 }
 
 // HasValue reports whether every profile has value v.

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/heapest/heapest/parse"
@@ -661,4 +662,52 @@ func addresses(n int) string {
 		return "1 address"
 	}
 	return fmt.Sprintf("%d addresses", n)
+}
+
+// ModuleOffset names an address by the file it is mapped from and its
+// offset in that file, "libfoo.so+0x1a2b" (with the file's build ID,
+// "libfoo.so[3f2a…]+0x1a2b", when the profile or the file gives one):
+// the same in every process that loaded that build, wherever it was
+// loaded. "" when no mapping holds addr.
+func (ss *Session) ModuleOffset(addr uint64) string {
+	m := ss.s.mappingFor(addr)
+	if m == nil || m.File == "" {
+		return ""
+	}
+	name := filepath.Base(m.File)
+	if id := ss.s.buildID(m); id != "" {
+		name += "[" + id + "]"
+	}
+	return name + "+0x" + strconv.FormatUint(addr-m.Start+m.Offset, 16)
+}
+
+// Build identifies the profiled program's build: its main file's build ID
+// where the profile or the file gives one, else the main file's path. ""
+// when the profile maps no file.
+func (ss *Session) Build() string {
+	s := ss.s
+	path := s.mainPath()
+	for i := range s.maps {
+		if m := &s.maps[i]; m.File == path {
+			if id := s.buildID(m); id != "" {
+				return filepath.Base(path) + "[" + id + "]"
+			}
+			break
+		}
+	}
+	return path
+}
+
+// buildID is a mapping's build ID, shortened to 12 hex digits (enough to
+// tell builds apart in a name): from the profile, else from the file when
+// it was opened for symbols.
+func (s *session) buildID(m *mapState) string {
+	id := m.BuildID
+	if id == "" && m.file != nil && m.file.obj != nil {
+		id = m.file.obj.buildID
+	}
+	if len(id) > 12 {
+		id = id[:12]
+	}
+	return id
 }

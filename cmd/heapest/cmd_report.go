@@ -71,35 +71,46 @@ job of "heapest merge", which this version does not have yet.
 			return runReport(cmd, opts, args)
 		},
 	}
-	opts.inputOptions.addFlags(cmd)
-	f := cmd.Flags()
-	confidenceVar(cmd, &opts.Confidence, "coverage of the intervals, in (0,1)")
-	enumVar(cmd, &opts.Method, "method", methodChoices, false, "interval method; auto picks per row the best one valid for it")
-	enumVar(cmd, &opts.Value, "value", valueChoices, true, "value to estimate (default inuse_space where the input has it, else alloc_space; alloc_space for JFR)")
-	enumVar(cmd, &opts.By, "by", byChoices, true, "what a row is; func has flat and cum (default func; type for .NET traces)")
-	f.IntVar(&opts.Top, "top", 20, "show the `N` largest rows (0: all)")
-	f.StringVar(&opts.Focus, "focus", "", "keep only samples with a frame (or type) matching `REGEX`")
-	f.StringVar(&opts.Ignore, "ignore", "", "drop samples with a frame (or type) matching `REGEX`")
-	f.DurationVar(&opts.From, "from", 0, "traces and JFR recordings: only events at or after this `time` from the start (e.g. 1m30s)")
-	f.DurationVar(&opts.To, "to", 0, "traces and JFR recordings: only events before this `time` from the start")
-	enumVar(cmd, &opts.Format, "format", reportFormatChoices, false, "output format")
-	f.StringVarP(&opts.Output, "output", "o", "", "write the report to `FILE` (atomically) instead of standard output")
+	opts.addFlags(cmd)
 	return cmd
 }
 
+// addFlags adds the flags of report (and merge).
+func (o *ReportOptions) addFlags(cmd *cobra.Command) {
+	o.inputOptions.addFlags(cmd)
+	f := cmd.Flags()
+	confidenceVar(cmd, &o.Confidence, "coverage of the intervals, in (0,1)")
+	enumVar(cmd, &o.Method, "method", methodChoices, false, "interval method; auto picks per row the best one valid for it")
+	enumVar(cmd, &o.Value, "value", valueChoices, true, "value to estimate (default inuse_space where the input has it, else alloc_space; alloc_space for JFR)")
+	enumVar(cmd, &o.By, "by", byChoices, true, "what a row is; func has flat and cum (default func; type for .NET traces)")
+	f.IntVar(&o.Top, "top", 20, "show the `N` largest rows (0: all)")
+	f.StringVar(&o.Focus, "focus", "", "keep only samples with a frame (or type) matching `REGEX`")
+	f.StringVar(&o.Ignore, "ignore", "", "drop samples with a frame (or type) matching `REGEX`")
+	f.DurationVar(&o.From, "from", 0, "traces and JFR recordings: only events at or after this `time` from the start (e.g. 1m30s)")
+	f.DurationVar(&o.To, "to", 0, "traces and JFR recordings: only events before this `time` from the start")
+	enumVar(cmd, &o.Format, "format", reportFormatChoices, false, "output format")
+	f.StringVarP(&o.Output, "output", "o", "", "write the report to `FILE` (atomically) instead of standard output")
+}
+
 func runReport(cmd *cobra.Command, opts ReportOptions, args []string) error {
-	ropt, err := opts.reportOptions()
+	ropt, err := opts.reportOptions(cmd)
 	if err != nil {
 		return usageError{err}
 	}
-	if len(args) > 1 {
-		return usageError{fmt.Errorf("report takes one profile: dumps of one process cannot be summed, and summing a fleet's dumps is the job of \"heapest merge\" (not in this version yet)")}
+	paths, err := opts.inputs(cmd, args, false)
+	if err != nil {
+		return err
 	}
-	ropt.DefaultValue, ropt.DefaultBy = !cmd.Flags().Changed("value"), !cmd.Flags().Changed("by")
-	ropt.AllValues = opts.Format == render.Pprof
-	ropt.SingleInput = len(expandInputs(args)) == 1
+	ropt.ModuleKeys = len(paths) > 1
+	return opts.write(cmd, ropt, paths)
+}
+
+// write builds the report of paths (merged when there are several) and
+// writes it in the chosen format.
+func (opts ReportOptions) write(cmd *cobra.Command, ropt report.Options, paths []string) error {
+	ropt.SingleInput = len(paths) == 1
 	b := report.NewBuilder(ropt)
-	if err := opts.load(b, args, cmd.ErrOrStderr()); err != nil {
+	if err := opts.load(b, paths, cmd.ErrOrStderr()); err != nil {
 		return err
 	}
 	if opts.Format == render.Pprof {
@@ -126,8 +137,10 @@ func runReport(cmd *cobra.Command, opts ReportOptions, args []string) error {
 // reportOptions checks what the flag types could not (ranges that
 // involve several flags, regular expressions) and builds the report's
 // options.
-func (o ReportOptions) reportOptions() (report.Options, error) {
-	r := report.Options{Confidence: o.Confidence, Method: o.Method, Value: o.Value, By: o.By}
+func (o ReportOptions) reportOptions(cmd *cobra.Command) (report.Options, error) {
+	r := report.Options{Confidence: o.Confidence, Method: o.Method, Value: o.Value, By: o.By,
+		DefaultValue: !cmd.Flags().Changed("value"), DefaultBy: !cmd.Flags().Changed("by")}
+	r.AllValues = o.Format == render.Pprof
 	if o.From < 0 || o.To < 0 || o.To > 0 && o.To <= o.From {
 		return r, fmt.Errorf("--from %v --to %v: want 0 ≤ from < to", o.From, o.To)
 	}

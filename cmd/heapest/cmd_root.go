@@ -25,6 +25,7 @@ standard error.
 	})
 	root.AddCommand(
 		newReportCommand(),
+		newMergeCommand(),
 		newCICommand(),
 	)
 	return root

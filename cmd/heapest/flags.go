@@ -21,7 +21,7 @@ import (
 var (
 	methodChoices       = []ci.Method{ci.Auto, ci.Exact, ci.CampPaulson, ci.Gamma, ci.Normal}
 	valueChoices        = []unbias.Value{unbias.InUseSpace, unbias.InUseObjects, unbias.AllocSpace, unbias.AllocObjects}
-	byChoices           = []aggregate.By{aggregate.ByFunc, aggregate.ByStack, aggregate.ByLeaf, aggregate.ByThread, aggregate.BySize, aggregate.ByType}
+	byChoices           = []aggregate.By{aggregate.ByFunc, aggregate.ByStack, aggregate.ByLeaf, aggregate.ByThread, aggregate.BySize, aggregate.ByType, aggregate.BySource}
 	reportFormatChoices = []render.Format{render.Table, render.CSV, render.JSON, render.Pprof}
 	ciFormatChoices     = []render.Format{render.Table, render.JSON}
 )

@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
+	"runtime"
+	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/heapest/heapest/fleet"
 	"github.com/heapest/heapest/parse"
 	"github.com/heapest/heapest/report"
 	"github.com/heapest/heapest/symbolize"
@@ -15,62 +17,159 @@ import (
 
 // inputOptions are the flags every command that reads profiles shares.
 type inputOptions struct {
-	JemallocUnbias string
-	Rate           float64
-	KeepGoing      bool
-	Binary         string
-	SymbolPath     []string
-	KeepAllocator  bool
+	JemallocUnbias   string
+	Rate             float64
+	KeepGoing        bool
+	Binary           string
+	SymbolPath       []string
+	KeepAllocator    bool
+	Jobs             int
+	AllowDuplicates  bool
+	LatestPerProcess bool
 }
 
 func (o *inputOptions) addFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVar(&o.JemallocUnbias, "jemalloc-unbias", "auto", "how jemalloc 5.3 dumps were written: `auto` (detect), on (prof_unbias encoding) or off (raw counts)")
 	f.Float64Var(&o.Rate, "rate", 0, "sampling period in `bytes`, for inputs that lack it (tcmalloc protos, sampled memray captures)")
-	f.BoolVar(&o.KeepGoing, "keep-going", false, "salvage what precedes a truncation or a bad record, with a warning, instead of failing")
+	f.BoolVar(&o.KeepGoing, "keep-going", false, "one input: salvage what precedes a truncation or a bad record, with a warning; several: skip unreadable inputs and list them")
 	f.StringVar(&o.Binary, "binary", "", "the profiled program's executable `PATH`, for dumps taken on another machine")
 	f.StringSliceVar(&o.SymbolPath, "symbol-path", nil, "directories searched for the mapped executables and libraries and their debug files (`DIR`,...)")
 	f.BoolVar(&o.KeepAllocator, "keep-allocator-frames", false, "keep malloc/jemalloc/tcmalloc frames at the top of stacks")
+	f.IntVar(&o.Jobs, "jobs", runtime.GOMAXPROCS(0), "read up to `N` inputs at once")
+	f.BoolVar(&o.AllowDuplicates, "allow-duplicates", false, "sum inputs that are dumps of one process (they are refused by default)")
+	f.BoolVar(&o.LatestPerProcess, "latest-per-process", false, "of the dumps of one process (by jemalloc's file names), keep only the newest")
+}
+
+// inputs are the paths a command's arguments name (see fleet.Expand);
+// listed says "-" lists paths on standard input rather than being one
+// profile.
+func (o *inputOptions) inputs(cmd *cobra.Command, args []string, listed bool) ([]string, error) {
+	if o.Jobs < 1 {
+		return nil, usageError{fmt.Errorf("--jobs %d: must be 1 or more", o.Jobs)}
+	}
+	if o.AllowDuplicates && o.LatestPerProcess {
+		return nil, usageError{fmt.Errorf("--allow-duplicates and --latest-per-process exclude each other")}
+	}
+	paths, err := fleet.Expand(args, cmd.InOrStdin(), listed)
+	if err != nil {
+		return nil, err
+	}
+	if len(paths) == 0 {
+		return nil, fmt.Errorf("no input: standard input listed no path")
+	}
+	return o.guardNames(cmd.ErrOrStderr(), paths)
+}
+
+// guardNames applies the same-process rule to what file names say,
+// before anything is read.
+func (o *inputOptions) guardNames(stderr io.Writer, paths []string) ([]string, error) {
+	switch {
+	case o.AllowDuplicates || len(paths) < 2:
+		return paths, nil
+	case o.LatestPerProcess:
+		kept, dropped := fleet.Latest(paths)
+		if len(dropped) > 0 {
+			fmt.Fprintf(stderr, "heapest: --latest-per-process: left out %d older dumps of the same processes\n", len(dropped))
+		}
+		return kept, nil
+	}
+	if g := fleet.NameDuplicates(paths); len(g) > 0 {
+		return nil, &fleet.DuplicateError{Groups: g, How: "jemalloc file names (prefix.pid.seq)"}
+	}
+	return paths, nil
+}
+
+// input is how inputs are read with these flags; several says a merge
+// is read (a bad input is then skipped whole, not salvaged).
+func (o *inputOptions) input(several bool) report.Input {
+	return report.Input{
+		Parse:     parse.Options{JemallocUnbias: o.JemallocUnbias, Rate: o.Rate, KeepGoing: o.KeepGoing && !several},
+		Symbolize: symbolize.Options{Binary: o.Binary, SymbolPath: o.SymbolPath, DropAllocator: !o.KeepAllocator},
+	}
 }
 
 // load reads each input into b: its records stream from the parser into
 // the pipeline, then its frames are named. Warnings go to stderr.
 func (o *inputOptions) load(b *report.Builder, paths []string, stderr io.Writer) error {
-	in := report.Input{
-		Parse:     parse.Options{JemallocUnbias: o.JemallocUnbias, Rate: o.Rate, KeepGoing: o.KeepGoing},
-		Symbolize: symbolize.Options{Binary: o.Binary, SymbolPath: o.SymbolPath, DropAllocator: !o.KeepAllocator},
-	}
-	for _, path := range expandInputs(paths) {
-		_, warns, err := b.AddFile(path, in)
+	if len(paths) == 1 {
+		_, warns, err := b.AddFile(paths[0], o.input(false))
 		if err != nil {
 			return err
 		}
 		for _, w := range warns {
-			fmt.Fprintf(stderr, "heapest: warning: %s: %s\n", path, w)
+			fmt.Fprintf(stderr, "heapest: warning: %s: %s\n", paths[0], w)
 		}
+		return nil
+	}
+	warned := newWarnings(stderr)
+	prog := newProgress(stderr, len(paths))
+	err := b.AddFiles(paths, o.input(true), report.FilesOptions{
+		Jobs: o.Jobs, KeepGoing: o.KeepGoing, Done: prog.done, Warn: warned.add})
+	prog.finish()
+	warned.flush()
+	if err != nil {
+		return err
+	}
+	if skipped := b.Skipped(); len(skipped) > 0 {
+		fmt.Fprintln(stderr, "heapest:", skippedText(len(paths), skipped))
+	}
+	if g := b.Duplicates(); len(g) > 0 && !o.AllowDuplicates {
+		return &fleet.DuplicateError{Groups: g, How: "libraries mapped at identical addresses"}
 	}
 	return nil
 }
 
-// expandInputs replaces directories by the files in them (sorted).
-func expandInputs(paths []string) []string {
-	var out []string
-	for _, p := range paths {
-		st, err := os.Stat(p)
-		if err != nil || !st.IsDir() {
-			out = append(out, p) // errors are reported when the file is read
-			continue
-		}
-		entries, err := os.ReadDir(p)
-		if err != nil {
-			out = append(out, p)
-			continue
-		}
-		for _, e := range entries {
-			if e.Type().IsRegular() {
-				out = append(out, filepath.Join(p, e.Name()))
-			}
-		}
+// skippedText says what a --keep-going merge left out.
+func skippedText(total int, skipped []report.Skip) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "merged %d of %d inputs; skipped:", total-len(skipped), total)
+	for _, s := range skipped {
+		fmt.Fprintf(&b, "\n  %v", s.Err)
 	}
-	return out
+	return b.String()
+}
+
+// warnings prints the warnings of many inputs, saying each distinct
+// warning once with the number of inputs it applies to: a fleet of dumps
+// of one binary would otherwise repeat the same line a thousand times.
+type warnings struct {
+	w     io.Writer
+	order []string
+	first map[string]string
+	count map[string]int
+}
+
+func newWarnings(w io.Writer) *warnings {
+	return &warnings{w: w, first: map[string]string{}, count: map[string]int{}}
+}
+
+func (ws *warnings) add(path string, list []string) {
+	for _, w := range list {
+		if ws.count[w] == 0 {
+			ws.order = append(ws.order, w)
+			ws.first[w] = path
+		}
+		ws.count[w]++
+	}
+}
+
+func (ws *warnings) flush() {
+	for _, w := range ws.order {
+		more := ""
+		if n := ws.count[w]; n > 1 {
+			more = fmt.Sprintf(" (and %d more)", n-1)
+		}
+		fmt.Fprintf(ws.w, "heapest: warning: %s%s: %s\n", ws.first[w], more, w)
+	}
+}
+
+// isTerminal reports whether w is a terminal: progress is shown only there.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

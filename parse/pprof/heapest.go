@@ -10,6 +10,10 @@ package pprof
 
 import (
 	"fmt"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
 
 	"github.com/heapest/heapest/ci"
 	"github.com/heapest/heapest/parse"
@@ -29,6 +33,82 @@ const statsLabelPrefix = "heapest."
 // (ci.Stats.MarshalText) in heapest's pprof output.
 func StatsLabel(value string) string { return statsLabelPrefix + value }
 
+// mergedPrefix starts the comment that carries a parse.Merged: what a
+// merge was made of, so that a merge of merges can report the inputs
+// underneath.
+const mergedPrefix = "heapest-merged: "
+
+// MergedComment is m as a profile comment, read back by the parser into
+// parse.Profile.Merged. Its fields are URL-query encoded (sorted keys,
+// escaped values): file paths and build names may hold any character.
+func MergedComment(m *parse.Merged) string {
+	v := url.Values{}
+	v.Set("inputs", strconv.Itoa(m.Inputs))
+	v.Set("skipped", strconv.Itoa(m.Skipped))
+	v.Set("processes", strconv.Itoa(m.Processes))
+	v.Set("rate_min", strconv.FormatFloat(m.RateMin, 'g', -1, 64))
+	v.Set("rate_max", strconv.FormatFloat(m.RateMax, 'g', -1, 64))
+	formats := make([]string, 0, len(m.Formats))
+	for f := range m.Formats {
+		formats = append(formats, f)
+	}
+	sort.Strings(formats)
+	for _, f := range formats {
+		v.Add("format", f+":"+strconv.Itoa(m.Formats[f]))
+	}
+	for _, b := range m.Builds {
+		v.Add("build", b)
+	}
+	return mergedPrefix + v.Encode()
+}
+
+// parseMerged reads a MergedComment back.
+func parseMerged(c string) (*parse.Merged, error) {
+	v, err := url.ParseQuery(strings.TrimPrefix(c, mergedPrefix))
+	if err != nil {
+		return nil, err
+	}
+	m := &parse.Merged{Formats: map[string]int{}, Builds: v["build"]}
+	ints := []struct {
+		key string
+		dst *int
+	}{{"inputs", &m.Inputs}, {"skipped", &m.Skipped}, {"processes", &m.Processes}}
+	for _, f := range ints {
+		if *f.dst, err = strconv.Atoi(v.Get(f.key)); err != nil || *f.dst < 0 {
+			return nil, fmt.Errorf("%s=%q: want a count", f.key, v.Get(f.key))
+		}
+	}
+	if m.RateMin, err = strconv.ParseFloat(v.Get("rate_min"), 64); err != nil {
+		return nil, fmt.Errorf("rate_min: %v", err)
+	}
+	if m.RateMax, err = strconv.ParseFloat(v.Get("rate_max"), 64); err != nil {
+		return nil, fmt.Errorf("rate_max: %v", err)
+	}
+	for _, f := range v["format"] {
+		i := strings.LastIndexByte(f, ':')
+		n, err := strconv.Atoi(f[i+1:])
+		if i < 0 || err != nil || n < 0 {
+			return nil, fmt.Errorf("format=%q: want NAME:COUNT", f)
+		}
+		m.Formats[f[:i]] += n
+	}
+	return m, nil
+}
+
+// readMerged finds the MergedComment among d's comments (nil: none).
+func readMerged(d *decoded) (*parse.Merged, error) {
+	for _, c := range d.Comments {
+		if strings.HasPrefix(c, mergedPrefix) {
+			m, err := parseMerged(c)
+			if err != nil {
+				return nil, &parse.Error{File: d.name, Offset: -1, Msg: "comment " + strings.TrimSpace(mergedPrefix), Err: err}
+			}
+			return m, nil
+		}
+	}
+	return nil, nil
+}
+
 func isHeapestProfile(d *decoded) bool {
 	for _, c := range d.Comments {
 		if c == HeapestMarker {
@@ -43,6 +123,10 @@ func isHeapestProfile(d *decoded) bool {
 func readHeapest(d *decoded, opt parse.Options, sink parse.Sink) (*parse.Profile, error) {
 	out := newProfile(d, "heapest")
 	out.Source.Detail = "heapest pprof output: statistics read back exactly"
+	var err error
+	if out.Merged, err = readMerged(d); err != nil {
+		return nil, err
+	}
 	e := newEmitter(d, out, sink)
 	rate, mixedRate := 0.0, false
 	pre := &parse.Precomputed{}
@@ -52,7 +136,7 @@ func readHeapest(d *decoded, opt parse.Options, sink parse.Sink) (*parse.Profile
 			return nil, err
 		}
 	}
-	err := d.scan(false, func(i int, s *sample) error {
+	err = d.scan(false, func(i int, s *sample) error {
 		e.next(s)
 		if err := read(i, s); err != nil {
 			return err

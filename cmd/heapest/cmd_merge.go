@@ -1,0 +1,87 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/heapest/heapest/render"
+)
+
+// MergeOptions are the flags of heapest merge: report's, with pprof output
+// by default.
+type MergeOptions struct {
+	ReportOptions
+}
+
+func newMergeCommand() *cobra.Command {
+	opts := MergeOptions{ReportOptions{Format: render.Pprof}}
+	cmd := &cobra.Command{
+		Use:   "merge [flags] FILE|DIR|GLOB|- ... -o merged.pb.gz",
+		Short: "Merge the profiles of a fleet into one, unbiasing each sample first",
+		Long: `Merge reads the heap profiles of many processes, unbiases every sample of
+each with that input's own sampling rate, and sums the statistics behind the
+intervals. It writes one gzip-compressed profile.proto that pprof viewers open
+(the unbiased estimate is the default sample type) and that heapest reads back
+with every stack's exact statistics, so a merge can be merged again: merging
+merges gives the rows and intervals of merging all their inputs at once.
+
+Inputs are files, directories (walked recursively; hidden entries skipped),
+glob patterns (quoted, so that heapest expands them), and "-", which reads
+paths from standard input, one a line (as find prints them). Any mix of
+formats and sampling rates merges, as long as every input has the value
+estimated. The same set of inputs gives the same bytes whatever their order.
+
+Several dumps of one process are not independent samples of a fleet: their
+live memory would be counted once per dump. Dumps whose jemalloc file names
+(prefix.pid.seq...) or mapped libraries say they come from one process are
+refused; --latest-per-process keeps the newest of each, --allow-duplicates
+sums them anyway.
+
+An input that cannot be read stops the merge, and nothing is written; with
+--keep-going it is skipped, and the skipped inputs are listed on standard
+error and recorded in the output. Inputs are read --jobs at a time. On a
+terminal, progress is shown on standard error.
+
+With --format table, csv or json, merge prints the merged report instead (as
+"heapest report FILE..." does). See docs/merge.md.
+` + exitStatusHelp,
+		Example: `  # A fleet's dumps, collected into one directory per host
+  heapest merge -o fleet.pb.gz dumps/
+
+  # Paths from find; skip what cannot be read
+  find /var/dumps -name '*.heap' | heapest merge --keep-going -o fleet.pb.gz -
+
+  # Merge merges (per region, then all), and read the result
+  heapest merge -o all.pb.gz eu.pb.gz us.pb.gz
+  heapest report all.pb.gz
+
+  # Which process holds the most? One row per input
+  heapest merge --format table --by source 'dumps/*.heap'`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runMerge(cmd, opts, args)
+		},
+	}
+	opts.addFlags(cmd)
+	return cmd
+}
+
+func runMerge(cmd *cobra.Command, opts MergeOptions, args []string) error {
+	ropt, err := opts.reportOptions(cmd)
+	if err != nil {
+		return usageError{err}
+	}
+	paths, err := opts.inputs(cmd, args, true)
+	if err != nil {
+		return err
+	}
+	ropt.ModuleKeys = true
+	if err := opts.write(cmd, ropt, paths); err != nil {
+		return err
+	}
+	if opts.Format == render.Pprof && opts.Output != "-" {
+		fmt.Fprintf(cmd.ErrOrStderr(), "heapest: merged %d inputs into %s\n", len(paths), opts.Output)
+	}
+	return nil
+}

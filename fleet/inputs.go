@@ -1,0 +1,125 @@
+package fleet
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Expand turns command-line arguments into input paths: a directory
+// becomes every regular file under it (recursively, hidden entries
+// skipped), a glob the files it matches, and "-" — when stdin lists paths
+// (listed) — the non-empty lines read from stdin. Other arguments stay as
+// they are (a missing file is reported when it is read). With listed
+// false, "-" stays "-": the profile itself is read from standard input.
+//
+// The result is sorted and without repeats, so that the same set of
+// inputs, given in any order, is merged in one order and gives the same
+// bytes.
+func Expand(args []string, stdin io.Reader, listed bool) ([]string, error) {
+	var out []string
+	for _, a := range args {
+		var err error
+		switch {
+		case a == "-" && listed:
+			out, err = readList(out, stdin)
+		case a == "-":
+			out = append(out, a)
+		default:
+			out, err = expandArg(out, a)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	sort.Strings(out)
+	return dedupe(out), nil
+}
+
+func expandArg(out []string, a string) ([]string, error) {
+	st, err := os.Stat(a)
+	switch {
+	case err == nil && st.IsDir():
+		return walk(out, a)
+	case err == nil:
+		return append(out, a), nil
+	case hasMeta(a):
+		matches, gerr := filepath.Glob(a)
+		if gerr != nil {
+			return nil, fmt.Errorf("%s: %v", a, gerr)
+		}
+		if len(matches) == 0 {
+			return nil, fmt.Errorf("%s: no file matches the pattern", a)
+		}
+		for _, m := range matches {
+			if out, err = expandArg(out, m); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	}
+	return append(out, a), nil // the reader reports why it cannot be read
+}
+
+// hasMeta reports whether a holds glob syntax (the shell left it
+// unexpanded: quoted, or matched nothing).
+func hasMeta(a string) bool { return strings.ContainsAny(a, "*?[") }
+
+// walk appends the regular files under dir, skipping hidden entries (a
+// tool's .tmp files, .git). An empty directory is an error: a merge of
+// nothing is a mistake, not a report with no rows.
+func walk(out []string, dir string) ([]string, error) {
+	n := len(out)
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if p != dir && strings.HasPrefix(d.Name(), ".") {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.Type().IsRegular() {
+			out = append(out, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(out) == n {
+		return nil, fmt.Errorf("%s: directory holds no profile", dir)
+	}
+	return out, nil
+}
+
+// readList appends the paths listed in r, one per line (find's output).
+func readList(out []string, r io.Reader) ([]string, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		if line := strings.TrimRight(sc.Text(), "\r"); strings.TrimSpace(line) != "" {
+			out = append(out, line)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("reading input paths from standard input: %v", err)
+	}
+	return out, nil
+}
+
+func dedupe(s []string) []string {
+	out := s[:0]
+	for i, x := range s {
+		if i == 0 || x != s[i-1] {
+			out = append(out, x)
+		}
+	}
+	return out
+}

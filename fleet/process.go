@@ -1,0 +1,178 @@
+package fleet
+
+import (
+	"bytes"
+	"fmt"
+	"hash/fnv"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// jemallocName matches jemalloc's dump file names,
+// <prefix>.<pid>.<seq>.<i|m|u|f>[<iseq>].heap (prof_dump_filename in
+// jemalloc's src/prof_sys.c), possibly gzip-compressed.
+var jemallocName = regexp.MustCompile(`^(.*)\.(\d+)\.(\d+)\.([imuf])(\d*)\.heap(\.gz)?$`)
+
+// NameProcess returns the process a dump's file name says it came from
+// ("DIR/PREFIX.PID": dumps of one process land in one directory with one
+// prefix; the same pid in two directories is two hosts or two runs) and
+// its place in that process's sequence of dumps (larger: newer). ok is
+// false for names that say nothing.
+func NameProcess(path string) (process string, seq Seq, ok bool) {
+	m := jemallocName.FindStringSubmatch(filepath.Base(path))
+	if m == nil {
+		return "", Seq{}, false
+	}
+	s, err1 := strconv.ParseUint(m[3], 10, 64)
+	var is uint64
+	var err2 error
+	if m[5] != "" {
+		is, err2 = strconv.ParseUint(m[5], 10, 64)
+	}
+	if err1 != nil || err2 != nil {
+		return "", Seq{}, false
+	}
+	return filepath.Join(filepath.Dir(path), m[1]+"."+m[2]), Seq{Major: s, Minor: is}, true
+}
+
+// Seq orders the dumps of one process: jemalloc's global dump sequence,
+// then the per-kind one.
+type Seq struct{ Major, Minor uint64 }
+
+// Less reports whether s was dumped before o.
+func (s Seq) Less(o Seq) bool {
+	return s.Major < o.Major || s.Major == o.Major && s.Minor < o.Minor
+}
+
+// MapsProcess returns an identity of the process whose /proc/<pid>/maps
+// copy (a jemalloc dump's MAPPED_LIBRARIES) is text: a hash of the lines
+// that map a file. With address-space layout randomisation two processes
+// never load their libraries at the same addresses, while one process
+// keeps them where they are from dump to dump (its [heap] and anonymous
+// lines change; those are left out). "" when the text maps no file.
+func MapsProcess(text []byte) string {
+	h := fnv.New64a()
+	n := 0
+	for len(text) > 0 {
+		line := text
+		if i := bytes.IndexByte(text, '\n'); i >= 0 {
+			line, text = text[:i], text[i+1:]
+		} else {
+			text = nil
+		}
+		if i := bytes.IndexByte(line, '/'); i >= 0 && bytes.Contains(line[:i], []byte(" ")) {
+			h.Write(bytes.TrimSpace(line))
+			h.Write([]byte{'\n'})
+			n++
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("maps:%016x", h.Sum64())
+}
+
+// Duplicates groups inputs by process and returns every group of two or
+// more, each sorted oldest first, the groups in order of their first path.
+// key gives an input's process ("": unknown, never a duplicate).
+func Duplicates(paths []string, key func(i int) string) [][]string {
+	byKey := map[string][]string{}
+	var order []string
+	for i, p := range paths {
+		k := key(i)
+		if k == "" {
+			continue
+		}
+		if _, ok := byKey[k]; !ok {
+			order = append(order, k)
+		}
+		byKey[k] = append(byKey[k], p)
+	}
+	var out [][]string
+	for _, k := range order {
+		if g := byKey[k]; len(g) > 1 {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// Latest keeps, of the inputs whose names say they are dumps of one process,
+// the newest, and returns the kept paths (in their order) and the dropped ones.
+func Latest(paths []string) (kept, dropped []string) {
+	type best struct {
+		i   int
+		seq Seq
+	}
+	newest := map[string]best{}
+	for i, p := range paths {
+		proc, seq, ok := NameProcess(p)
+		if !ok {
+			continue
+		}
+		if b, seen := newest[proc]; !seen || b.seq.Less(seq) {
+			newest[proc] = best{i, seq}
+		}
+	}
+	for i, p := range paths {
+		proc, _, ok := NameProcess(p)
+		if ok && newest[proc].i != i {
+			dropped = append(dropped, p)
+			continue
+		}
+		kept = append(kept, p)
+	}
+	return kept, dropped
+}
+
+// DuplicateError is the refusal to sum dumps of one process.
+type DuplicateError struct {
+	// Groups are the dumps of each process, oldest first.
+	Groups [][]string
+	// How says how the processes were recognised ("file names", "identical
+	// mapped libraries").
+	How string
+}
+
+func (e *DuplicateError) Error() string {
+	var b strings.Builder
+	n := 0
+	for _, g := range e.Groups {
+		n += len(g)
+	}
+	procs := "one process"
+	if len(e.Groups) > 1 {
+		procs = fmt.Sprintf("%d processes", len(e.Groups))
+	}
+	fmt.Fprintf(&b, "%d inputs are successive dumps of %s (by their %s): summing them would count each process's live memory once per dump", n, procs, e.How)
+	const show = 5
+	for i, g := range e.Groups {
+		if i == show {
+			fmt.Fprintf(&b, "\n  … and %d more processes", len(e.Groups)-show)
+			break
+		}
+		fmt.Fprintf(&b, "\n  %s", strings.Join(g, ", "))
+	}
+	b.WriteString("\nuse --latest-per-process to keep the newest dump of each, or --allow-duplicates if they are independent samples")
+	return b.String()
+}
+
+// NameDuplicates returns the groups of inputs whose file names say they
+// are dumps of one process, each oldest first.
+func NameDuplicates(paths []string) [][]string {
+	gs := Duplicates(paths, func(i int) string {
+		proc, _, _ := NameProcess(paths[i])
+		return proc
+	})
+	for _, g := range gs {
+		sort.SliceStable(g, func(i, j int) bool {
+			_, a, _ := NameProcess(g[i])
+			_, b, _ := NameProcess(g[j])
+			return a.Less(b)
+		})
+	}
+	return gs
+}

@@ -1,0 +1,187 @@
+package report
+
+import (
+	"errors"
+	"os"
+	"sort"
+	"sync"
+
+	"github.com/heapest/heapest/aggregate"
+	"github.com/heapest/heapest/fleet"
+	"github.com/heapest/heapest/parse"
+)
+
+// Skip is an input left out of a merge because it could not be read.
+type Skip struct {
+	Path string
+	Err  error
+}
+
+// FilesOptions steer AddFiles.
+type FilesOptions struct {
+	// Jobs is how many inputs are read at once (≤ 0: one).
+	Jobs int
+	// KeepGoing skips an input that cannot be read, recording it (Skipped),
+	// instead of stopping at it.
+	KeepGoing bool
+	// Done, when set, is called once per input, in the inputs' order, after
+	// it was joined or skipped, with its size in bytes (0 when unknown).
+	Done func(path string, size int64)
+	// Warn, when set, receives each input's warnings, in the inputs' order.
+	Warn func(path string, warnings []string)
+}
+
+// loaded is one input read into its own table, not yet joined.
+type loaded struct {
+	p     *parse.Profile
+	t     *aggregate.Table
+	warns []string
+	size  int64
+	err   error
+}
+
+// AddFiles reads paths with opt.Jobs workers and joins them in the order
+// of paths (see join). At most a few inputs per worker are held between
+// being read and being joined, so memory stays that of the distinct
+// groups, however many inputs there are. Without opt.KeepGoing the first
+// input (in order) that cannot be read stops it, and its error is
+// returned; with it, such inputs are skipped and listed by Skipped.
+func (b *Builder) AddFiles(paths []string, in Input, opt FilesOptions) error {
+	jobs := max(opt.Jobs, 1)
+	results := make([]chan loaded, len(paths))
+	for i := range results {
+		results[i] = make(chan loaded, 1)
+	}
+	// window bounds the inputs read ahead of the one being joined.
+	window := make(chan struct{}, 2*jobs)
+	stop := make(chan struct{})
+	feed := make(chan int)
+	var wg sync.WaitGroup
+	for range jobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range feed {
+				results[i] <- b.loadFile(paths[i], in)
+			}
+		}()
+	}
+	go func() {
+		defer close(feed)
+		for i := range paths {
+			select {
+			case window <- struct{}{}:
+			case <-stop:
+				return
+			}
+			select {
+			case feed <- i:
+			case <-stop:
+				return
+			}
+		}
+	}()
+	err := b.joinInOrder(paths, results, window, opt)
+	close(stop)
+	wg.Wait()
+	return err
+}
+
+// joinInOrder joins the loaded inputs in order as they arrive.
+func (b *Builder) joinInOrder(paths []string, results []chan loaded, window chan struct{}, opt FilesOptions) error {
+	for i, path := range paths {
+		r := <-results[i]
+		<-window
+		if opt.Warn != nil && len(r.warns) > 0 {
+			opt.Warn(path, r.warns)
+		}
+		switch {
+		case r.err != nil && !opt.KeepGoing:
+			return r.err
+		case r.err != nil:
+			b.skipped = append(b.skipped, Skip{Path: path, Err: r.err})
+		default:
+			b.join(r.p, r.t)
+		}
+		if opt.Done != nil {
+			opt.Done(path, r.size)
+		}
+	}
+	return nil
+}
+
+// loadFile is AddFile's reading, into a table of the input's own.
+func (b *Builder) loadFile(path string, in Input) loaded {
+	var l loaded
+	if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() {
+		l.size = st.Size()
+	}
+	l.p, l.t, l.warns, l.err = b.loadInput(fileReader(path, in), in, l.size)
+	return l
+}
+
+// Skipped lists the inputs AddFiles left out, in order.
+func (b *Builder) Skipped() []Skip { return b.skipped }
+
+// Duplicates returns the joined inputs that are dumps of one process by
+// what their contents say (fleet.MapsProcess), in groups, each in input
+// order. Names are checked before reading (fleet.NameDuplicates).
+func (b *Builder) Duplicates() [][]string {
+	paths := make([]string, len(b.profiles))
+	for i, p := range b.profiles {
+		paths[i] = p.Source.Path
+	}
+	return fleet.Duplicates(paths, func(i int) string { return b.profiles[i].Source.Process })
+}
+
+// merged summarizes the joined inputs, and the inputs of those that are
+// merges themselves (see Report.Merged).
+func (b *Builder) merged() *parse.Merged {
+	m := &parse.Merged{Formats: map[string]int{}, Skipped: len(b.skipped)}
+	builds := map[string]bool{}
+	procs := map[string]bool{}
+	for _, p := range b.profiles {
+		if o := p.Merged; o != nil {
+			m.Inputs += o.Inputs
+			m.Skipped += o.Skipped
+			m.Processes += o.Processes
+			for f, n := range o.Formats {
+				m.Formats[f] += n
+			}
+			addRate(m, o.RateMin)
+			addRate(m, o.RateMax)
+			for _, bld := range o.Builds {
+				builds[bld] = true
+			}
+			continue
+		}
+		m.Inputs++
+		m.Formats[p.Source.Format]++
+		addRate(m, p.Source.Rate)
+		if p.Source.Build != "" {
+			builds[p.Source.Build] = true
+		}
+		if k := p.Source.Process; k == "" || !procs[k] {
+			procs[k] = k != ""
+			m.Processes++
+		}
+	}
+	for bld := range builds {
+		m.Builds = append(m.Builds, bld)
+	}
+	sort.Strings(m.Builds)
+	return m
+}
+
+func addRate(m *parse.Merged, r float64) {
+	if r <= 0 {
+		return
+	}
+	if m.RateMin == 0 || r < m.RateMin {
+		m.RateMin = r
+	}
+	m.RateMax = max(m.RateMax, r)
+}
+
+// errNoInput is returned when a merge had nothing left to merge.
+var errNoInput = errors.New("no input could be read")

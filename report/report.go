@@ -429,7 +429,7 @@ func checkValues(profiles []*parse.Profile, v unbias.Value) error {
 			lack = append(lack, p.Source.Path)
 		}
 	}
-	if len(lack) <= 1 {
+	if len(lack) <= 1 || len(profiles) == 1 {
 		return first
 	}
 	const show = 10
@@ -438,7 +438,7 @@ func checkValues(profiles []*parse.Profile, v unbias.Value) error {
 		more = fmt.Sprintf(" and %d more", len(lack)-show)
 		lack = lack[:show]
 	}
-	return fmt.Errorf("%d of %d inputs have no %s value: %s%s (the first: %v)", n, len(profiles), v, strings.Join(lack, ", "), more, first)
+	return fmt.Errorf("%d of %d inputs have no %s value: %s%s; estimate a value every input has", n, len(profiles), v, strings.Join(lack, ", "), more)
 }
 
 // HasValue reports whether every profile has value v.

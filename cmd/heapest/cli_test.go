@@ -65,7 +65,7 @@ func runCase(t *testing.T, file string) {
 				t.Fatalf("args: %v", err)
 			}
 		case "stdin":
-			stdin = s.data
+			stdin = expand(s.data)
 		case "stdout", "stderr", "exit":
 		default:
 			path := filepath.Join(work, filepath.FromSlash(s.name))

@@ -70,7 +70,7 @@ func (o *inputOptions) guardNames(stderr io.Writer, paths []string) ([]string, e
 	case o.LatestPerProcess:
 		kept, dropped := fleet.Latest(paths)
 		if len(dropped) > 0 {
-			fmt.Fprintf(stderr, "heapest: --latest-per-process: left out %d older dumps of the same processes\n", len(dropped))
+			fmt.Fprintf(stderr, "heapest: --latest-per-process: left out %d older dump(s) of the same processes\n", len(dropped))
 		}
 		return kept, nil
 	}

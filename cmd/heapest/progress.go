@@ -11,7 +11,7 @@ import (
 // standard error is not a terminal (a pipe, a file, CI logs).
 type progress struct {
 	w           io.Writer
-	total, n int
+	total, n    int
 	bytes       int64
 	start, last time.Time
 }

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+// mergeInputs are real profiles of several formats, rates and programs
+// that all have inuse_space.
+var mergeInputs = []string{
+	"../../testdata/jemalloc/je530_mixed_unbias-off.heap",
+	"../../testdata/jemalloc/je530_threads_unbias-on.heap",
+	"../../testdata/jemalloc/mixed_symbolized.heap",
+	"../../parse/pprof/testdata/go-heap.pb.gz",
+	"../../parse/pprof/testdata/go-debug1.heap",
+	"../../parse/pprof/testdata/gperftools-heap_v2.heap",
+}
+
+func mustRun(t *testing.T, args ...string) string {
+	t.Helper()
+	stdout, stderr, code := runCLI(t, args...)
+	if code != 0 {
+		t.Fatalf("heapest %v: exit %d\n%s", args, code, stderr)
+	}
+	return stdout
+}
+
+// TestMergeOrderIndependent: the same inputs in any order give the same
+// bytes.
+func TestMergeOrderIndependent(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.pb.gz"), filepath.Join(dir, "b.pb.gz")
+	mustRun(t, append([]string{"merge", "-o", a}, mergeInputs...)...)
+	rev := slices.Clone(mergeInputs)
+	slices.Reverse(rev)
+	mustRun(t, append([]string{"merge", "--jobs", "1", "-o", b}, rev...)...)
+	x, _ := os.ReadFile(a)
+	y, _ := os.ReadFile(b)
+	if len(x) == 0 || !bytes.Equal(x, y) {
+		t.Errorf("merging the same inputs in another order gave other bytes (%d and %d bytes)", len(x), len(y))
+	}
+}
+
+// TestMergeAssociative: merging merges gives the rows and intervals of
+// merging everything at once, and of report on every input, for every
+// value and grouping.
+func TestMergeAssociative(t *testing.T) {
+	dir := t.TempDir()
+	left, right := filepath.Join(dir, "left.pb.gz"), filepath.Join(dir, "right.pb.gz")
+	all, nested := filepath.Join(dir, "all.pb.gz"), filepath.Join(dir, "nested.pb.gz")
+	mustRun(t, append([]string{"merge", "-o", left}, mergeInputs[:2]...)...)
+	mustRun(t, append([]string{"merge", "-o", right}, mergeInputs[2:]...)...)
+	mustRun(t, "merge", "-o", nested, left, right)
+	mustRun(t, append([]string{"merge", "-o", all}, mergeInputs...)...)
+	for _, value := range []string{"inuse_space", "inuse_objects"} {
+		for _, by := range []string{"stack", "func"} {
+			args := []string{"report", "--format", "json", "--top", "0", "--value", value, "--by", by}
+			direct := reportRows(t, mustRun(t, append(args, mergeInputs...)...))
+			fromAll := reportRows(t, mustRun(t, append(args, all)...))
+			fromNested := reportRows(t, mustRun(t, append(args, nested)...))
+			if len(direct) < 10 {
+				t.Fatalf("%s by %s: only %d rows", value, by, len(direct))
+			}
+			sameRows(t, value+" by "+by+": merge of all vs report", fromAll, direct)
+			sameRows(t, value+" by "+by+": merge of merges vs merge of all", fromNested, fromAll)
+		}
+	}
+}
+
+type jsonRow struct {
+	Key                string
+	Estimate, Lo, Hi   float64
+	Samples            float64
+	Method             string
+	Cum                *struct{ Estimate, Lo, Hi float64 }
+}
+
+func reportRows(t *testing.T, out string) map[string]jsonRow {
+	t.Helper()
+	var r struct {
+		Total  jsonRow
+		Rows   []jsonRow
+		Merged struct{ Inputs int }
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Merged.Inputs != len(mergeInputs) {
+		t.Errorf("merged.inputs = %d, want %d", r.Merged.Inputs, len(mergeInputs))
+	}
+	rows := map[string]jsonRow{"total": r.Total}
+	for _, row := range r.Rows {
+		rows[row.Key] = row
+	}
+	return rows
+}
+
+func sameRows(t *testing.T, what string, got, want map[string]jsonRow) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Errorf("%s: %d rows, want %d", what, len(got), len(want))
+	}
+	for k, w := range want {
+		g, ok := got[k]
+		if !ok {
+			t.Errorf("%s: row %q missing", what, k)
+			continue
+		}
+		if g.Method != w.Method || g.Samples != w.Samples {
+			t.Errorf("%s: %q: method %s samples %g, want %s %g", what, k, g.Method, g.Samples, w.Method, w.Samples)
+		}
+		for _, p := range [][2]float64{{g.Estimate, w.Estimate}, {g.Lo, w.Lo}, {g.Hi, w.Hi}} {
+			if !near(p[0], p[1]) {
+				t.Errorf("%s: %q: %+v, want %+v", what, k, g, w)
+				break
+			}
+		}
+		if (g.Cum == nil) != (w.Cum == nil) || g.Cum != nil && (!near(g.Cum.Lo, w.Cum.Lo) || !near(g.Cum.Hi, w.Cum.Hi)) {
+			t.Errorf("%s: %q: cum %+v, want %+v", what, k, g.Cum, w.Cum)
+		}
+	}
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(math.Abs(a), math.Abs(b)) }
+
+// TestMergeFailureLeavesNothing: a merge that stops at a bad input writes
+// no output file, not even a temporary one.
+func TestMergeFailureLeavesNothing(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.heap")
+	if err := os.WriteFile(bad, []byte("heap_v2/524288\n  t*: 1: 2 [0: 0]\n@ 0x1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	outDir := filepath.Join(dir, "out")
+	if err := os.Mkdir(outDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code := runCLI(t, "merge", "-o", filepath.Join(outDir, "m.pb.gz"), mergeInputs[0], bad)
+	if code != 2 || !bytes.Contains([]byte(stderr), []byte(bad)) {
+		t.Errorf("exit %d, stderr %q: want 2 and the bad input named", code, stderr)
+	}
+	if left, _ := os.ReadDir(outDir); len(left) != 0 {
+		t.Errorf("a failed merge left %v behind", left)
+	}
+}

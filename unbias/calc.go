@@ -22,6 +22,10 @@ type Samples struct {
 	// as given. It applies to byte values only.
 	Offset    float64
 	HasOffset bool
+	// Sizes, when given, are the sizes of the Count samples one by one
+	// (.NET's ObjectSize): the estimate is then the Horvitz–Thompson sum
+	// Σ Z/π(Z) a trace row prints, and Size is not used.
+	Sizes []float64
 	// OpenStart and OpenEnd are set when an offset group's observation
 	// window does not start or end on a sample (see ci.Stats).
 	OpenStart, OpenEnd bool
@@ -38,11 +42,18 @@ const tinySize = 1
 func (g Samples) Stats(v Value) ci.Stats {
 	offset := g.HasOffset && v.IsSpace()
 	var st ci.Stats
-	if g.Size == 0 && offset {
+	switch {
+	case len(g.Sizes) > 0:
+		// One sample at a time, as a trace row sums its events.
+		for _, z := range g.Sizes {
+			one := Samples{Count: 1, Rate: g.Rate, Size: z}.Stats(v)
+			st.Merge(&one)
+		}
+	case g.Size == 0 && offset:
 		p := 1 / g.Rate
 		st = ci.Stats{Estimate: ci.OffsetEstimate(g.Count, p, g.Offset), Var: g.Count * (1 - p) / (p * p),
 			Samples: g.Count, MaxWeight: (1 - p) / p, Mixed: true}
-	} else {
+	default:
 		z := g.Size
 		if z == 0 {
 			z = tinySize
@@ -52,7 +63,7 @@ func (g Samples) Stats(v Value) ci.Stats {
 		st = ci.Stats{Estimate: g.Count * unit / p, Var: g.Count * unit * unit * (1 - p) / (p * p),
 			Samples: g.Count, MaxWeight: unit * (1 - p) / p, P: p, Unit: unit}
 	}
-	st.N, st.Rate = 1, g.Rate
+	st.N, st.Rate = max(st.N, 1), g.Rate
 	if offset {
 		st.Offset, st.HasOffset, st.OpenStart, st.OpenEnd = g.Offset, true, g.OpenStart, g.OpenEnd
 	}
@@ -63,8 +74,10 @@ func (g Samples) Stats(v Value) ci.Stats {
 // g, and how it relates to a report row's, for the calculator's output.
 func (g Samples) Estimator() string {
 	switch {
+	case len(g.Sizes) > 0:
+		return "Σ Z/π over the samples' sizes, Horvitz–Thompson with π = 1 − exp(−Z/R), as a trace row prints"
 	case g.Size == 0 && g.HasOffset:
-		return "s·(R−1) + u, .NET Approach 2 (a trace row prints the Horvitz–Thompson sum of size/π, which needs each sample's size)"
+		return "s·(R−1) + u, .NET Approach 2 (a trace row prints the Horvitz–Thompson sum of size/π: give the sizes with --sizes for it)"
 	case g.Size == 0:
 		return "s/π, Horvitz–Thompson for 1-byte allocations, π = 1 − exp(−1/R)"
 	}

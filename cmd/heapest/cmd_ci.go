@@ -20,6 +20,7 @@ type CIOptions struct {
 	Samples     float64
 	Rate        float64
 	Size        float64
+	Sizes       []float64
 	OffsetBytes float64
 	OpenStart   bool
 	OpenEnd     bool
@@ -43,14 +44,17 @@ bytes.
   --offset-bytes U  the samples are .NET AllocationSampled events and U is the
                     sum of (ObjectSize − SampledByteOffset) over them: the
                     interval is the .NET design's Approach 2 with p = 1/R.
+  --sizes Z1,...    the size of each sample (with or without --offset-bytes):
+                    the estimate is the Horvitz–Thompson sum of Z/π(Z).
   neither           the sampled allocations are much smaller than R (one byte).
 
 The estimate is Horvitz–Thompson's s·Z/π with --size (and for one-byte
-allocations), what a report row of that one size prints. With --offset-bytes
-the sizes of the samples are not given, so it is Approach 2's s·(R−1) + u,
-while a trace row prints the Horvitz–Thompson sum of size/π over its samples:
-the two estimates differ a little, their interval is the same. The output
-says which estimate it is.
+allocations), what a report row of that one size prints. A trace row prints
+the Horvitz–Thompson sum of Z/π over its samples, the estimator the .NET
+design recommends: give the samples' sizes with --sizes to get it. With
+--offset-bytes and no sizes it cannot be computed, and the estimate is
+Approach 2's s·(R−1) + u instead: the two differ a little, the interval is
+the same. The output says which estimate it is.
 
 With --offset-bytes, --open-end (and --open-start) apply the design's
 compensation for an observation window that does not end (start) on a sample,
@@ -72,6 +76,9 @@ rows that mix sizes. See docs/statistics.md.
   # The same 8 samples as a row of a trace, whose end is not a sample
   heapest ci --samples 8 --rate 102400 --offset-bytes 10908 --open-end
 
+  # ... with their sizes: the estimate a trace row prints
+  heapest ci --samples 3 --rate 102400 --offset-bytes 2100 --sizes 1000,1200,24 --open-end
+
   # 3 samples of 4 KiB objects in a jemalloc dump (R = 2^19), as JSON
   heapest ci --samples 3 --rate 524288 --size 4096 --format json
 
@@ -91,6 +98,7 @@ rows that mix sizes. See docs/statistics.md.
 	f.Float64Var(&opts.Samples, "samples", 0, "number of samples `S` (an integer ≥ 0)")
 	f.Float64Var(&opts.Rate, "rate", 0, "mean sampling period `R` in bytes (jemalloc: 2^lg_prof_sample, .NET: 102400)")
 	f.Float64Var(&opts.Size, "size", 0, "size `Z` in bytes of every sampled allocation")
+	f.Float64SliceVar(&opts.Sizes, "sizes", nil, "the size of each sample, `Z1,Z2,...` (.NET ObjectSize): the estimate is then the sum of Z/π a trace row prints")
 	f.Float64Var(&opts.OffsetBytes, "offset-bytes", 0, "sum `U` of ObjectSize − SampledByteOffset over .NET samples")
 	f.BoolVar(&opts.OpenEnd, "open-end", false, "with --offset-bytes: the window does not end on a sample (upper bound at S+1)")
 	f.BoolVar(&opts.OpenStart, "open-start", false, "with --offset-bytes: the window does not start on a sample (lower bound at S−1)")
@@ -133,6 +141,9 @@ func (o CIOptions) samples(cmd *cobra.Command) (unbias.Samples, error) {
 	if (o.OpenStart || o.OpenEnd) && !hasOffset {
 		return g, errors.New("--open-start and --open-end need --offset-bytes")
 	}
+	if err := o.checkSizes(cmd, &g); err != nil {
+		return g, err
+	}
 	switch {
 	case hasSize && hasOffset:
 		return g, errors.New("--size and --offset-bytes exclude each other")
@@ -151,6 +162,26 @@ func (o CIOptions) samples(cmd *cobra.Command) (unbias.Samples, error) {
 		g.Size = o.Size
 	}
 	return g, nil
+}
+
+// checkSizes checks --sizes and puts them in g.
+func (o CIOptions) checkSizes(cmd *cobra.Command, g *unbias.Samples) error {
+	if !cmd.Flags().Changed("sizes") {
+		return nil
+	}
+	if cmd.Flags().Changed("size") {
+		return errors.New("--size and --sizes exclude each other")
+	}
+	if float64(len(o.Sizes)) != o.Samples {
+		return fmt.Errorf("--sizes lists %d sizes for --samples %v: give one size per sample", len(o.Sizes), o.Samples)
+	}
+	for _, z := range o.Sizes {
+		if !(z >= 1) || math.IsInf(z, 0) {
+			return fmt.Errorf("--sizes: %v: want sizes of at least 1 byte", z)
+		}
+	}
+	g.Sizes = o.Sizes
+	return nil
 }
 
 // ciJSON is the calculator's JSON output.

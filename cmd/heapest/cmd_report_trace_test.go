@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	nt "github.com/heapest/heapest/internal/nettracetest"
@@ -12,6 +13,7 @@ import (
 
 type traceRow struct {
 	Key         string   `json:"key"`
+	Estimate    float64  `json:"estimate"`
 	Lo          float64  `json:"lo"`
 	Hi          float64  `json:"hi"`
 	Samples     float64  `json:"samples"`
@@ -64,5 +66,22 @@ func TestTraceRowsMatchCalculator(t *testing.T) {
 		if r.Hi <= r.Lo || c.Total.Lo != r.Lo || c.Total.Hi != r.Hi || c.Total.Method != r.Method {
 			t.Errorf("%s: report [%v, %v] %s, ci [%v, %v] %s", r.Key, r.Lo, r.Hi, r.Method, c.Total.Lo, c.Total.Hi, c.Total.Method)
 		}
+		// With the samples' sizes the calculator gives the row's estimate
+		// too: both are the one constructor's Horvitz–Thompson sum.
+		sizes := strings.TrimSuffix(strings.Repeat(strconv.Itoa(typeSize[r.Key])+",", int(r.Samples)), ",")
+		out, errOut, code = runCLI(t, "ci", "--format", "json", "--rate", "102400", "--open-end", "--sizes", sizes,
+			"--samples", strconv.FormatFloat(r.Samples, 'f', -1, 64), "--offset-bytes", strconv.FormatFloat(*r.OffsetBytes, 'f', -1, 64))
+		if code != 0 {
+			t.Fatalf("ci --sizes: %s", errOut)
+		}
+		if err := json.Unmarshal([]byte(out), &c); err != nil {
+			t.Fatal(err)
+		}
+		if c.Total.Estimate != r.Estimate || c.Total.Lo != r.Lo || c.Total.Hi != r.Hi {
+			t.Errorf("%s: report %v [%v, %v], ci --sizes %v [%v, %v]", r.Key, r.Estimate, r.Lo, r.Hi, c.Total.Estimate, c.Total.Lo, c.Total.Hi)
+		}
 	}
 }
+
+// typeSize is the size of each simulated type of TestTraceRowsMatchCalculator.
+var typeSize = map[string]int{"System.String": 48, "System.Byte[]": 4000}

@@ -73,11 +73,11 @@ func TestMergeAssociative(t *testing.T) {
 }
 
 type jsonRow struct {
-	Key                string
-	Estimate, Lo, Hi   float64
-	Samples            float64
-	Method             string
-	Cum                *struct{ Estimate, Lo, Hi float64 }
+	Key              string
+	Estimate, Lo, Hi float64
+	Samples          float64
+	Method           string
+	Cum              *struct{ Estimate, Lo, Hi float64 }
 }
 
 func reportRows(t *testing.T, out string) map[string]jsonRow {

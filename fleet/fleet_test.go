@@ -1,0 +1,121 @@
+package fleet
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestNameProcess(t *testing.T) {
+	for _, c := range []struct {
+		path, proc string
+		seq        Seq
+		ok         bool
+	}{
+		{"d/jeprof.1234.0.m0.heap", "d/jeprof.1234", Seq{0, 0}, true},
+		{"d/jeprof.1234.7.i12.heap", "d/jeprof.1234", Seq{7, 12}, true},
+		{"d/jeprof.1234.8.f.heap.gz", "d/jeprof.1234", Seq{8, 0}, true},
+		{"/var/x/my.prefix.99.1.u3.heap", "/var/x/my.prefix.99", Seq{1, 3}, true},
+		{"d/heap.pb.gz", "", Seq{}, false},
+		{"d/jeprof.1234.heap", "", Seq{}, false},
+		{"d/jeprof.1234.0.x0.heap", "", Seq{}, false},
+	} {
+		proc, seq, ok := NameProcess(c.path)
+		if proc != c.proc || seq != c.seq || ok != c.ok {
+			t.Errorf("NameProcess(%q) = %q %v %v, want %q %v %v", c.path, proc, seq, ok, c.proc, c.seq, c.ok)
+		}
+	}
+}
+
+func TestLatestAndNameDuplicates(t *testing.T) {
+	paths := []string{
+		"a/jeprof.1.0.f.heap", "a/jeprof.1.10.f.heap", "a/jeprof.1.9.i2.heap",
+		"a/jeprof.2.0.f.heap", "b/jeprof.1.0.f.heap", "b/other.heap",
+	}
+	kept, dropped := Latest(paths)
+	if want := []string{"a/jeprof.1.10.f.heap", "a/jeprof.2.0.f.heap", "b/jeprof.1.0.f.heap", "b/other.heap"}; !reflect.DeepEqual(kept, want) {
+		t.Errorf("kept %v, want %v", kept, want)
+	}
+	if want := []string{"a/jeprof.1.0.f.heap", "a/jeprof.1.9.i2.heap"}; !reflect.DeepEqual(dropped, want) {
+		t.Errorf("dropped %v, want %v", dropped, want)
+	}
+	groups := NameDuplicates(paths)
+	want := [][]string{{"a/jeprof.1.0.f.heap", "a/jeprof.1.9.i2.heap", "a/jeprof.1.10.f.heap"}}
+	if !reflect.DeepEqual(groups, want) {
+		t.Errorf("NameDuplicates = %v, want %v (oldest first)", groups, want)
+	}
+	msg := (&DuplicateError{Groups: groups, How: "names"}).Error()
+	for _, s := range []string{"3 inputs", "one process", "--latest-per-process", "--allow-duplicates", "a/jeprof.1.10.f.heap"} {
+		if !strings.Contains(msg, s) {
+			t.Errorf("message %q lacks %q", msg, s)
+		}
+	}
+}
+
+func TestMapsProcess(t *testing.T) {
+	proc1 := "55d0c0000000-55d0c0001000 r-xp 00000000 08:01 12 /usr/bin/server\n" +
+		"55d0c1000000-55d0c1200000 rw-p 00000000 00:00 0 [heap]\n" +
+		"7f11a0000000-7f11a0020000 r-xp 00000000 08:01 13 /usr/lib/libc.so.6\n"
+	grown := strings.Replace(proc1, "55d0c1200000", "55d0c1900000", 1) // its heap grew
+	other := strings.Replace(proc1, "7f11a", "7f22b", -1)              // another process: other addresses
+	if MapsProcess([]byte(proc1)) == "" || MapsProcess([]byte(proc1)) != MapsProcess([]byte(grown)) {
+		t.Error("one process's maps, its heap grown, should be one process")
+	}
+	if MapsProcess([]byte(proc1)) == MapsProcess([]byte(other)) {
+		t.Error("libraries at other addresses should be another process")
+	}
+	if MapsProcess([]byte("7f-80 rw-p 0 00:00 0 [stack]\n")) != "" || MapsProcess(nil) != "" {
+		t.Error("maps naming no file say nothing")
+	}
+}
+
+func TestExpand(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"h1/a.heap", "h1/sub/b.heap", "h2/c.heap", "h2/.hidden", ".git/x", "top.heap"} {
+		p := filepath.Join(dir, f)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j := func(s ...string) []string {
+		for i := range s {
+			s[i] = filepath.Join(dir, s[i])
+		}
+		return s
+	}
+	for _, c := range []struct {
+		name   string
+		args   []string
+		stdin  string
+		listed bool
+		want   []string
+		err    string
+	}{
+		{"dir recursive, hidden skipped", j("."), "", false, j("h1/a.heap", "h1/sub/b.heap", "h2/c.heap", "top.heap"), ""},
+		{"glob", j("h*/*.heap"), "", false, j("h1/a.heap", "h2/c.heap"), ""},
+		{"sorted and unique", j("top.heap", "h2", "top.heap"), "", false, j("h2/c.heap", "top.heap"), ""},
+		{"missing kept for the reader", j("nope.heap"), "", false, j("nope.heap"), ""},
+		{"stdin list", []string{"-"}, dir + "/top.heap\n\n" + dir + "/h2/c.heap\r\n", true, j("h2/c.heap", "top.heap"), ""},
+		{"stdin profile", []string{"-"}, "", false, []string{"-"}, ""},
+		{"glob matching nothing", j("*.nothing"), "", false, nil, "no file matches"},
+	} {
+		got, err := Expand(c.args, strings.NewReader(c.stdin), c.listed)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%s: err %v, want %q", c.name, err, c.err)
+			}
+			continue
+		}
+		if err != nil || !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s: %v %v, want %v", c.name, got, err, c.want)
+		}
+	}
+	empty := filepath.Join(dir, "empty")
+	os.Mkdir(empty, 0o755)
+	if _, err := Expand([]string{empty}, nil, false); err == nil || !strings.Contains(err.Error(), "holds no profile") {
+		t.Errorf("empty directory: %v", err)
+	}
+}

@@ -42,6 +42,10 @@ type Options struct {
 	// of by address (aggregate.Table.KeyByModule): for merges, whose
 	// inputs load their libraries at different addresses.
 	ModuleKeys bool
+	// FleetSize, when > 0, says the inputs are processes sampled at
+	// random from a fleet of that many: estimates are scaled to the fleet
+	// and intervals are two-stage (ci.FleetInterval).
+	FleetSize int
 }
 
 // Row is one group with its intervals.
@@ -93,6 +97,8 @@ type Builder struct {
 	sampleCounts [][]ci.Stats
 	// skipped are the inputs AddFiles left out.
 	skipped []Skip
+	// fleet gathers what Options.FleetSize needs.
+	fleet *fleetSums
 }
 
 // allValues is every value, in the order pprof output lists them after
@@ -177,7 +183,11 @@ func (b *Builder) load(read Reader, namer Namer, sizeHint int64) (*parse.Profile
 func (b *Builder) join(p *parse.Profile, t *aggregate.Table) {
 	// The samples each source rests on are counted on its own table,
 	// before it joins the others.
-	b.addSource(p, t)
+	totals := t.Total(b.filter())
+	b.sampleCounts = append(b.sampleCounts, totals)
+	if b.opt.FleetSize > 0 {
+		b.addFleet(p, t, totals)
+	}
 	if len(b.profiles) == 0 {
 		b.table = t // the first input's table becomes the shared one
 	} else {
@@ -202,11 +212,6 @@ func (b *Builder) needStacks(p *parse.Profile) bool {
 		by = DefaultByFor([]*parse.Profile{p})
 	}
 	return by == aggregate.ByFunc || by == aggregate.ByStack || by == aggregate.ByLeaf
-}
-
-// addSource records the samples each value of p rests on after the filter.
-func (b *Builder) addSource(p *parse.Profile, t *aggregate.Table) {
-	b.sampleCounts = append(b.sampleCounts, t.Total(b.filter()))
 }
 
 func (b *Builder) filter() aggregate.Filter {
@@ -267,6 +272,11 @@ func (b *Builder) Report() (*Report, error) {
 		return nil, err
 	}
 	r.Merged, r.Skipped = b.merged(), b.skipped
+	if opt.FleetSize > 0 {
+		if err := b.fleetRows(r, opt, vi); err != nil {
+			return nil, err
+		}
+	}
 	return r, nil
 }
 

@@ -77,6 +77,9 @@ func runMerge(cmd *cobra.Command, opts MergeOptions, args []string) error {
 		return err
 	}
 	ropt.ModuleKeys = true
+	if err := checkFleet(ropt, paths); err != nil {
+		return err
+	}
 	if err := opts.write(cmd, ropt, paths); err != nil {
 		return err
 	}

@@ -29,6 +29,7 @@ type ReportOptions struct {
 	Format   render.Format
 	Output   string
 	From, To time.Duration
+	FleetSize int
 }
 
 func newReportCommand() *cobra.Command {
@@ -90,6 +91,7 @@ func (o *ReportOptions) addFlags(cmd *cobra.Command) {
 	f.DurationVar(&o.To, "to", 0, "traces and JFR recordings: only events before this `time` from the start")
 	enumVar(cmd, &o.Format, "format", reportFormatChoices, false, "output format")
 	f.StringVarP(&o.Output, "output", "o", "", "write the report to `FILE` (atomically) instead of standard output")
+	f.IntVar(&o.FleetSize, "fleet-size", 0, "the inputs are processes sampled at random from a fleet of `N`: scale to it, with two-stage intervals")
 }
 
 func runReport(cmd *cobra.Command, opts ReportOptions, args []string) error {
@@ -102,6 +104,9 @@ func runReport(cmd *cobra.Command, opts ReportOptions, args []string) error {
 		return err
 	}
 	ropt.ModuleKeys = len(paths) > 1
+	if err := checkFleet(ropt, paths); err != nil {
+		return err
+	}
 	return opts.write(cmd, ropt, paths)
 }
 
@@ -134,6 +139,14 @@ func (opts ReportOptions) write(cmd *cobra.Command, ropt report.Options, paths [
 	})
 }
 
+// checkFleet checks --fleet-size against the inputs.
+func checkFleet(ropt report.Options, paths []string) error {
+	if ropt.FleetSize > 0 && (len(paths) < 2 || len(paths) > ropt.FleetSize) {
+		return usageError{fmt.Errorf("--fleet-size %d with %d inputs: want at least 2 sampled processes, and no more than the fleet", ropt.FleetSize, len(paths))}
+	}
+	return nil
+}
+
 // reportOptions checks what the flag types could not (ranges that
 // involve several flags, regular expressions) and builds the report's
 // options.
@@ -155,6 +168,17 @@ func (o ReportOptions) reportOptions(cmd *cobra.Command) (report.Options, error)
 	}
 	if r.Ignore, err = compile("--ignore", o.Ignore); err != nil {
 		return r, err
+	}
+	if o.FleetSize != 0 {
+		switch {
+		case o.FleetSize < 2:
+			return r, fmt.Errorf("--fleet-size %d: want the number of processes in the fleet, at least 2", o.FleetSize)
+		case o.Format == render.Pprof:
+			return r, fmt.Errorf("--fleet-size applies to the report formats (table, csv, json): a merged profile keeps the statistics of the processes it read")
+		case o.By == aggregate.BySource:
+			return r, fmt.Errorf("--fleet-size scales a fleet's rows; --by source shows the sampled processes themselves")
+		}
+		r.FleetSize = o.FleetSize
 	}
 	if o.Format == render.Pprof && o.Output == "" {
 		// Binary output on a terminal is never what anyone wants; stdout

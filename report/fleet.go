@@ -1,0 +1,101 @@
+package report
+
+import (
+	"fmt"
+
+	"github.com/heapest/heapest/aggregate"
+	"github.com/heapest/heapest/ci"
+	"github.com/heapest/heapest/parse"
+)
+
+// fleetSums are, per value, the sums over inputs of each group's estimate
+// and of its square and cube, which the two-stage interval of a sampled fleet needs
+// (ci.FleetInterval). They are gathered as each input joins, grouped as the
+// report will be: a group's estimate in one process is not a sum of cells.
+type fleetSums struct {
+	by aggregate.By
+	// flat and cum map a group's key to its sums, per value index.
+	flat, cum []map[string]*[3]float64
+	// total are the sums of the inputs' totals, per value index.
+	total [][3]float64
+}
+
+// addSq adds x, x² and x³ to acc.
+func addSq(acc *[3]float64, x float64) {
+	acc[0] += x
+	acc[1] += x * x
+	acc[2] += x * x * x
+}
+
+// addFleet adds one input's groups to the sums.
+func (b *Builder) addFleet(p *parse.Profile, t *aggregate.Table, totals []ci.Stats) {
+	f := b.fleet
+	if f == nil {
+		by := b.opt.By
+		if b.opt.DefaultBy {
+			by = DefaultByFor([]*parse.Profile{p})
+		}
+		f = &fleetSums{by: by, total: make([][3]float64, len(b.values))}
+		for range b.values {
+			f.flat = append(f.flat, map[string]*[3]float64{})
+			f.cum = append(f.cum, map[string]*[3]float64{})
+		}
+		b.fleet = f
+	}
+	for vi := range b.values {
+		addSq(&f.total[vi], totals[vi].Estimate)
+		groups, _, _ := t.Groups(f.by, b.filter(), vi, 0)
+		for _, g := range groups {
+			addSq(entry(f.flat[vi], g.Key), g.Flat.Estimate)
+			if f.by == aggregate.ByFunc {
+				addSq(entry(f.cum[vi], g.Key), g.Cum.Estimate)
+			}
+		}
+	}
+}
+
+func entry(m map[string]*[3]float64, key string) *[3]float64 {
+	e := m[key]
+	if e == nil {
+		e = new([3]float64)
+		m[key] = e
+	}
+	return e
+}
+
+// fleetRows replaces the intervals of r's rows and total by the two-stage
+// ones for a fleet of opt.FleetSize processes.
+func (b *Builder) fleetRows(r *Report, opt Options, vi int) error {
+	f := b.fleet
+	if f == nil || f.by != opt.By {
+		return fmt.Errorf("--fleet-size: give --by explicitly when the inputs' default groupings differ")
+	}
+	for _, p := range b.profiles {
+		if p.Merged != nil && p.Merged.Inputs > 1 {
+			return fmt.Errorf("--fleet-size needs one input per sampled process; %s is a merge of %d inputs", p.Source.Path, p.Merged.Inputs)
+		}
+	}
+	n := len(b.profiles)
+	interval := func(st ci.Stats, sums *[3]float64) (ci.Result, error) {
+		return ci.FleetInterval(st, ci.Fleet{Sum: sums[0], SumSq: sums[1], SumCube: sums[2], Sampled: n, Size: opt.FleetSize}, opt.Confidence)
+	}
+	var err error
+	if r.Total.Flat, err = interval(r.Total.Stats, &f.total[vi]); err != nil {
+		return err
+	}
+	for i := range r.Rows {
+		row := &r.Rows[i]
+		if row.Flat, err = interval(row.Stats, entry(f.flat[vi], row.Key)); err != nil {
+			return err
+		}
+		if row.Cum != nil {
+			c, err := interval(row.CumStats, entry(f.cum[vi], row.Key))
+			if err != nil {
+				return err
+			}
+			row.Cum = &c
+		}
+	}
+	r.Notes = append(r.Notes, fmt.Sprintf("estimates scaled to a fleet of %d processes from the %d sampled (--fleet-size)", opt.FleetSize, n))
+	return nil
+}

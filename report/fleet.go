@@ -85,8 +85,10 @@ func (b *Builder) fleetRows(r *Report, opt Options, vi int) error {
 	}
 	for i := range r.Rows {
 		row := &r.Rows[i]
-		if row.Flat, err = interval(row.Stats, entry(f.flat[vi], row.Key)); err != nil {
-			return err
+		if row.Stats.N > 0 { // a function seen only as a caller has no flat row
+			if row.Flat, err = interval(row.Stats, entry(f.flat[vi], row.Key)); err != nil {
+				return err
+			}
 		}
 		if row.Cum != nil {
 			c, err := interval(row.CumStats, entry(f.cum[vi], row.Key))

@@ -12,8 +12,15 @@ import (
 // TestReadmeExamples runs every "$ heapest ..." block of README.md from the
 // repository root and compares the output with the block, so the README
 // cannot go stale.
-func TestReadmeExamples(t *testing.T) {
-	data, err := os.ReadFile("../../README.md")
+func TestReadmeExamples(t *testing.T) { runDocExamples(t, "../../README.md", 2) }
+
+// TestMergeDocExamples does the same for docs/merge.md's worked example.
+func TestMergeDocExamples(t *testing.T) { runDocExamples(t, "../../docs/merge.md", 2) }
+
+// runDocExamples runs the "$ heapest ..." blocks of a Markdown file (at
+// least min of them) from the repository root.
+func runDocExamples(t *testing.T, file string, min int) {
+	data, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +48,7 @@ func TestReadmeExamples(t *testing.T) {
 		}
 		n++
 	}
-	if n < 2 {
-		t.Errorf("found %d examples in README.md, want at least 2", n)
+	if n < min {
+		t.Errorf("found %d examples in %s, want at least %d", n, file, min)
 	}
 }

@@ -21,14 +21,14 @@ type ReportOptions struct {
 	Confidence float64
 	Method     ci.Method
 	// Value and By default to what suits the input when not given.
-	Value    unbias.Value
-	By       aggregate.By
-	Top      int
-	Focus    string
-	Ignore   string
-	Format   render.Format
-	Output   string
-	From, To time.Duration
+	Value     unbias.Value
+	By        aggregate.By
+	Top       int
+	Focus     string
+	Ignore    string
+	Format    render.Format
+	Output    string
+	From, To  time.Duration
 	FleetSize int
 }
 

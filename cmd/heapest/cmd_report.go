@@ -35,7 +35,7 @@ type ReportOptions struct {
 func newReportCommand() *cobra.Command {
 	opts := ReportOptions{Format: render.Table}
 	cmd := &cobra.Command{
-		Use:   "report [flags] FILE",
+		Use:   "report [flags] FILE...",
 		Short: "Estimates with confidence intervals, per function, stack, thread, size or type",
 		Long: `Report unbiases every sample of a heap profile, then aggregates, and prints
 each estimate with a confidence interval, the raw samples it rests on, and the
@@ -46,9 +46,11 @@ heap text, pprof protos, nettrace traces, JFR recordings, memray transform csv
 output) and may be gzip-compressed; "-" reads standard input. JFR estimates are
 sums of the events' weights and their intervals model-based (docs/jfr.md).
 
-Report reads one profile: two dumps of one process share their live samples and
-cannot be summed, and summing the dumps of a fleet (unbiasing each first) is the
-job of "heapest merge", which this version does not have yet.
+Several inputs (files, directories, quoted globs) are merged, as "heapest
+merge" does: each sample is unbiased with its own input's rate, then the
+statistics are summed, and the header says what was merged (docs/merge.md).
+Successive dumps of one process are refused (--latest-per-process,
+--allow-duplicates).
 ` + exitStatusHelp,
 		Example: `  # Top functions by live bytes in a jemalloc dump
   heapest report jeprof.1234.0.m0.heap
@@ -66,7 +68,10 @@ job of "heapest merge", which this version does not have yet.
   heapest report --by stack recording.jfr
 
   # A dump taken on another machine
-  heapest report --binary ./server --symbol-path ./debug dump.heap`,
+  heapest report --binary ./server --symbol-path ./debug dump.heap
+
+  # The dumps of a fleet, merged; one row per process
+  heapest report --by source dumps/`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runReport(cmd, opts, args)

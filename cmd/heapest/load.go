@@ -36,7 +36,7 @@ func (o *inputOptions) addFlags(cmd *cobra.Command) {
 	f.StringVar(&o.Binary, "binary", "", "the profiled program's executable `PATH`, for dumps taken on another machine")
 	f.StringSliceVar(&o.SymbolPath, "symbol-path", nil, "directories searched for the mapped executables and libraries and their debug files (`DIR`,...)")
 	f.BoolVar(&o.KeepAllocator, "keep-allocator-frames", false, "keep malloc/jemalloc/tcmalloc frames at the top of stacks")
-	f.IntVar(&o.Jobs, "jobs", runtime.GOMAXPROCS(0), "read up to `N` inputs at once")
+	f.IntVar(&o.Jobs, "jobs", 0, "read up to `N` inputs at once (0: one per CPU)")
 	f.BoolVar(&o.AllowDuplicates, "allow-duplicates", false, "sum inputs that are dumps of one process (they are refused by default)")
 	f.BoolVar(&o.LatestPerProcess, "latest-per-process", false, "of the dumps of one process (by jemalloc's file names), keep only the newest")
 }
@@ -45,8 +45,11 @@ func (o *inputOptions) addFlags(cmd *cobra.Command) {
 // listed says "-" lists paths on standard input rather than being one
 // profile.
 func (o *inputOptions) inputs(cmd *cobra.Command, args []string, listed bool) ([]string, error) {
-	if o.Jobs < 1 {
-		return nil, usageError{fmt.Errorf("--jobs %d: must be 1 or more", o.Jobs)}
+	switch {
+	case o.Jobs < 0:
+		return nil, usageError{fmt.Errorf("--jobs %d: want 1 or more (0: one per CPU)", o.Jobs)}
+	case o.Jobs == 0:
+		o.Jobs = runtime.GOMAXPROCS(0)
 	}
 	if o.AllowDuplicates && o.LatestPerProcess {
 		return nil, usageError{fmt.Errorf("--allow-duplicates and --latest-per-process exclude each other")}

@@ -11,8 +11,8 @@ import (
 )
 
 // BenchmarkWritePprof is --format pprof on the file HEAPEST_BENCH_FILE
-// (bench/run.sh generates such inputs): the per-stack reports of every
-// value and their encoding.
+// (bench/run.sh generates such inputs): the per-stack view of every value
+// and its encoding.
 func BenchmarkWritePprof(b *testing.B) {
 	path := os.Getenv("HEAPEST_BENCH_FILE")
 	if path == "" {
@@ -24,11 +24,11 @@ func BenchmarkWritePprof(b *testing.B) {
 		if _, _, err := bl.AddFile(path, report.Input{Symbolize: symbolize.Options{DropAllocator: true}}); err != nil {
 			b.Fatal(err)
 		}
-		reps, err := bl.PerStack()
+		st, err := bl.Stacks()
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := WritePprof(io.Discard, reps...); err != nil {
+		if err := WritePprof(io.Discard, st); err != nil {
 			b.Fatal(err)
 		}
 	}

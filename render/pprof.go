@@ -1,16 +1,12 @@
 package render
 
 import (
+	"bufio"
 	"compress/gzip"
 	"fmt"
 	"io"
 	"math"
-	"strconv"
-	"strings"
 
-	"github.com/google/pprof/profile"
-
-	"github.com/heapest/heapest/aggregate"
 	"github.com/heapest/heapest/ci"
 	"github.com/heapest/heapest/parse"
 	"github.com/heapest/heapest/parse/pprof"
@@ -18,25 +14,24 @@ import (
 	"github.com/heapest/heapest/unbias"
 )
 
-func init() { writePprof = func(w io.Writer, r *report.Report) error { return WritePprof(w, r) } }
-
-// WritePprof writes per-stack reports as a gzip-compressed profile.proto
-// that pprof viewers open: one sample per stack, one sample type per report
-// (its value's unbiased estimate, rounded), the first report's value as the
+// WritePprof writes the per-stack view s as a gzip-compressed
+// profile.proto that pprof viewers open: one sample per stack, one sample
+// type per value (its unbiased estimate, rounded), the first value the
 // default sample type. Every sample also carries, as the string label
 // "heapest.<value>", the exact ci.Stats behind each value, so that heapest
-// reading the file back (parse/pprof_heapest.go) recomputes the same
-// intervals and can merge such files again; and, for people looking at it in
-// pprof, numeric labels: samples (the raw sample count the default value
-// rests on), samples_bound (1 when that count is an upper bound), size (the
-// allocation size when the stack's samples share one) and rate.
+// reading the file back (parse/pprof/heapest.go) recomputes the same
+// intervals and can merge such files again; and, for people looking at it
+// in pprof, numeric labels: samples (the raw sample count the default
+// value rests on), samples_bound (1 when that count is an upper bound),
+// size (the allocation size when the stack's samples share one) and rate.
 //
-// The reports must be built with aggregate.ByStack and no --top cut: a
-// per-function or truncated report cannot be regrouped soundly.
-func WritePprof(w io.Writer, reps ...*report.Report) error {
-	p, err := pprofProfile(reps)
-	if err != nil {
-		return err
+// The profile is encoded as the stacks stream out of the table: strings,
+// functions and locations are written when first used (protobuf lets a
+// message's repeated fields interleave), so no copy of the profile is
+// built in memory.
+func WritePprof(w io.Writer, s *report.Stacks) error {
+	if len(s.Values) == 0 {
+		return fmt.Errorf("pprof output: no value to write")
 	}
 	// gzip's fastest level: the default one took half of the time of
 	// writing a large profile, for files a fifth smaller.
@@ -44,86 +39,257 @@ func WritePprof(w io.Writer, reps ...*report.Report) error {
 	if err != nil {
 		return err
 	}
-	if err := p.WriteUncompressed(zw); err != nil {
+	e := newPprofEncoder(bufio.NewWriterSize(zw, 256<<10), s)
+	if err := e.header(); err != nil {
+		return err
+	}
+	if err := s.Each(e.sample); err != nil {
+		return err
+	}
+	if err := e.w.Flush(); err != nil {
 		return err
 	}
 	return zw.Close()
 }
 
-// pprofProfile builds the profile.Profile of WritePprof.
-func pprofProfile(reps []*report.Report) (*profile.Profile, error) {
-	if err := checkPprofReports(reps); err != nil {
-		return nil, err
-	}
-	b := newPprofBuilder(reps)
-	for i, r := range reps {
-		for _, row := range r.Rows {
-			b.add(i, row)
-		}
-	}
-	return b.p, b.p.CheckValid()
+// profile.proto field numbers (github.com/google/pprof/proto/profile.proto).
+const (
+	pbSampleType        = 1
+	pbSample            = 2
+	pbLocation          = 4
+	pbFunction          = 5
+	pbStringTable       = 6
+	pbPeriodType        = 11
+	pbPeriod            = 12
+	pbComment           = 13
+	pbDefaultSampleType = 14
+)
+
+type pprofEncoder struct {
+	w    *bufio.Writer
+	s    *report.Stacks
+	strs map[string]int64
+	// locs is the location id of each function id (0: not written yet).
+	locs []uint64
+	nloc uint64
+	// buf and msg are scratch space for one message and one submessage.
+	buf, msg, text []byte
+	// statKeys are the string ids of the "heapest.<value>" label keys.
+	statKeys []int64
+	numKeys  struct{ samples, bound, size, rate, count, bytes, none int64 }
 }
 
-func checkPprofReports(reps []*report.Report) error {
-	if len(reps) == 0 {
-		return fmt.Errorf("pprof output: no report to write")
+func newPprofEncoder(w *bufio.Writer, s *report.Stacks) *pprofEncoder {
+	e := &pprofEncoder{w: w, s: s, strs: map[string]int64{}}
+	e.str("") // string 0 is the empty string
+	return e
+}
+
+// header writes the sample types, period, comments and label keys.
+func (e *pprofEncoder) header() error {
+	for _, v := range e.s.Values {
+		unit := "count"
+		if v.IsSpace() {
+			unit = "bytes"
+		}
+		e.valueType(pbSampleType, v.String(), unit)
+		e.statKeys = append(e.statKeys, e.str(pprof.StatsLabel(v.String())))
 	}
-	seen := map[unbias.Value]bool{}
-	for _, r := range reps {
-		if r.By != aggregate.ByStack {
-			return fmt.Errorf("pprof output needs per-stack statistics (a report built --by stack), got --by %s", r.By)
-		}
-		if r.Omitted > 0 {
-			return fmt.Errorf("pprof output needs every stack, but --top cut %d of them (use --top 0)", r.Omitted)
-		}
-		if seen[r.Value] {
-			return fmt.Errorf("pprof output: value %s given twice", r.Value)
-		}
-		seen[r.Value] = true
+	e.valueType(pbPeriodType, "space", "bytes")
+	if rate, ok := commonRate(e.s.Sources); ok {
+		e.varintField(pbPeriod, uint64(math.Round(rate)))
 	}
+	var ids []uint64
+	for _, c := range pprofComments(e.s) {
+		ids = append(ids, uint64(e.str(c)))
+	}
+	e.packed(pbComment, ids)
+	e.varintField(pbDefaultSampleType, uint64(e.str(e.s.Values[0].String())))
+	k := &e.numKeys
+	k.samples, k.bound, k.size, k.rate = e.str("samples"), e.str("samples_bound"), e.str("size"), e.str("rate")
+	k.count, k.bytes = e.str("count"), e.str("bytes")
 	return nil
 }
 
-type pprofBuilder struct {
-	p       *profile.Profile
-	reps    []*report.Report
-	samples map[string]*profile.Sample
-	funcs   map[string]*profile.Function
-	locs    map[string]*profile.Location
+// sample writes one stack's sample, and the strings, functions and
+// locations it is the first to use.
+func (e *pprofEncoder) sample(stack []uint32, st []ci.Stats) error {
+	b := e.buf[:0]
+	var locs []uint64
+	for _, f := range stack {
+		locs = append(locs, e.location(f))
+	}
+	b = appendPacked(b, 1, locs)
+	vals := make([]uint64, len(st))
+	for i := range st {
+		vals[i] = uint64(int64(math.Round(st[i].Estimate)))
+	}
+	b = appendPacked(b, 2, vals)
+	for i := range st {
+		if st[i].N == 0 {
+			continue
+		}
+		e.text, _ = st[i].AppendText(e.text[:0]) // never fails
+		b = e.appendLabel(b, e.statKeys[i], e.str(string(e.text)), 0, 0, false)
+	}
+	if main := st[0]; main.N > 0 {
+		b = e.numLabels(b, main, e.s.Values[0])
+	}
+	e.buf = b
+	e.bytesField(pbSample, b)
+	return nil
 }
 
-func newPprofBuilder(reps []*report.Report) *pprofBuilder {
-	p := &profile.Profile{
-		PeriodType:        &profile.ValueType{Type: "space", Unit: "bytes"},
-		DefaultSampleType: reps[0].Value.String(),
-		Comments:          pprofComments(reps[0]),
+// numLabels appends the human-facing numeric labels of the default value.
+func (e *pprofEncoder) numLabels(b []byte, st ci.Stats, v unbias.Value) []byte {
+	k := &e.numKeys
+	b = e.appendLabel(b, k.samples, 0, int64(math.Round(st.Samples)), k.count, true)
+	bound := int64(0)
+	if st.SamplesBound {
+		bound = 1
 	}
-	for _, r := range reps {
-		unit := "bytes"
-		if !r.Value.IsSpace() {
-			unit = "count"
+	b = e.appendLabel(b, k.bound, 0, bound, 0, true)
+	if v.IsSpace() && !st.Mixed && st.Unit > 0 {
+		b = e.appendLabel(b, k.size, 0, int64(math.Round(st.Unit)), k.bytes, true)
+	}
+	if !st.MixedRate && st.Rate > 0 {
+		b = e.appendLabel(b, k.rate, 0, int64(math.Round(st.Rate)), k.bytes, true)
+	}
+	return b
+}
+
+// appendLabel appends a Label message (field 3 of Sample): a string label
+// (str) or, with num set, a numeric one with its unit.
+func (e *pprofEncoder) appendLabel(b []byte, key, str, n, unit int64, num bool) []byte {
+	m := appendVarintField(e.msg[:0], 1, uint64(key))
+	if num {
+		m = appendVarintField(m, 3, uint64(n))
+		if unit != 0 {
+			m = appendVarintField(m, 4, uint64(unit))
 		}
-		p.SampleType = append(p.SampleType, &profile.ValueType{Type: r.Value.String(), Unit: unit})
+	} else {
+		m = appendVarintField(m, 2, uint64(str))
 	}
-	if rate, ok := commonRate(reps[0].Sources); ok {
-		p.Period = int64(math.Round(rate))
+	e.msg = m
+	return appendBytesField(b, 3, m)
+}
+
+// location returns the location id of function id f, writing the
+// location (and its function) the first time: a symbol's location has one
+// line naming the function, an unnamed address's location the address.
+func (e *pprofEncoder) location(f uint32) uint64 {
+	if int(f) >= len(e.locs) {
+		e.locs = append(e.locs, make([]uint64, int(f)+1-len(e.locs))...)
 	}
-	return &pprofBuilder{p: p, reps: reps, samples: map[string]*profile.Sample{},
-		funcs: map[string]*profile.Function{}, locs: map[string]*profile.Location{}}
+	if id := e.locs[f]; id != 0 {
+		return id
+	}
+	e.nloc++
+	id := e.nloc
+	e.locs[f] = id
+	m := appendVarintField(nil, 1, id)
+	if addr, ok := e.s.Address(f); ok {
+		m = appendVarintField(m, 3, addr)
+	} else {
+		name := e.str(e.s.FuncName(f))
+		fn := appendVarintField(nil, 1, id) // function ids follow location ids
+		fn = appendVarintField(fn, 2, uint64(name))
+		fn = appendVarintField(fn, 3, uint64(name))
+		e.bytesField(pbFunction, fn)
+		line := appendVarintField(nil, 1, id)
+		m = appendBytesField(m, 4, line)
+	}
+	e.bytesField(pbLocation, m)
+	return id
+}
+
+// str returns the string table index of s, writing s to the table the
+// first time.
+func (e *pprofEncoder) str(s string) int64 {
+	if id, ok := e.strs[s]; ok {
+		return id
+	}
+	id := int64(len(e.strs))
+	e.strs[s] = id
+	e.bytesField(pbStringTable, []byte(s))
+	return id
+}
+
+func (e *pprofEncoder) valueType(field int, typ, unit string) {
+	t, u := e.str(typ), e.str(unit)
+	m := appendVarintField(nil, 1, uint64(t))
+	m = appendVarintField(m, 2, uint64(u))
+	e.bytesField(field, m)
+}
+
+func (e *pprofEncoder) varintField(field int, v uint64) {
+	e.w.Write(appendVarintField(nil, field, v))
+}
+
+func (e *pprofEncoder) bytesField(field int, data []byte) {
+	var hdr [20]byte
+	h := appendVarint(appendVarint(hdr[:0], uint64(field)<<3|2), uint64(len(data)))
+	e.w.Write(h)
+	e.w.Write(data)
+}
+
+func (e *pprofEncoder) packed(field int, vs []uint64) {
+	if len(vs) > 0 {
+		e.w.Write(appendPacked(nil, field, vs))
+	}
+}
+
+func appendVarint(b []byte, v uint64) []byte {
+	for v >= 0x80 {
+		b = append(b, byte(v)|0x80)
+		v >>= 7
+	}
+	return append(b, byte(v))
+}
+
+func appendVarintField(b []byte, field int, v uint64) []byte {
+	return appendVarint(appendVarint(b, uint64(field)<<3), v)
+}
+
+func appendBytesField(b []byte, field int, data []byte) []byte {
+	b = appendVarint(appendVarint(b, uint64(field)<<3|2), uint64(len(data)))
+	return append(b, data...)
+}
+
+// appendPacked appends a packed repeated varint field.
+func appendPacked(b []byte, field int, vs []uint64) []byte {
+	n := 0
+	for _, v := range vs {
+		n += varintLen(v)
+	}
+	b = appendVarint(appendVarint(b, uint64(field)<<3|2), uint64(n))
+	for _, v := range vs {
+		b = appendVarint(b, v)
+	}
+	return b
+}
+
+func varintLen(v uint64) int {
+	n := 1
+	for v >= 0x80 {
+		v >>= 7
+		n++
+	}
+	return n
 }
 
 // pprofComments mark the file as heapest's and say where it came from.
-func pprofComments(r *report.Report) []string {
+func pprofComments(s *report.Stacks) []string {
 	c := []string{pprof.HeapestMarker,
-		fmt.Sprintf("heapest: unbiased estimates; value=%s confidence=%g", r.Value, r.Confidence)}
-	if r.Merged != nil {
-		c = append(c, pprof.MergedComment(r.Merged))
+		fmt.Sprintf("heapest: unbiased estimates; value=%s confidence=%g", s.Values[0], s.Confidence)}
+	if s.Merged != nil {
+		c = append(c, pprof.MergedComment(s.Merged))
 	}
-	for _, s := range r.Sources {
-		c = append(c, fmt.Sprintf("source: %s format=%s rate=%g samples=%g", s.Path, s.Format, s.Rate, s.Samples))
+	for _, src := range s.Sources {
+		c = append(c, fmt.Sprintf("source: %s format=%s rate=%g samples=%g", src.Path, src.Format, src.Rate, src.Samples))
 	}
-	for _, s := range r.Skipped {
-		c = append(c, fmt.Sprintf("skipped: %v", s.Err))
+	for _, sk := range s.Skipped {
+		c = append(c, fmt.Sprintf("skipped: %v", sk.Err))
 	}
 	return c
 }
@@ -138,74 +304,4 @@ func commonRate(srcs []parse.Source) (float64, bool) {
 		}
 	}
 	return srcs[0].Rate, srcs[0].Rate > 0
-}
-
-// add puts one row of report i into the sample of its stack.
-func (b *pprofBuilder) add(i int, row report.Row) {
-	key := row.Key // the folded stack: one per stack
-	s := b.samples[key]
-	if s == nil {
-		s = &profile.Sample{Value: make([]int64, len(b.reps)), Label: map[string][]string{}}
-		for _, name := range row.Stack {
-			s.Location = append(s.Location, b.location(name))
-		}
-		b.samples[key] = s
-		b.p.Sample = append(b.p.Sample, s)
-	}
-	v := b.reps[i].Value
-	s.Value[i] = int64(math.Round(row.Stats.Estimate))
-	text, _ := row.Stats.MarshalText() // never fails
-	s.Label[pprof.StatsLabel(v.String())] = []string{string(text)}
-	if i == 0 {
-		setPprofNumLabels(s, row.Stats, v)
-	}
-}
-
-// setPprofNumLabels adds the human-facing numeric labels of the default value.
-func setPprofNumLabels(s *profile.Sample, st ci.Stats, v unbias.Value) {
-	s.NumLabel = map[string][]int64{"samples": {int64(math.Round(st.Samples))}}
-	s.NumUnit = map[string][]string{"samples": {"count"}}
-	bound := int64(0)
-	if st.SamplesBound {
-		bound = 1
-	}
-	s.NumLabel["samples_bound"], s.NumUnit["samples_bound"] = []int64{bound}, []string{""}
-	if v.IsSpace() && !st.Mixed && st.Unit > 0 {
-		s.NumLabel["size"], s.NumUnit["size"] = []int64{int64(math.Round(st.Unit))}, []string{"bytes"}
-	}
-	if !st.MixedRate && st.Rate > 0 {
-		s.NumLabel["rate"], s.NumUnit["rate"] = []int64{int64(math.Round(st.Rate))}, []string{"bytes"}
-	}
-}
-
-// location returns the location of a frame name: a symbol, or an
-// unsymbolized "0x…" address kept as an address.
-func (b *pprofBuilder) location(name string) *profile.Location {
-	if l := b.locs[name]; l != nil {
-		return l
-	}
-	l := &profile.Location{ID: uint64(len(b.p.Location) + 1)}
-	if addr, ok := hexAddr(name); ok {
-		l.Address = addr
-	} else {
-		f := b.funcs[name]
-		if f == nil {
-			f = &profile.Function{ID: uint64(len(b.p.Function) + 1), Name: name, SystemName: name}
-			b.funcs[name] = f
-			b.p.Function = append(b.p.Function, f)
-		}
-		l.Line = []profile.Line{{Function: f}}
-	}
-	b.locs[name] = l
-	b.p.Location = append(b.p.Location, l)
-	return l
-}
-
-func hexAddr(name string) (uint64, bool) {
-	h, ok := strings.CutPrefix(name, "0x")
-	if !ok || h == "" {
-		return 0, false
-	}
-	a, err := strconv.ParseUint(h, 16, 64)
-	return a, err == nil
 }

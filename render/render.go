@@ -34,14 +34,9 @@ func Write(w io.Writer, r *report.Report, f Format) error {
 	case JSON:
 		return writeJSON(w, r)
 	case Pprof:
-		return writePprof(w, r)
+		return fmt.Errorf("pprof output is per stack: write it with WritePprof from report.Builder.Stacks")
 	}
 	return fmt.Errorf("unknown format %q", f)
-}
-
-// writePprof is set by pprof.go.
-var writePprof = func(w io.Writer, r *report.Report) error {
-	return fmt.Errorf("pprof output is not available in this build")
 }
 
 // num formats a number unrounded for machine-readable output.

@@ -32,7 +32,7 @@ type Options struct {
 	From, To int64
 	Window   bool
 	// AllValues collects every value the inputs have, for pprof output
-	// (Builder.PerStack).
+	// (Builder.Stacks).
 	AllValues bool
 	// SingleInput says one input will be added: with DefaultValue, the
 	// value is then that input's own, and work on the other kind of value
@@ -85,7 +85,7 @@ type Report struct {
 // Builder runs the pipeline over any number of inputs: each input's
 // records stream from its parser into a Collector (unbiased as they
 // arrive), its frames are named, and its cells join one Table; Report and
-// PerStack then group the table and compute the intervals.
+// Stacks then group the table and compute the intervals.
 type Builder struct {
 	opt      Options
 	values   []unbias.Value
@@ -305,63 +305,6 @@ func (b *Builder) sourceGroups(vi, top int) (groups []*aggregate.Group, cut int,
 		groups, cut = groups[:top], len(groups)-top
 	}
 	return groups, cut, total
-}
-
-// PerStack builds what a pprof rendering needs from one grouping: per-stack
-// reports with every stack (opt's By and Top do not apply), the main value
-// first (it becomes the default sample type), then every other value all
-// the inputs have, so that the file can be read back, and merged, for any
-// value. Their rows have statistics and no intervals (see statsOnly). It
-// needs Options.AllValues.
-func (b *Builder) PerStack() ([]*Report, error) {
-	opt, err := b.settle()
-	if err != nil {
-		return nil, err
-	}
-	opt.By, opt.Top = aggregate.ByStack, 0
-	values := []unbias.Value{opt.Value}
-	for _, v := range allValues {
-		if v != opt.Value && HasValue(b.profiles, v) {
-			values = append(values, v)
-		}
-	}
-	// One grouping for every value; each value's report has the stacks
-	// that have something for it, largest first.
-	all, _, total := b.table.Groups(aggregate.ByStack, b.filter(), -1, 0)
-	var reps []*Report
-	for _, v := range values {
-		vi := b.valueIndex(v)
-		if vi < 0 {
-			return nil, fmt.Errorf("internal error: value %s was not collected", v)
-		}
-		groups := make([]*aggregate.Group, 0, len(all))
-		for _, g := range all {
-			if g.Values[vi].N > 0 {
-				g := *g
-				g.Flat = g.Values[vi]
-				groups = append(groups, &g)
-			}
-		}
-		aggregate.SortBy(groups, vi)
-		opt.Value = v
-		r := statsOnly(opt, b.sources(vi), groups, total[vi])
-		r.Merged, r.Skipped = b.merged(), b.skipped
-		reps = append(reps, r)
-	}
-	return reps, nil
-}
-
-// statsOnly is a report whose rows carry their statistics but no
-// intervals: pprof output writes the statistics, from which heapest
-// computes the intervals when it reads the file back, so computing them
-// for every stack of every value here would be wasted.
-func statsOnly(opt Options, sources []parse.Source, groups []*aggregate.Group, total ci.Stats) *Report {
-	r := &Report{Confidence: opt.Confidence, Value: opt.Value, By: opt.By, Sources: sources,
-		Total: Row{Key: "total", Stats: total}, Rows: make([]Row, len(groups))}
-	for i, g := range groups {
-		r.Rows[i] = Row{Key: g.Key, Stack: g.Stack, Stats: g.Flat}
-	}
-	return r
 }
 
 // build computes the intervals of the rows, the first groups in order; cut

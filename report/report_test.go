@@ -2,6 +2,7 @@ package report
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -130,33 +131,41 @@ func TestDefaults(t *testing.T) {
 	}
 }
 
-// PerStack gives one per-stack report per value the inputs have, the
-// chosen one first, with every stack.
-func TestPerStack(t *testing.T) {
+// Stacks gives every stack (By and Top do not apply) with every value the
+// inputs have, the chosen one first, largest first by it.
+func TestStacks(t *testing.T) {
 	p := profile("jemalloc", true, true, rec("a", 5), rec("b", 3))
 	b, err := builder(t, Options{Value: unbias.AllocObjects, By: aggregate.ByFunc, Top: 1, Confidence: 0.95, AllValues: true}, p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	reps, err := b.PerStack()
+	st, err := b.Stacks()
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []unbias.Value{unbias.AllocObjects, unbias.InUseSpace, unbias.InUseObjects, unbias.AllocSpace}
-	if len(reps) != len(want) {
-		t.Fatalf("%d reports", len(reps))
+	if !slices.Equal(st.Values, want) {
+		t.Fatalf("values %v, want %v", st.Values, want)
 	}
-	for i, r := range reps {
-		if r.Value != want[i] || r.By != aggregate.ByStack || len(r.Rows) != 2 || r.Omitted != 0 {
-			t.Errorf("report %d: value %v by %v, %d rows", i, r.Value, r.By, len(r.Rows))
+	var got []string
+	err = st.Each(func(stack []uint32, stats []ci.Stats) error {
+		var names []string
+		for _, f := range stack {
+			names = append(names, st.FuncName(f))
 		}
-		wantN := 5.0
-		if !r.Value.IsSpace() {
-			wantN = 5 // objects: 5 samples of 64 B
+		got = append(got, strings.Join(names, ";"))
+		for i := range stats {
+			if stats[i].N == 0 {
+				t.Errorf("%v: no statistics for %s", names, st.Values[i])
+			}
 		}
-		if r.Rows[0].Key != "main;a" || r.Rows[0].Stats.Samples != wantN {
-			t.Errorf("report %d: first row %s with %v samples", i, r.Rows[0].Key, r.Rows[0].Stats.Samples)
+		if names[0] == "a" && stats[0].Samples != 5 {
+			t.Errorf("a: %v samples of alloc_objects, want 5", stats[0].Samples)
 		}
+		return nil
+	})
+	if err != nil || !slices.Equal(got, []string{"a;main", "b;main"}) {
+		t.Errorf("stacks %v (%v), want a;main then b;main", got, err)
 	}
 }
 

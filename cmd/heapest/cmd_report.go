@@ -127,12 +127,12 @@ func (opts ReportOptions) write(cmd *cobra.Command, ropt report.Options, paths [
 		// Every value the input has, per stack and with no --top cut (a
 		// pprof profile must be regroupable), the chosen value first so
 		// that it is the profile's default sample type.
-		reps, err := b.PerStack()
+		st, err := b.Stacks()
 		if err != nil {
 			return err
 		}
 		return writeOutput(opts.Output, cmd.OutOrStdout(), func(w io.Writer) error {
-			return render.WritePprof(w, reps...)
+			return render.WritePprof(w, st)
 		})
 	}
 	r, err := b.Report()

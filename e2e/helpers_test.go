@@ -119,7 +119,13 @@ func run(t *testing.T, env []string, name string, args ...string) []byte {
 // runErr executes a program with extra environment variables and returns
 // stdout, stderr and the error, for callers that run in goroutines.
 func runErr(env []string, name string, args ...string) (stdout, stderr []byte, err error) {
+	return runErrDir("", env, name, args...)
+}
+
+// runErrDir is runErr in directory dir ("": the current one).
+func runErrDir(dir string, env []string, name string, args ...string) (stdout, stderr []byte, err error) {
 	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e

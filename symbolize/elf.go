@@ -44,9 +44,17 @@ type object struct {
 	// tables) of an object shared through the cache.
 	mu sync.Mutex
 	// short caches the demangled names of the symbols hit so far, by
-	// index in tab: a name is demangled once however many addresses
-	// resolve to it, and names never hit are never demangled.
-	short map[int32]string
+	// index in tab, and whether each is an allocator function: a name is
+	// demangled and classified once however many addresses (and inputs
+	// of a merge) resolve to it, and names never hit never are.
+	short map[int32]symName
+}
+
+// symName is a symbol's demangled name and whether it is an allocator
+// function (IsAllocatorFunc).
+type symName struct {
+	name  string
+	alloc bool
 }
 
 // objectKey identifies a file's content well enough for a process's life.
@@ -140,7 +148,7 @@ func openObject(path string) (o *object, err error) {
 		return nil, fmt.Errorf("malformed ELF: %v", err)
 	}
 	defer ef.Close()
-	o = &object{path: path, typ: ef.Type, short: map[int32]string{}}
+	o = &object{path: path, typ: ef.Type, short: map[int32]symName{}}
 	o.segs = loadSegments(ef)
 	o.debugText, o.debugOnly = debugOnlyText(o.segs)
 	for _, seg := range o.segs {
@@ -317,18 +325,20 @@ func findBuildID(data []byte, bo binary.ByteOrder) string {
 func align4(n uint64) uint64 { return (n + 3) &^ 3 }
 
 // funcName returns the demangled name of the symbol holding vaddr, or ""
-// when no symbol does. Each symbol's name is demangled once.
-func (o *object) funcName(vaddr uint64) string {
+// when no symbol does, and whether it is an allocator function. Each
+// symbol's name is demangled and classified once.
+func (o *object) funcName(vaddr uint64) symName {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	i := o.tab.lookup(vaddr)
 	if i < 0 {
-		return ""
+		return symName{}
 	}
-	if name, ok := o.short[int32(i)]; ok {
-		return name
+	if n, ok := o.short[int32(i)]; ok {
+		return n
 	}
 	name := Demangle(o.tab.name(i))
-	o.short[int32(i)] = name
-	return name
+	n := symName{name, IsAllocatorFunc(name)}
+	o.short[int32(i)] = n
+	return n
 }

@@ -106,8 +106,11 @@ func (ss *Session) Need(addr uint64, leaf bool) {
 	}
 }
 
-func (ss *Session) inAllocatorLib(addr uint64) bool {
-	m := ss.s.mappingFor(addr)
+func (ss *Session) inAllocatorLib(addr uint64) bool { return ss.s.inAllocatorLib(addr) }
+
+// inAllocatorLib reports whether addr lies in an allocator library.
+func (s *session) inAllocatorLib(addr uint64) bool {
+	m := s.mappingFor(addr)
 	return m != nil && m.allocator
 }
 
@@ -132,7 +135,12 @@ func (ss *Session) Resolve() error {
 	})
 	for _, q := range pending {
 		r := s.resolve(q.addr, q.leaf)
-		if s.opt.DropAllocator {
+		switch {
+		case !s.opt.DropAllocator:
+			r.alloc = false
+		case r.allocKnown:
+			r.alloc = r.alloc || s.inAllocatorLib(q.addr)
+		default:
 			r.alloc = s.isAllocatorFrame(parse.Frame{Addr: q.addr, Func: r.fn})
 		}
 		s.results[q.n] = r
@@ -271,8 +279,9 @@ type resolved struct {
 	fn, file string
 	line     int
 	// alloc says the frame is an allocator frame (see isAllocatorFrame),
-	// decided once per distinct address.
-	alloc bool
+	// decided once per distinct address; allocKnown that the name's part
+	// of that was already decided (by the object's symbol cache).
+	alloc, allocKnown bool
 }
 
 func (s *session) setup() error {
@@ -476,7 +485,7 @@ func (s *session) addDebugFile(o *object) {
 		}
 		if len(dbg.tab.syms) > 0 && o.tab.src != ".symtab" {
 			o.tab = dbg.tab
-			o.short = map[int32]string{} // indexes of the old table
+			o.short = map[int32]symName{} // indexes of the old table
 		}
 		if dbg.dwarfPath != "" && o.dwarfPath == "" {
 			o.dwarfPath = dbg.dwarfPath
@@ -595,7 +604,8 @@ func (o *object) resolve(mapOff, off uint64, lines bool, dwarf func() *dwarfInfo
 
 // resolveVaddr is resolve for an ELF virtual address.
 func (o *object) resolveVaddr(vaddr uint64, lines bool, dwarf func() *dwarfInfo) (resolved, bool) {
-	r := resolved{fn: o.funcName(vaddr)}
+	n := o.funcName(vaddr)
+	r := resolved{fn: n.name, alloc: n.alloc, allocKnown: n.name != ""}
 	if r.fn != "" && !lines {
 		return r, true
 	}

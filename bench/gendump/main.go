@@ -50,6 +50,7 @@ func main() {
 	flag.IntVar(&o.lg, "lg", 19, "lg_prof_sample: R = 2^lg")
 	flag.BoolVar(&o.unbias, "unbias", false, "write the prof_unbias encoding (jemalloc 5.3 default)")
 	flag.Uint64Var(&o.seed, "seed", 1, "random seed")
+	flag.Uint64Var(&o.member, "member", 0, "one process of a fleet: the stacks of -seed, with this process's own counts (a third of the stacks absent) and library addresses (0: not a fleet)")
 	out := flag.String("o", "", "output file (required)")
 	flag.Parse()
 	if (o.binary == "") == (o.funcs == 0) || o.funcs < 0 || o.funcs > 0 && o.mapAs == "" ||
@@ -70,7 +71,7 @@ type options struct {
 	funcs, middle               int
 	size                        int64
 	unbias                      bool
-	seed                        uint64
+	seed, member                uint64
 }
 
 // image is one ELF file placed in the synthetic address space.
@@ -214,6 +215,9 @@ func generate(o options, out string) error {
 		}
 	}
 	stacks := makeStacks(r, o, prog, lib)
+	if o.member != 0 {
+		stacks = fleetMember(o, stacks, lib)
+	}
 	if o.mapAs != "" {
 		prog.path = o.mapAs
 	}
@@ -234,6 +238,36 @@ func generate(o options, out string) error {
 	}
 	fmt.Fprintf(os.Stderr, "gendump: %s: %d stacks, %d distinct addresses\n", out, len(stacks), distinctAddrs(stacks))
 	return f.Close()
+}
+
+// fleetMember makes the stacks one process of a fleet: the same program and
+// stacks for every member, each member with its own counts, a third of the
+// stacks absent, and the library loaded at its own address (ASLR), so that
+// members are told apart as processes.
+func fleetMember(o options, stacks []stack, lib *image) []stack {
+	r := rand.New(rand.NewPCG(o.member, 0x51ed27))
+	out := stacks[:0]
+	for _, s := range stacks {
+		if r.IntN(3) == 0 {
+			continue
+		}
+		for i := range s.n {
+			s.n[i] = 1 + r.Uint64N(2*s.n[i])
+		}
+		out = append(out, s)
+	}
+	if lib != nil {
+		shift := (o.member % 4096) << 21
+		for _, s := range out {
+			for i, a := range s.addrs {
+				if a >= lib.base {
+					s.addrs[i] = a + shift
+				}
+			}
+		}
+		lib.base += shift
+	}
+	return out
 }
 
 // distinctAddrs counts the distinct frame addresses of the stacks: the

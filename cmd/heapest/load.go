@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -104,6 +105,13 @@ func (o *inputOptions) load(b *report.Builder, paths []string, stderr io.Writer)
 			fmt.Fprintf(stderr, "heapest: warning: %s: %s\n", paths[0], w)
 		}
 		return nil
+	}
+	if os.Getenv("GOGC") == "" {
+		// A merge's live heap is its groups, small beside what each input
+		// allocates and drops: collecting at every doubling of it spent a
+		// third of the time. Five times it keeps memory far below one
+		// large input's.
+		defer debug.SetGCPercent(debug.SetGCPercent(400))
 	}
 	warned := newWarnings(stderr)
 	prog := newProgress(stderr, len(paths))

@@ -68,7 +68,7 @@ gof=$DIR/go-$GO_N-$GO_DISTINCT
 if [[ ! -f $gof/.done ]]; then
 	log "generating $GO_DISTINCT Go heap profiles, linked to $GO_N"
 	rm -rf "$gof" && mkdir -p "$gof/real" "$gof/fleet"
-	seq 1 "$GO_DISTINCT" | xargs -P "$(nproc)" -I{} "$DIR/bin/gengoheap" -depth 12 -rate 4096 -o "$gof/real/{}.pb.gz" 2>/dev/null
+	seq 1 "$GO_DISTINCT" | xargs -P "$(nproc)" -I{} "$DIR/bin/gengoheap" -depth 14 -rate 4096 -o "$gof/real/{}.pb.gz" 2>/dev/null
 	for i in $(seq 1 "$GO_N"); do ln "$gof/real/$(((i - 1) % GO_DISTINCT + 1)).pb.gz" "$gof/fleet/heap.$i.pb.gz"; done
 	touch "$gof/.done"
 fi

@@ -209,6 +209,34 @@ func mergeStudySize() (merges, dumps int) {
 	return 100, 20
 }
 
+// runMerges makes nm merges of nd dumps each, on all CPUs: gen(i, d)
+// runs a program that writes merge i's dumps into directory d and prints
+// their truths.
+func runMerges(t *testing.T, dir string, nm, nd int, gen func(i int, d string) (stdout, stderr []byte, err error)) []fleetMerge {
+	t.Helper()
+	merges := make([]fleetMerge, nm)
+	err := parallel(nm, func(i int) error {
+		d := filepath.Join(dir, fmt.Sprintf("merge-%03d", i))
+		if err := os.Mkdir(d, 0o755); err != nil {
+			return err
+		}
+		out, errOut, err := gen(i, d)
+		if err != nil {
+			return fmt.Errorf("%s: %v\n%s", d, err, errOut)
+		}
+		ts, err := readTruths(out)
+		if err != nil || len(ts) != nd {
+			return fmt.Errorf("%s: %d truths, %v", d, len(ts), err)
+		}
+		merges[i] = sumTruths(d, ts)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return merges
+}
+
 // checkMergeCoverage merges each set of dumps with heapest, by func and by
 // stack, and counts how often each site's interval holds its true live
 // bytes: at least 93% over every (merge, site) pair of each grouping.
@@ -270,13 +298,8 @@ func TestMergeCoverageJemalloc(t *testing.T) {
 	dir := t.TempDir()
 	prog := buildFleetProg(t, gcc, dir)
 	nm, nd := mergeStudySize()
-	merges := make([]fleetMerge, nm)
-	err := parallel(nm, func(i int) error {
+	merges := runMerges(t, dir, nm, nd, func(i int, d string) ([]byte, []byte, error) {
 		rng := rand.New(rand.NewPCG(uint64(i), 12))
-		d := filepath.Join(dir, fmt.Sprintf("merge-%03d", i))
-		if err := os.Mkdir(d, 0o755); err != nil {
-			return err
-		}
 		args := []string{"phases", d, strconv.Itoa(nd), strconv.Itoa(i + 1)}
 		for range nd {
 			args = append(args, strconv.Itoa(14+rng.IntN(6)))
@@ -285,20 +308,8 @@ func TestMergeCoverageJemalloc(t *testing.T) {
 		if i%2 == 1 {
 			conf += ",prof_unbias:false"
 		}
-		out, errOut, err := runErr([]string{conf}, prog, args...)
-		if err != nil {
-			return fmt.Errorf("fleet phases: %v\n%s", err, errOut)
-		}
-		ts, err := readTruths(out)
-		if err != nil || len(ts) != nd {
-			return fmt.Errorf("fleet phases: %d truths, %v", len(ts), err)
-		}
-		merges[i] = sumTruths(d, ts)
-		return nil
+		return runErr([]string{conf}, prog, args...)
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	checkMergeCoverage(t, heapest, merges, []string{"site_small", "site_mid", "site_large", "site_mixed"})
 }
 
@@ -315,30 +326,13 @@ func TestMergeCoverageGo(t *testing.T) {
 	}
 	rates := []string{"65536", "131072", "262144", "524288"}
 	nm, nd := mergeStudySize()
-	merges := make([]fleetMerge, nm)
-	err := parallel(nm, func(i int) error {
+	merges := runMerges(t, dir, nm, nd, func(i int, d string) ([]byte, []byte, error) {
 		rng := rand.New(rand.NewPCG(uint64(i), 34))
-		d := filepath.Join(dir, fmt.Sprintf("merge-%03d", i))
-		if err := os.Mkdir(d, 0o755); err != nil {
-			return err
-		}
 		args := []string{d, strconv.Itoa(nd), strconv.Itoa(i + 1)}
 		for range nd {
 			args = append(args, rates[rng.IntN(len(rates))])
 		}
-		out, errOut, err := runErr([]string{"GOMAXPROCS=1"}, prog, args...)
-		if err != nil {
-			return fmt.Errorf("gofleet: %v\n%s", err, errOut)
-		}
-		ts, err := readTruths(out)
-		if err != nil || len(ts) != nd {
-			return fmt.Errorf("gofleet: %d truths, %v", len(ts), err)
-		}
-		merges[i] = sumTruths(d, ts)
-		return nil
+		return runErr([]string{"GOMAXPROCS=1"}, prog, args...)
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	checkMergeCoverage(t, heapest, merges, []string{"main.siteSmall", "main.siteMid", "main.siteLarge", "main.siteMixed"})
 }

@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/heapest/heapest/parse"
 )
 
 func TestNameProcess(t *testing.T) {
@@ -68,6 +70,15 @@ func TestMapsProcess(t *testing.T) {
 	}
 	if MapsProcess([]byte("7f-80 rw-p 0 00:00 0 [stack]\n")) != "" || MapsProcess(nil) != "" {
 		t.Error("maps naming no file say nothing")
+	}
+	static := "00400000-00402000 r-xp 00000000 08:01 12 /usr/bin/server\n"
+	if MapsProcess([]byte(static)) != "" {
+		t.Error("a non-PIE program with no library at a randomized address says nothing: every process looks alike")
+	}
+	pie := []parse.Mapping{{Start: 0x400000, Limit: 0x500000, File: "/bin/go-server"}, {Start: 0x7f11a0000000, Limit: 0x7f11a0020000, File: "/lib/libc.so.6"}}
+	moved := []parse.Mapping{pie[0], {Start: 0x7f22b0000000, Limit: 0x7f22b0020000, File: "/lib/libc.so.6"}}
+	if MappingsProcess(pie) == "" || MappingsProcess(pie) == MappingsProcess(moved) || MappingsProcess(pie[:1]) != "" {
+		t.Error("MappingsProcess: a library at other addresses is another process; a static binary alone says nothing")
 	}
 }
 

@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/heapest/heapest/parse"
 )
 
 // jemallocName matches jemalloc's dump file names,
@@ -47,12 +49,20 @@ func (s Seq) Less(o Seq) bool {
 	return s.Major < o.Major || s.Major == o.Major && s.Minor < o.Minor
 }
 
+// randomized is the lowest address taken as placed by address-space
+// layout randomisation: shared libraries and position-independent
+// executables land far above it (0x55…, 0x7f…), non-PIE executables far
+// below (0x400000).
+const randomized = 1 << 40
+
 // MapsProcess returns an identity of the process whose /proc/<pid>/maps
 // copy (a jemalloc dump's MAPPED_LIBRARIES) is text: a hash of the lines
-// that map a file. With address-space layout randomisation two processes
-// never load their libraries at the same addresses, while one process
-// keeps them where they are from dump to dump (its [heap] and anonymous
-// lines change; those are left out). "" when the text maps no file.
+// that map a file at a randomized address. With address-space layout
+// randomisation two processes never load their libraries at the same
+// addresses, while one process keeps them where they are from dump to
+// dump (its [heap] and anonymous lines change; those are left out). ""
+// when no file is mapped at a randomized address (a static, non-PIE
+// program): nothing then tells processes apart.
 func MapsProcess(text []byte) string {
 	h := fnv.New64a()
 	n := 0
@@ -63,16 +73,42 @@ func MapsProcess(text []byte) string {
 		} else {
 			text = nil
 		}
-		if i := bytes.IndexByte(line, '/'); i >= 0 && bytes.Contains(line[:i], []byte(" ")) {
-			h.Write(bytes.TrimSpace(line))
-			h.Write([]byte{'\n'})
-			n++
+		i := bytes.IndexByte(line, '/')
+		if i < 0 || !bytes.Contains(line[:i], []byte(" ")) {
+			continue
 		}
+		dash := bytes.IndexByte(line, '-')
+		start, err := strconv.ParseUint(string(bytes.TrimSpace(line[:max(dash, 0)])), 16, 64)
+		if dash < 0 || err != nil || start < randomized {
+			continue
+		}
+		h.Write(bytes.TrimSpace(line))
+		h.Write([]byte{'\n'})
+		n++
 	}
 	if n == 0 {
 		return ""
 	}
 	return fmt.Sprintf("maps:%016x", h.Sum64())
+}
+
+// MappingsProcess is MapsProcess for a profile's parsed mappings (a pprof
+// profile's): a hash of the files mapped at randomized addresses, with
+// their addresses.
+func MappingsProcess(ms []parse.Mapping) string {
+	h := fnv.New64a()
+	n := 0
+	for _, m := range ms {
+		if m.Start < randomized || m.File == "" {
+			continue
+		}
+		fmt.Fprintf(h, "%x-%x %x %s\n", m.Start, m.Limit, m.Offset, m.File)
+		n++
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("mappings:%016x", h.Sum64())
 }
 
 // Duplicates groups inputs by process and returns every group of two or

@@ -83,5 +83,8 @@ func (b *Builder) loadInput(read Reader, in Input, hint int64) (*parse.Profile, 
 		p.Source.Build = sess.Build()
 	}
 	p.Source.Process = fleet.MapsProcess(p.MapsText)
+	if p.Source.Process == "" && len(p.MapsText) == 0 {
+		p.Source.Process = fleet.MappingsProcess(p.Mappings)
+	}
 	return p, t, warns, nil
 }

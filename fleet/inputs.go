@@ -85,8 +85,16 @@ func walk(out []string, dir string) ([]string, error) {
 			}
 			return nil
 		}
-		if d.Type().IsRegular() {
+		switch {
+		case d.Type().IsRegular():
 			out = append(out, p)
+		case d.Type()&fs.ModeSymlink != 0:
+			// A link to a file is an input; a link to nothing is one
+			// too, which its reader reports. Links to directories are
+			// not followed (no cycles), as find does by default.
+			if st, err := os.Stat(p); err != nil || !st.IsDir() {
+				out = append(out, p)
+			}
 		}
 		return nil
 	})

@@ -3,10 +3,13 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -146,5 +149,99 @@ func TestMergeFailureLeavesNothing(t *testing.T) {
 	}
 	if left, _ := os.ReadDir(outDir); len(left) != 0 {
 		t.Errorf("a failed merge left %v behind", left)
+	}
+}
+
+// fleetDump is a small whole jemalloc dump of one process of a fleet: its
+// own counts, and libc at its own address.
+func fleetDump(i int) string {
+	small, big := 5+i%17, 1+i%3
+	libc := 0x7f0000000000 + uint64(i)<<24
+	return fmt.Sprintf(`--- symbol
+binary=/usr/local/bin/server
+0x401010 alloc_small
+0x401110 alloc_big
+0x401210 main
+---
+--- heap
+heap_v2/524288
+  t*: %[1]d: %[2]d [0: 0]
+  t0: %[1]d: %[2]d [0: 0]
+@ 0x401010 0x401210
+  t*: %[3]d: %[4]d [0: 0]
+  t0: %[3]d: %[4]d [0: 0]
+@ 0x401110 0x401210
+  t*: %[5]d: %[6]d [0: 0]
+  t0: %[5]d: %[6]d [0: 0]
+
+MAPPED_LIBRARIES:
+00400000-00402000 r-xp 00000000 08:01 1234 /usr/local/bin/server
+%[7]x-%[8]x r-xp 00026000 08:01 5678 /usr/lib/x86_64-linux-gnu/libc.so.6
+`, small+big, small*32+big<<20, small, small*32, big, big<<20, libc, libc+0x1a000)
+}
+
+// TestMergeBadInputsAmongMany: among 1,000 inputs, a truncated, a
+// random-bytes, an empty and an unreadable one (a link to nothing: root
+// reads any file) are each named; without --keep-going the first stops
+// the merge and nothing is written, with it the others merge and the
+// four are listed.
+func TestMergeBadInputsAmongMany(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "fleet")
+	write := func(name string, data []byte) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(in, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(in, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 996 {
+		write(fmt.Sprintf("jeprof.%d.0.f.heap", 10000+i), []byte(fleetDump(i)))
+	}
+	whole := fleetDump(996)
+	write("jeprof.20001.0.f.heap", []byte(whole[:strings.Index(whole, "@ 0x401110")])) // truncated
+	random := make([]byte, 4096)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range random {
+		random[i] = byte(rng.Uint32())
+	}
+	write("jeprof.20002.0.f.heap", random)
+	write("jeprof.20003.0.f.heap", nil)
+	if err := os.Symlink(filepath.Join(dir, "gone"), filepath.Join(in, "jeprof.20004.0.f.heap")); err != nil {
+		t.Fatal(err)
+	}
+	bad := []string{"jeprof.20001.0.f.heap", "jeprof.20002.0.f.heap", "jeprof.20003.0.f.heap", "jeprof.20004.0.f.heap"}
+
+	outDir := filepath.Join(dir, "out")
+	if err := os.Mkdir(outDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(outDir, "fleet.pb.gz")
+	_, stderr, code := runCLI(t, "merge", "-o", out, in)
+	if code != 2 || !strings.Contains(stderr, bad[0]) {
+		t.Errorf("without --keep-going: exit %d, stderr %q; want 2 naming %s", code, stderr, bad[0])
+	}
+	if left, _ := os.ReadDir(outDir); len(left) != 0 {
+		t.Errorf("a failed merge left %v behind", left)
+	}
+
+	_, stderr, code = runCLI(t, "merge", "--keep-going", "-o", out, in)
+	if code != 0 || !strings.Contains(stderr, "merged 996 of 1000 inputs; skipped:") {
+		t.Fatalf("--keep-going: exit %d, stderr %q", code, stderr)
+	}
+	for _, b := range bad {
+		if !strings.Contains(stderr, b) {
+			t.Errorf("--keep-going: %s not named in %q", b, stderr)
+		}
+	}
+	report := mustRun(t, "report", "--format", "json", out)
+	var r struct{ Merged struct{ Inputs, Skipped int } }
+	if err := json.Unmarshal([]byte(report), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Merged.Inputs != 996 || r.Merged.Skipped != 4 {
+		t.Errorf("the merged profile records %d inputs and %d skipped, want 996 and 4", r.Merged.Inputs, r.Merged.Skipped)
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -99,7 +100,7 @@ func (o *inputOptions) load(b *report.Builder, paths []string, stderr io.Writer)
 	if len(paths) == 1 {
 		_, warns, err := b.AddFile(paths[0], o.input(false))
 		if err != nil {
-			return err
+			return salvageHint(err)
 		}
 		for _, w := range warns {
 			fmt.Fprintf(stderr, "heapest: warning: %s: %s\n", paths[0], w)
@@ -129,6 +130,16 @@ func (o *inputOptions) load(b *report.Builder, paths []string, stderr io.Writer)
 		return &fleet.DuplicateError{Groups: g, How: "libraries mapped at identical addresses"}
 	}
 	return nil
+}
+
+// salvageHint says, of a single input that is truncated, how to read what
+// precedes the cut. (In a merge, --keep-going skips such an input whole.)
+func salvageHint(err error) error {
+	var pe *parse.Error
+	if errors.As(err, &pe) && strings.HasPrefix(pe.Msg, "truncated") {
+		return fmt.Errorf("%w (--keep-going reads what precedes it)", err)
+	}
+	return err
 }
 
 // skippedText says what a --keep-going merge left out.

@@ -34,7 +34,7 @@ func (p *parser) finish(hasMaps bool) error {
 	}
 	if !hasMaps && (!raw && !p.decodedTotalsAgree() || !p.lastStackWhole(unbiased)) {
 		return &parse.Error{File: p.name, Line: p.line, Offset: -1,
-			Msg: "truncated: the dump has no MAPPED_LIBRARIES section and its lines do not add up to its totals (--keep-going reads it anyway)"}
+			Msg: "truncated: the dump has no MAPPED_LIBRARIES section and its lines do not add up to its totals"}
 	}
 	return nil
 }

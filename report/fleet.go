@@ -70,12 +70,12 @@ func (b *Builder) fleetRows(r *Report, opt Options, vi int) error {
 	if f == nil || f.by != opt.By {
 		return fmt.Errorf("--fleet-size: give --by explicitly when the inputs' default groupings differ")
 	}
-	for _, p := range b.profiles {
-		if p.Merged != nil && p.Merged.Inputs > 1 {
-			return fmt.Errorf("--fleet-size needs one input per sampled process; %s is a merge of %d inputs", p.Source.Path, p.Merged.Inputs)
+	for _, p := range b.inputs {
+		if p.merged != nil && p.merged.Inputs > 1 {
+			return fmt.Errorf("--fleet-size needs one input per sampled process; %s is a merge of %d inputs", p.src.Path, p.merged.Inputs)
 		}
 	}
-	n := len(b.profiles)
+	n := len(b.inputs)
 	interval := func(st ci.Stats, sums *[3]float64) (ci.Result, error) {
 		return ci.FleetInterval(st, ci.Fleet{Sum: sums[0], SumSq: sums[1], SumCube: sums[2], Sampled: n, Size: opt.FleetSize}, opt.Confidence)
 	}

@@ -48,12 +48,14 @@ type loaded struct {
 // returned; with it, such inputs are skipped and listed by Skipped.
 func (b *Builder) AddFiles(paths []string, in Input, opt FilesOptions) error {
 	jobs := max(opt.Jobs, 1)
-	results := make([]chan loaded, len(paths))
+	// window bounds the inputs read ahead of the one being joined; input
+	// i's result goes to slot i mod its size, free again once the input
+	// that used it before was joined.
+	window := make(chan struct{}, 2*jobs)
+	results := make([]chan loaded, cap(window))
 	for i := range results {
 		results[i] = make(chan loaded, 1)
 	}
-	// window bounds the inputs read ahead of the one being joined.
-	window := make(chan struct{}, 2*jobs)
 	stop := make(chan struct{})
 	feed := make(chan int)
 	var wg sync.WaitGroup
@@ -62,7 +64,7 @@ func (b *Builder) AddFiles(paths []string, in Input, opt FilesOptions) error {
 		go func() {
 			defer wg.Done()
 			for i := range feed {
-				results[i] <- b.loadFile(paths[i], in)
+				results[i%len(results)] <- b.loadFile(paths[i], in)
 			}
 		}()
 	}
@@ -90,7 +92,7 @@ func (b *Builder) AddFiles(paths []string, in Input, opt FilesOptions) error {
 // joinInOrder joins the loaded inputs in order as they arrive.
 func (b *Builder) joinInOrder(paths []string, results []chan loaded, window chan struct{}, opt FilesOptions) error {
 	for i, path := range paths {
-		r := <-results[i]
+		r := <-results[i%len(results)]
 		<-window
 		if opt.Warn != nil && len(r.warns) > 0 {
 			opt.Warn(path, r.warns)
@@ -127,11 +129,11 @@ func (b *Builder) Skipped() []Skip { return b.skipped }
 // what their contents say (fleet.MapsProcess), in groups, each in input
 // order. Names are checked before reading (fleet.NameDuplicates).
 func (b *Builder) Duplicates() [][]string {
-	paths := make([]string, len(b.profiles))
-	for i, p := range b.profiles {
-		paths[i] = p.Source.Path
+	paths := make([]string, len(b.inputs))
+	for i := range b.inputs {
+		paths[i] = b.inputs[i].src.Path
 	}
-	return fleet.Duplicates(paths, func(i int) string { return b.profiles[i].Source.Process })
+	return fleet.Duplicates(paths, func(i int) string { return b.inputs[i].src.Process })
 }
 
 // merged summarizes the joined inputs, and the inputs of those that are
@@ -140,7 +142,8 @@ func (b *Builder) merged() *parse.Merged {
 	m := &parse.Merged{Formats: map[string]int{}, Skipped: len(b.skipped)}
 	builds := map[string]bool{}
 	procs := map[string]bool{}
-	for _, p := range b.profiles {
+	for i := range b.inputs {
+		p := b.inputs[i].profile()
 		if o := p.Merged; o != nil {
 			m.Inputs += o.Inputs
 			m.Skipped += o.Skipped

@@ -87,18 +87,18 @@ type Report struct {
 // arrive), its frames are named, and its cells join one Table; Report and
 // Stacks then group the table and compute the intervals.
 type Builder struct {
-	opt      Options
-	values   []unbias.Value
-	keys     aggregate.Keys
-	table    *aggregate.Table
-	profiles []*parse.Profile
-	// sampleCounts holds per input the totals (per value) after the
-	// filter, for the samples each source contributes.
-	sampleCounts [][]ci.Stats
+	opt    Options
+	values []unbias.Value
+	keys   aggregate.Keys
+	table  *aggregate.Table
+	// inputs are what is kept of each joined input.
+	inputs []joined
 	// skipped are the inputs AddFiles left out.
 	skipped []Skip
 	// fleet gathers what Options.FleetSize needs.
 	fleet *fleetSums
+	// strs interns the strings the inputs' sources share.
+	strs map[string]string
 }
 
 // allValues is every value, in the order pprof output lists them after
@@ -184,24 +184,71 @@ func (b *Builder) join(p *parse.Profile, t *aggregate.Table) {
 	// The samples each source rests on are counted on its own table,
 	// before it joins the others.
 	totals := t.Total(b.filter())
-	b.sampleCounts = append(b.sampleCounts, totals)
 	if b.opt.FleetSize > 0 {
 		b.addFleet(p, t, totals)
 	}
-	if len(b.profiles) == 0 {
+	if len(b.inputs) == 0 {
 		b.table = t // the first input's table becomes the shared one
 	} else {
 		b.table.Merge(t)
 	}
-	b.profiles = append(b.profiles, slim(p))
+	b.inputs = append(b.inputs, b.slim(p, totals))
 }
 
-// slim keeps what a report needs of a joined input: its source and which
-// values it has. The rest (mappings, symbols, a trace's method names) can
-// be large and is done with once the input's frames are named.
-func slim(p *parse.Profile) *parse.Profile {
-	return &parse.Profile{Source: p.Source, HasInUse: p.HasInUse, HasAlloc: p.HasAlloc,
-		Timed: p.Timed, Encoding: p.Encoding, Records: p.Records, Merged: p.Merged}
+// joined is what is kept of an input once its table joined the others:
+// its source, which values it has, and the samples each value rests on.
+// The rest (mappings, symbols, a trace's method names) can be large and is
+// done with once the input's frames are named; a merge of a hundred
+// thousand dumps keeps little more per input than its path.
+type joined struct {
+	src                       parse.Source
+	hasInUse, hasAlloc, timed bool
+	merged                    *parse.Merged
+	// samples are the raw samples per value (in Builder.values order)
+	// after the filter; totals, kept for --by source only, the statistics.
+	samples [4]float64
+	totals  []ci.Stats
+}
+
+// profile is the input as the parse.Profile the helpers of this package
+// take.
+func (j *joined) profile() *parse.Profile {
+	return &parse.Profile{Source: j.src, HasInUse: j.hasInUse, HasAlloc: j.hasAlloc, Timed: j.timed, Merged: j.merged}
+}
+
+// slim keeps what a report needs of a joined input. The strings inputs
+// share (format, detail, build) are kept once.
+func (b *Builder) slim(p *parse.Profile, totals []ci.Stats) joined {
+	src := p.Source
+	src.Format, src.Detail, src.Build = b.intern(src.Format), b.intern(src.Detail), b.intern(src.Build)
+	j := joined{src: src, hasInUse: p.HasInUse, hasAlloc: p.HasAlloc, timed: p.Timed, merged: p.Merged}
+	for i := range totals {
+		j.samples[i] = totals[i].Samples
+	}
+	if b.opt.By == aggregate.BySource && !b.opt.DefaultBy {
+		j.totals = totals
+	}
+	return j
+}
+
+// profiles returns the joined inputs as parse.Profiles.
+func (b *Builder) profiles() []*parse.Profile {
+	out := make([]*parse.Profile, len(b.inputs))
+	for i := range b.inputs {
+		out[i] = b.inputs[i].profile()
+	}
+	return out
+}
+
+func (b *Builder) intern(s string) string {
+	if b.strs == nil {
+		b.strs = map[string]string{}
+	}
+	if t, ok := b.strs[s]; ok {
+		return t
+	}
+	b.strs[s] = s
+	return s
 }
 
 // needStacks reports whether a report on p alone groups by something
@@ -221,16 +268,17 @@ func (b *Builder) filter() aggregate.Filter {
 // settle decides the defaults and checks that every input has the value.
 func (b *Builder) settle() (Options, error) {
 	opt := b.opt
+	profiles := b.profiles()
 	if opt.DefaultValue {
-		opt.Value = DefaultValueFor(b.profiles)
+		opt.Value = DefaultValueFor(profiles)
 	}
 	if opt.DefaultBy {
-		opt.By = DefaultByFor(b.profiles)
+		opt.By = DefaultByFor(profiles)
 	}
-	if len(b.profiles) == 0 {
+	if len(profiles) == 0 {
 		return opt, errNoInput
 	}
-	return opt, checkValues(b.profiles, opt.Value)
+	return opt, checkValues(profiles, opt.Value)
 }
 
 func (b *Builder) valueIndex(v unbias.Value) int {
@@ -244,10 +292,10 @@ func (b *Builder) valueIndex(v unbias.Value) int {
 
 // sources lists the inputs with the samples value index vi rests on.
 func (b *Builder) sources(vi int) []parse.Source {
-	out := make([]parse.Source, len(b.profiles))
-	for i, p := range b.profiles {
-		out[i] = p.Source
-		out[i].Samples = b.sampleCounts[i][vi].Samples
+	out := make([]parse.Source, len(b.inputs))
+	for i := range b.inputs {
+		out[i] = b.inputs[i].src
+		out[i].Samples = b.inputs[i].samples[vi]
 	}
 	return out
 }
@@ -291,13 +339,13 @@ func (r *Report) IsMerge() bool {
 // the filter, for value index vi, largest first.
 func (b *Builder) sourceGroups(vi, top int) (groups []*aggregate.Group, cut int, total []ci.Stats) {
 	total = make([]ci.Stats, len(b.values))
-	for i, p := range b.profiles {
-		st := b.sampleCounts[i]
+	for i := range b.inputs {
+		p, st := &b.inputs[i], b.inputs[i].totals
 		for v := range total {
 			total[v].Merge(&st[v])
 		}
 		if st[vi].N > 0 {
-			groups = append(groups, &aggregate.Group{Key: p.Source.Path, Flat: st[vi], Values: st})
+			groups = append(groups, &aggregate.Group{Key: p.src.Path, Flat: st[vi], Values: st})
 		}
 	}
 	aggregate.SortBy(groups, vi)

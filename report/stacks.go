@@ -35,8 +35,9 @@ func (b *Builder) Stacks() (*Stacks, error) {
 	}
 	s := &Stacks{Confidence: opt.Confidence, Merged: b.merged(), Skipped: b.skipped,
 		table: b.table, filter: b.filter()}
+	profiles := b.profiles()
 	for _, v := range allValues {
-		if v == opt.Value || v != opt.Value && HasValue(b.profiles, v) {
+		if v == opt.Value || v != opt.Value && HasValue(profiles, v) {
 			s.Values = append(s.Values, v)
 		}
 	}

@@ -80,7 +80,7 @@ bytes() { find "$@" -type f -printf '%s\n' | awk '{s += $1} END {print s}'; }
 timed() {
 	local name=$1
 	shift
-	"$@" >/dev/null 2>&1 || { log "$name failed: $*"; "$@" >/dev/null; }
+	"$@" >/dev/null 2>&1 || { log "$name failed: $*"; "$@" >/dev/null; exit 1; }
 	/usr/bin/time -f '%e %U %S %M' -o "$DIR/time.out" "$@" >/dev/null 2>&1
 	read -r wall user sys rss <"$DIR/time.out"
 	awk -v w="$wall" -v u="$user" -v s="$sys" -v r="$rss" 'BEGIN {printf "%.2f %.2f %.0f\n", w, u + s, r / 1024}'
@@ -115,7 +115,8 @@ if [[ $TENX == 1 ]]; then
 fi
 go_bytes=$(bytes "$gof/fleet")
 log "heapest merge, Go"
-read -r hw hc hr < <(timed "merge go" "$HEAPEST" merge -o "$out" "$gof/fleet")
+# The links are copies of one process's profile: --allow-duplicates.
+read -r hw hc hr < <(timed "merge go" "$HEAPEST" merge --allow-duplicates -o "$out" "$gof/fleet")
 row "heapest merge -o F (Go)" "$GO_N" "$go_bytes" "$hw" "$hc" "$hr"
 log "go tool pprof -proto, Go"
 read -r pw pc pr < <(timed "pprof" sh -c "go tool pprof -proto $gof/fleet/*.pb.gz > $DIR/pprof.pb.gz")

@@ -190,6 +190,9 @@ func (e *DuplicateError) Error() string {
 			fmt.Fprintf(&b, "\n  … and %d more processes", len(e.Groups)-show)
 			break
 		}
+		if len(g) > show {
+			g = append(g[:show:show], fmt.Sprintf("… (%d dumps in all)", len(g)))
+		}
 		fmt.Fprintf(&b, "\n  %s", strings.Join(g, ", "))
 	}
 	b.WriteString("\nuse --latest-per-process to keep the newest dump of each, or --allow-duplicates if they are independent samples")

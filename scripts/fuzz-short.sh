@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every fuzz target in the module for a short time (FUZZTIME, default
-# 10s each): enough to catch regressions on the seed corpus and a little more.
+# 5s each): enough to catch regressions on the seed corpus and a little more.
 #
 # Go's fuzzer sometimes ends a run with "context deadline exceeded" and no
 # failing input when a worker's last call outlives the time limit (more
@@ -8,7 +8,7 @@
 # more, and fails only if it fails again or writes a crasher.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-t=${FUZZTIME:-10s}
+t=${FUZZTIME:-5s}
 fuzz() { # pkg target dir
   local out
   if out=$(go test -run '^$' -fuzz "^$2\$" -fuzztime "$t" "$1" 2>&1); then

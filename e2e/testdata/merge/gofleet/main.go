@@ -77,10 +77,11 @@ func siteMixed(n int) {
 
 var sink []byte
 
-// flush allocates and drops about 64 periods' worth of garbage: the
-// countdown to the next sample was drawn at the previous rate.
+// flush allocates and drops 16 periods' worth of garbage: the countdown
+// to the next sample was drawn at the previous rate, and outlives 16 of
+// its means once in nine million.
 func flush(rate int) {
-	for range 64 * rate / 8192 {
+	for range 16 * rate / 8192 {
 		sink = make([]byte, 8192)
 	}
 	sink = nil

@@ -176,3 +176,66 @@ func TestGenerateForeign(t *testing.T) {
 		t.Fatal("no stacks")
 	}
 }
+
+// TestFleetMembersDistinct checks that fleet members, including ones 4096
+// apart and ones past 4096 (a fleet of 20,000), map the allocator library
+// at distinct addresses below the top of user space, so that no two of them
+// look like one process, while their program mappings stay those of one
+// build.
+func TestFleetMembersDistinct(t *testing.T) {
+	lib := "/lib/x86_64-linux-gnu/libc.so.6" // has malloc and friends
+	if _, err := os.Stat(lib); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true and no %s: %v", lib, err)
+		}
+		t.Skipf("no %s: %v", lib, err)
+	}
+	dir := t.TempDir()
+	libMaps := map[string]uint64{}
+	var progMaps string
+	for _, m := range []uint64{1, 2, 4097, 8193, 20000, maxMembers - 1} {
+		out := filepath.Join(dir, fmt.Sprintf("jeprof.%d.0.f.heap", m))
+		o := options{binary: lib, lib: lib, stacks: 50, frames: 8, threads: 4, lg: 19, seed: 7, member: m}
+		if err := generate(o, out); err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, maps, ok := strings.Cut(string(data), "\nMAPPED_LIBRARIES:\n")
+		if !ok {
+			t.Fatalf("member %d: no MAPPED_LIBRARIES section", m)
+		}
+		lines := strings.Split(strings.TrimSpace(maps), "\n")
+		// The program's segments come first, then the library's, then [stack].
+		var prog, libs []string
+		for _, l := range lines[:len(lines)-1] {
+			var lo uint64
+			if _, err := fmt.Sscanf(l, "%x-", &lo); err != nil {
+				t.Fatalf("member %d: mapping %q: %v", m, l, err)
+			}
+			if lo >= 0x7f0000000000 {
+				libs = append(libs, l)
+				if lo >= 0x7fff00000000 {
+					t.Errorf("member %d: library at %#x, too close to the top of user space", m, lo)
+				}
+			} else {
+				prog = append(prog, l)
+			}
+		}
+		if len(libs) == 0 {
+			t.Fatalf("member %d: no library mapping in %q", m, maps)
+		}
+		if p := strings.Join(prog, "\n"); progMaps == "" {
+			progMaps = p
+		} else if p != progMaps {
+			t.Errorf("member %d: program mapped as\n%s\nnot as member 1's\n%s", m, p, progMaps)
+		}
+		key := strings.Join(libs, "\n")
+		if other, dup := libMaps[key]; dup {
+			t.Errorf("members %d and %d map the library at the same addresses", other, m)
+		}
+		libMaps[key] = m
+	}
+}

@@ -50,7 +50,7 @@ func main() {
 	flag.IntVar(&o.lg, "lg", 19, "lg_prof_sample: R = 2^lg")
 	flag.BoolVar(&o.unbias, "unbias", false, "write the prof_unbias encoding (jemalloc 5.3 default)")
 	flag.Uint64Var(&o.seed, "seed", 1, "random seed")
-	flag.Uint64Var(&o.member, "member", 0, "one process of a fleet: the stacks of -seed, with this process's own counts (a third of the stacks absent) and library addresses (0: not a fleet)")
+	flag.Uint64Var(&o.member, "member", 0, "one process of a fleet: the stacks of -seed, with this process's own counts (a third of the stacks absent) and library addresses, distinct for members below 2^18 (0: not a fleet)")
 	out := flag.String("o", "", "output file (required)")
 	flag.Parse()
 	if (o.binary == "") == (o.funcs == 0) || o.funcs < 0 || o.funcs > 0 && o.mapAs == "" ||
@@ -240,6 +240,10 @@ func generate(o options, out string) error {
 	return f.Close()
 }
 
+// maxMembers bounds the fleet members whose libraries are told apart by
+// address: 2^18 shifts of 2 MiB keep the library under 0x7fba_0000_0000.
+const maxMembers = 1 << 18
+
 // fleetMember makes the stacks one process of a fleet: the same program and
 // stacks for every member, each member with its own counts, a third of the
 // stacks absent, and the library loaded at its own address (ASLR), so that
@@ -257,7 +261,11 @@ func fleetMember(o options, stacks []stack, lib *image) []stack {
 		out = append(out, s)
 	}
 	if lib != nil {
-		shift := (o.member % 4096) << 21
+		// Each member its own 2 MiB-aligned library address, distinct for up
+		// to maxMembers members and still below the top of user space: two
+		// members with one address would be one process to the same-process
+		// guard. (Members below 4096 keep the addresses they always had.)
+		shift := (o.member % maxMembers) << 21
 		for _, s := range out {
 			for i, a := range s.addrs {
 				if a >= lib.base {

@@ -6,64 +6,75 @@ import (
 	"github.com/heapest/heapest/ci"
 )
 
-// EachStack calls fn once per stack that has something for some value,
-// with the stack's function ids (leaf first: names by FuncName) and its
-// statistics per value (in Values order), the cells of the stack that
-// pass f merged. Stacks come largest first by the estimate of value index
-// main, ties in the table's order, which depends only on the inputs: the
-// same inputs give the same sequence. fn must not keep st.
+// EachStack calls fn once per stack and allocated type ("" when the
+// inputs have none) that has something for some value, with the stack's
+// function ids (leaf first: names by FuncName) and its statistics per
+// value (in Values order), the cells of that stack and type that pass f
+// merged (threads and sizes are not kept apart). They come largest first by
+// the estimate of value index main, ties in the table's order, which
+// depends only on the inputs: the same inputs give the same sequence. fn
+// must not keep st.
 //
-// It is what pprof output reads: no key string is built and, where a stack
-// has one cell (it nearly always does), its statistics are read in place.
-func (t *Table) EachStack(f Filter, main int, fn func(stack []uint32, st []ci.Stats) error) error {
+// It is what pprof output reads: no key string is built and, where a
+// stack and type has one cell (it nearly always does), its statistics are
+// read in place.
+func (t *Table) EachStack(f Filter, main int, fn func(stack []uint32, typ string, st []ci.Stats) error) error {
 	keep := t.filterCells(f)
 	nv := len(t.values)
-	// first holds per stack its cell (+1) when it has one, -1 when more.
-	first := make([]int32, t.stacks.len())
-	multi := map[uint32][]ci.Stats{}
+	// groups are the (stack, type) pairs in the order their first cell
+	// comes; first holds each one's cell, or -1 when it has several,
+	// whose merged statistics multi holds.
+	type group struct {
+		stack, typ uint32
+		first      int32
+	}
+	index := map[uint64]int32{}
+	var groups []group
+	multi := map[int32][]ci.Stats{}
 	row := make([]ci.Stats, nv)
 	for id, k := range t.cells.keys {
 		if !keep[id] {
 			continue
 		}
-		switch first[k.stack] {
-		case 0:
-			first[k.stack] = int32(id) + 1
+		key := uint64(k.stack)<<32 | uint64(k.typ)
+		gi, ok := index[key]
+		if !ok {
+			index[key] = int32(len(groups))
+			groups = append(groups, group{k.stack, k.typ, int32(id)})
 			continue
-		case -1:
-		default:
+		}
+		g := &groups[gi]
+		if g.first >= 0 {
 			acc := make([]ci.Stats, nv)
-			mergeAll(acc, t.stats.row(uint32(first[k.stack]-1), row))
-			multi[k.stack] = acc
-			first[k.stack] = -1
+			mergeAll(acc, t.stats.row(uint32(g.first), row))
+			multi[gi] = acc
+			g.first = -1
 		}
-		mergeAll(multi[k.stack], t.stats.row(uint32(id), row))
+		mergeAll(multi[gi], t.stats.row(uint32(id), row))
 	}
-	statsOf := func(s uint32) []ci.Stats {
-		if c := first[s]; c > 0 {
-			return t.stats.row(uint32(c-1), row)
+	statsOf := func(gi int32) []ci.Stats {
+		if c := groups[gi].first; c >= 0 {
+			return t.stats.row(uint32(c), row)
 		}
-		return multi[s]
+		return multi[gi]
 	}
-	order := make([]uint32, 0, len(first))
-	est := make([]float64, len(first))
-	for s, c := range first {
-		if c == 0 {
-			continue
-		}
-		st := statsOf(uint32(s))
+	order := make([]int32, 0, len(groups))
+	est := make([]float64, len(groups))
+	for gi := range groups {
+		st := statsOf(int32(gi))
 		any := false
 		for i := range st {
 			any = any || st[i].N > 0
 		}
 		if any {
-			order = append(order, uint32(s))
-			est[s] = st[main].Estimate
+			order = append(order, int32(gi))
+			est[gi] = st[main].Estimate
 		}
 	}
 	sort.SliceStable(order, func(i, j int) bool { return est[order[i]] > est[order[j]] })
-	for _, s := range order {
-		if err := fn(t.stacks.stack(s), statsOf(s)); err != nil {
+	for _, gi := range order {
+		g := groups[gi]
+		if err := fn(t.stacks.stack(g.stack), t.strs.names[g.typ], statsOf(gi)); err != nil {
 			return err
 		}
 	}

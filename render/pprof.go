@@ -15,8 +15,9 @@ import (
 )
 
 // WritePprof writes the per-stack view s as a gzip-compressed
-// profile.proto that pprof viewers open: one sample per stack, one sample
-// type per value (its unbiased estimate, rounded), the first value the
+// profile.proto that pprof viewers open: one sample per stack (and
+// allocated type, as the string label "heapest.type", for inputs that have
+// types), one sample type per value (its unbiased estimate, rounded), the first value the
 // default sample type. Every sample also carries, as the string label
 // "heapest.<value>", the exact ci.Stats behind each value, so that heapest
 // reading the file back (parse/pprof/heapest.go) recomputes the same
@@ -113,7 +114,7 @@ func (e *pprofEncoder) header() error {
 
 // sample writes one stack's sample, and the strings, functions and
 // locations it is the first to use.
-func (e *pprofEncoder) sample(stack []uint32, st []ci.Stats) error {
+func (e *pprofEncoder) sample(stack []uint32, typ string, st []ci.Stats) error {
 	b := e.buf[:0]
 	var locs []uint64
 	for _, f := range stack {
@@ -131,6 +132,9 @@ func (e *pprofEncoder) sample(stack []uint32, st []ci.Stats) error {
 		}
 		e.text, _ = st[i].AppendText(e.text[:0]) // never fails
 		b = e.appendLabel(b, e.statKeys[i], e.str(string(e.text)), 0, 0, false)
+	}
+	if typ != "" {
+		b = e.appendLabel(b, e.str(pprof.TypeLabel), e.str(typ), 0, 0, false)
 	}
 	if main := st[0]; main.N > 0 {
 		b = e.numLabels(b, main, e.s.Values[0])

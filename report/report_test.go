@@ -148,7 +148,7 @@ func TestStacks(t *testing.T) {
 		t.Fatalf("values %v, want %v", st.Values, want)
 	}
 	var got []string
-	err = st.Each(func(stack []uint32, stats []ci.Stats) error {
+	err = st.Each(func(stack []uint32, _ string, stats []ci.Stats) error {
 		var names []string
 		for _, f := range stack {
 			names = append(names, st.FuncName(f))

@@ -59,13 +59,14 @@ func (b *Builder) Stacks() (*Stacks, error) {
 	return s, nil
 }
 
-// Each calls fn with every stack that has something for one of the
-// values, largest first by the first value: its function ids, leaf first
-// (FuncName names them), and its statistics per value in Values order
-// (N == 0: nothing for that value). fn must not keep st.
-func (s *Stacks) Each(fn func(stack []uint32, st []ci.Stats) error) error {
+// Each calls fn with every stack and allocated type ("" for inputs
+// without types) that has something for one of the values, largest first
+// by the first value: its function ids, leaf first (FuncName names them),
+// the type, and its statistics per value in Values order (N == 0: nothing
+// for that value). fn must not keep st.
+func (s *Stacks) Each(fn func(stack []uint32, typ string, st []ci.Stats) error) error {
 	out := make([]ci.Stats, len(s.Values))
-	return s.table.EachStack(s.filter, s.index[0], func(stack []uint32, st []ci.Stats) error {
+	return s.table.EachStack(s.filter, s.index[0], func(stack []uint32, typ string, st []ci.Stats) error {
 		any := false
 		for i, vi := range s.index {
 			out[i] = st[vi]
@@ -74,7 +75,7 @@ func (s *Stacks) Each(fn func(stack []uint32, st []ci.Stats) error) error {
 		if !any {
 			return nil // only values that are not written
 		}
-		return fn(stack, out)
+		return fn(stack, typ, out)
 	})
 }
 

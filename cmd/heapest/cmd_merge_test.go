@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	nt "github.com/heapest/heapest/internal/nettracetest"
 )
 
 // mergeInputs are real profiles of several formats, rates and programs
@@ -85,6 +87,13 @@ type jsonRow struct {
 
 func reportRows(t *testing.T, out string) map[string]jsonRow {
 	t.Helper()
+	return reportRowsN(t, out, len(mergeInputs))
+}
+
+// reportRowsN indexes a JSON report's rows (and total) by key, checking
+// that it says it merged inputs inputs.
+func reportRowsN(t *testing.T, out string, inputs int) map[string]jsonRow {
+	t.Helper()
 	var r struct {
 		Total  jsonRow
 		Rows   []jsonRow
@@ -93,8 +102,8 @@ func reportRows(t *testing.T, out string) map[string]jsonRow {
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatal(err)
 	}
-	if r.Merged.Inputs != len(mergeInputs) {
-		t.Errorf("merged.inputs = %d, want %d", r.Merged.Inputs, len(mergeInputs))
+	if r.Merged.Inputs != inputs {
+		t.Errorf("merged.inputs = %d, want %d", r.Merged.Inputs, inputs)
 	}
 	rows := map[string]jsonRow{"total": r.Total}
 	for _, row := range r.Rows {
@@ -243,5 +252,39 @@ func TestMergeBadInputsAmongMany(t *testing.T) {
 	}
 	if r.Merged.Inputs != 996 || r.Merged.Skipped != 4 {
 		t.Errorf("the merged profile records %d inputs and %d skipped, want 996 and 4", r.Merged.Inputs, r.Merged.Skipped)
+	}
+}
+
+// TestMergeAssociativeByType: inputs with types (traces, JFR recordings)
+// keep them through a merged profile, so --by type of a merge of merges
+// gives the rows of one merge.
+func TestMergeAssociativeByType(t *testing.T) {
+	dir := t.TempDir()
+	var inputs []string
+	for seed := range 3 {
+		w := nt.Workload{Seed: uint64(seed + 1), Threads: 2, Types: []nt.TypeSpec{
+			{Name: "System.String", Size: 48, Objects: 20000 + 5000*seed},
+			{Name: "System.Byte[]", Size: 4000, Objects: 500},
+		}}
+		data, _ := nt.Simulate(w, nt.Options{Version: nt.V6, PID: 100 + seed})
+		path := filepath.Join(dir, fmt.Sprintf("trace%d.nettrace", seed))
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		inputs = append(inputs, path)
+	}
+	inputs = append(inputs, "../../parse/jfr/testdata/jdk17-2chunks.jfr.gz", "../../parse/jfr/testdata/jdk25.jfr.gz")
+	left, right, nested := filepath.Join(dir, "l.pb.gz"), filepath.Join(dir, "r.pb.gz"), filepath.Join(dir, "n.pb.gz")
+	mustRun(t, append([]string{"merge", "--value", "alloc_space", "-o", left}, inputs[:2]...)...)
+	mustRun(t, append([]string{"merge", "--value", "alloc_space", "-o", right}, inputs[2:]...)...)
+	mustRun(t, "merge", "--value", "alloc_space", "-o", nested, left, right)
+	for _, by := range []string{"type", "stack", "func"} {
+		args := []string{"report", "--format", "json", "--top", "0", "--value", "alloc_space", "--by", by}
+		direct := reportRowsN(t, mustRun(t, append(args, inputs...)...), len(inputs))
+		fromNested := reportRowsN(t, mustRun(t, append(args, nested)...), len(inputs))
+		if by == "type" && (len(direct) < 5 || direct["System.String"].Estimate == 0) {
+			t.Fatalf("--by type: %d rows, System.String %+v", len(direct), direct["System.String"])
+		}
+		sameRows(t, "alloc_space by "+by+": merge of merges vs report", fromNested, direct)
 	}
 }

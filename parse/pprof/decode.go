@@ -598,6 +598,9 @@ const (
 	labelBytes
 	labelRequest
 	labelHeapest // + the value's index in heapestValueNames
+	// labelHeapestType is heapest's "heapest.type" label: the allocated
+	// type of a sample's statistics.
+	labelHeapestType = labelHeapest + uint8(len(heapestValueNames))
 )
 
 // classifyLabels gives a role to the strings the samples use as label keys.
@@ -617,6 +620,9 @@ func (d *decoded) classifyLabels() {
 			if string(s[len(statsLabelPrefix):]) == name {
 				d.labelRole[i] = labelHeapest + uint8(v)
 			}
+		}
+		if string(s) == TypeLabel {
+			d.labelRole[i] = labelHeapestType
 		}
 	}
 }

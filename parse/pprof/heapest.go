@@ -29,6 +29,12 @@ var heapestValueNames = [4]string{"inuse_space", "inuse_objects", "alloc_space",
 
 const statsLabelPrefix = "heapest."
 
+// TypeLabel is the string label key carrying the allocated type a
+// sample's statistics are of, when the input had types (a trace, a JFR
+// recording): heapest's output has one sample per stack and type, so that
+// a merge read back groups --by type as its inputs did.
+const TypeLabel = statsLabelPrefix + "type"
+
 // StatsLabel is the string label key carrying a value's statistics
 // (ci.Stats.MarshalText) in heapest's pprof output.
 func StatsLabel(value string) string { return statsLabelPrefix + value }
@@ -136,12 +142,19 @@ func readHeapest(d *decoded, opt parse.Options, sink parse.Sink) (*parse.Profile
 			return nil, err
 		}
 	}
+	types := map[uint64]string{} // one string per type: the collector interns by address
 	err = d.scan(false, func(i int, s *sample) error {
 		e.next(s)
 		if err := read(i, s); err != nil {
 			return err
 		}
 		heapestRecord(&e.rec, pre)
+		if t, ok := d.strLabelIndex(s, labelHeapestType); ok {
+			if _, seen := types[t]; !seen {
+				types[t] = string(d.strs[t])
+			}
+			e.rec.Type = types[t]
+		}
 		if out.Records == 0 {
 			rate = e.rec.Rate
 		} else if e.rec.Rate != rate {

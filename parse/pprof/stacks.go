@@ -202,6 +202,17 @@ func (d *decoded) numLabel(s *sample, role uint8) (int64, bool) {
 	return 0, false
 }
 
+// strLabelIndex returns the string table index of the first string value
+// of a label with a role.
+func (d *decoded) strLabelIndex(s *sample, role uint8) (uint64, bool) {
+	for _, l := range s.labels {
+		if l.str != 0 && d.labelRole[l.key] == role {
+			return uint64(l.str), true
+		}
+	}
+	return 0, false
+}
+
 // strLabel returns the first string value of a label with a role.
 func (d *decoded) strLabel(s *sample, role uint8) ([]byte, bool) {
 	for _, l := range s.labels {

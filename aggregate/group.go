@@ -10,9 +10,12 @@ import (
 
 // Filter selects cells by their frames' names and their type (pprof's
 // -focus and -ignore): a cell is dropped when a frame or its type matches
-// Ignore, and kept only when one matches Focus (when set).
+// Ignore, and kept only when one matches Focus (when set) and, when set,
+// one of its frames matches Within (a budget's functions, within what
+// the user's filter keeps).
 type Filter struct {
 	Focus, Ignore *regexp.Regexp
+	Within        *regexp.Regexp
 }
 
 // Group is one row's statistics.
@@ -382,7 +385,7 @@ func stackKey(leafFirst []string) string {
 // once each: per function, per type.
 func (t *Table) filterCells(f Filter) []bool {
 	keep := make([]bool, len(t.cells.keys))
-	if f.Focus == nil && f.Ignore == nil {
+	if f.Focus == nil && f.Ignore == nil && f.Within == nil {
 		for i := range keep {
 			keep[i] = true
 		}
@@ -391,18 +394,19 @@ func (t *Table) filterCells(f Filter) []bool {
 	fm := newMatcher(f, t.funcName, len(t.funcs.names))
 	tm := newMatcher(f, func(id uint32) string { return t.strs.names[id] }, len(t.strs.names))
 	for id, k := range t.cells.keys {
-		ignored, focused := false, f.Focus == nil
+		ignored, focused, within := false, f.Focus == nil, f.Within == nil
 		for _, fn := range t.stacks.stack(k.stack) {
 			m := fm.match(fn)
 			ignored = ignored || m&matchIgnore != 0
 			focused = focused || m&matchFocus != 0
+			within = within || m&matchWithin != 0
 		}
 		if k.typ != 0 {
 			m := tm.match(k.typ)
 			ignored = ignored || m&matchIgnore != 0
 			focused = focused || m&matchFocus != 0
 		}
-		keep[id] = !ignored && focused
+		keep[id] = !ignored && focused && within
 	}
 	return keep
 }
@@ -411,6 +415,7 @@ const (
 	matchDone   = 1
 	matchFocus  = 2
 	matchIgnore = 4
+	matchWithin = 8
 )
 
 // matcher caches the verdict of the filter's expressions on each name.
@@ -435,6 +440,9 @@ func (m *matcher) match(id uint32) uint8 {
 	}
 	if m.f.Ignore != nil && m.f.Ignore.MatchString(name) {
 		v |= matchIgnore
+	}
+	if m.f.Within != nil && m.f.Within.MatchString(name) {
+		v |= matchWithin
 	}
 	m.memo[id] = v
 	return v

@@ -160,9 +160,9 @@ func sideInterval(s Stats, absent float64, m Method, alpha float64) (Result, err
 }
 
 // DiffPValue is the one-sided p-value of "NEW − BASE ≤ d": the γ at which
-// DiffInterval's lower bound at 1−2γ equals d, found by bisection. It is
-// 1 when the estimated difference is not above d (p ≥ ½ there, and no
-// test at a level below ½ rejects).
+// DiffInterval's lower bound at 1−2γ equals d. It is 1 when the estimated
+// difference is not above d (p ≥ ½ there, and no test at a level below ½
+// rejects).
 func DiffPValue(base, new Stats, m Method, d float64) (float64, error) {
 	if err := comparable(base, new); err != nil {
 		return 1, err
@@ -170,20 +170,43 @@ func DiffPValue(base, new Stats, m Method, d float64) (float64, error) {
 	if new.Estimate-base.Estimate <= d {
 		return 1, nil
 	}
-	lower := func(g float64) (float64, error) {
+	return invertLower(func(g float64) (float64, error) {
 		lo, _, err := DiffInterval(base, new, m, 2*g)
 		return lo, err
+	}, d)
+}
+
+// AbovePValue is the one-sided p-value of "the group's value is at most
+// limit": the γ at which the lower bound of Interval(s, m, 1−2γ) equals
+// limit, so that the interval at confidence c lies above limit exactly
+// when the p-value is below (1−c)/2. It is 1 when the estimate is not
+// above limit.
+func AbovePValue(s Stats, m Method, limit float64) (float64, error) {
+	if s.NoInterval {
+		return 1, ErrNoComparison
 	}
-	// The lower bound falls as γ does; find the γ where it crosses d.
+	if s.N == 0 || s.Estimate <= limit {
+		return 1, nil
+	}
+	return invertLower(func(g float64) (float64, error) {
+		r, err := Interval(s, m, 1-2*g)
+		return r.Lo, err
+	}, limit)
+}
+
+// invertLower finds, by bisection in log γ (p-values span decades), the
+// γ in [minP, ½] at which lower(γ), a lower confidence bound at one-sided
+// level γ (falling as γ does), crosses d.
+func invertLower(lower func(g float64) (float64, error), d float64) (float64, error) {
 	gLo, gHi := minP, 0.5
 	if lo, err := lower(gLo); err != nil || lo > d {
 		return gLo, err
 	}
 	for range 200 {
-		g := math.Sqrt(gLo * gHi) // bisect in log γ: p-values span decades
 		if gHi-gLo < 1e-9*gHi {
 			break
 		}
+		g := math.Sqrt(gLo * gHi)
 		lo, err := lower(g)
 		if err != nil {
 			return 1, err

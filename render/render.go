@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/heapest/heapest/ci"
+	"github.com/heapest/heapest/internal/units"
 	"github.com/heapest/heapest/report"
 )
 
@@ -19,6 +20,10 @@ const (
 	CSV   Format = "csv"
 	JSON  Format = "json"
 	Pprof Format = "pprof"
+	// JUnit and Markdown are for heapest ci's gates: JUnit XML for CI
+	// systems, a summary for a pull request.
+	JUnit    Format = "junit"
+	Markdown Format = "markdown"
 )
 
 // String is the format's command-line name.
@@ -56,41 +61,4 @@ func halfWidthPct(r ci.Result) string {
 }
 
 // human formats x in binary units for bytes, SI suffixes for counts.
-func human(x float64, bytes bool) string {
-	if math.IsInf(x, 1) {
-		return "inf"
-	}
-	if bytes {
-		units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
-		i := 0
-		for math.Abs(x) >= 1024 && i < len(units)-1 {
-			x /= 1024
-			i++
-		}
-		if i == 0 {
-			return fmt.Sprintf("%.0f%s", x, units[0])
-		}
-		return sig3(x) + units[i]
-	}
-	units := []string{"", "k", "M", "G", "T", "P", "E"}
-	i := 0
-	for math.Abs(x) >= 1000 && i < len(units)-1 {
-		x /= 1000
-		i++
-	}
-	if i == 0 {
-		return fmt.Sprintf("%.0f", x)
-	}
-	return sig3(x) + units[i]
-}
-
-// sig3 prints x with three significant digits.
-func sig3(x float64) string {
-	switch a := math.Abs(x); {
-	case a >= 100:
-		return fmt.Sprintf("%.0f", x)
-	case a >= 10:
-		return fmt.Sprintf("%.1f", x)
-	}
-	return fmt.Sprintf("%.2f", x)
-}
+func human(x float64, bytes bool) string { return units.Format(x, bytes) }

@@ -90,6 +90,17 @@ func cellConfig(cols []column) tw.CellConfig {
 }
 
 func writeHeader(w io.Writer, r *report.Report) {
+	writeSources(w, r)
+	writeValueLine(w, r)
+}
+
+// writeValueLine says what the rows are.
+func writeValueLine(w io.Writer, r *report.Report) {
+	fmt.Fprintf(w, "Value: %s, by %s, %g%% confidence intervals\n\n", r.Value, r.By, 100*r.Confidence)
+}
+
+// writeSources names the inputs (or what a merge was made of).
+func writeSources(w io.Writer, r *report.Report) {
 	if r.IsMerge() {
 		writeMergeHeader(w, r)
 	}
@@ -106,7 +117,6 @@ func writeHeader(w io.Writer, r *report.Report) {
 		}
 		fmt.Fprintln(w, ")")
 	}
-	fmt.Fprintf(w, "Value: %s, by %s, %g%% confidence intervals\n\n", r.Value, r.By, 100*r.Confidence)
 }
 
 func keyText(row report.Row, by aggregate.By) string {

@@ -42,6 +42,11 @@ type Options struct {
 	// of by address (aggregate.Table.KeyByModule): for merges, whose
 	// inputs load their libraries at different addresses.
 	ModuleKeys bool
+	// ExtraKeys are record attributes the cells keep besides those By
+	// needs, for Select (a thread budget on a report by function).
+	ExtraKeys aggregate.Keys
+	// SourceTotals keeps each input's totals, for Select by source.
+	SourceTotals bool
 	// FleetSize, when > 0, says the inputs are processes sampled at
 	// random from a fleet of that many: estimates are scaled to the fleet
 	// and intervals are two-stage (ci.FleetInterval).
@@ -121,6 +126,8 @@ func NewBuilder(opt Options) *Builder {
 	if !opt.DefaultBy {
 		b.keys = aggregate.KeysFor(opt.By)
 	}
+	b.keys.Thread = b.keys.Thread || opt.ExtraKeys.Thread
+	b.keys.Size = b.keys.Size || opt.ExtraKeys.Size
 	b.table = aggregate.NewTable(b.values, b.keys)
 	return b
 }
@@ -225,7 +232,7 @@ func (b *Builder) slim(p *parse.Profile, totals []ci.Stats) joined {
 	for i := range totals {
 		j.samples[i] = totals[i].Samples
 	}
-	if b.opt.By == aggregate.BySource && !b.opt.DefaultBy {
+	if b.opt.By == aggregate.BySource && !b.opt.DefaultBy || b.opt.SourceTotals {
 		j.totals = totals
 	}
 	return j
@@ -326,6 +333,41 @@ func (b *Builder) Report() (*Report, error) {
 		}
 	}
 	return r, nil
+}
+
+// Select returns the statistics, for the report's value and after its
+// filter, of the cells a budget names: all of them (re nil), those with
+// a frame matching re (by func, each cell once, as --focus keeps them),
+// or those whose group by by (leaf, type, thread, size or source) has a
+// key matching re. Thread and size keys must have been kept
+// (Options.ExtraKeys), and sources' totals (Options.SourceTotals).
+func (b *Builder) Select(by aggregate.By, re *regexp.Regexp) (ci.Stats, error) {
+	opt, err := b.settle()
+	if err != nil {
+		return ci.Stats{}, err
+	}
+	vi := b.valueIndex(opt.Value)
+	f := b.filter()
+	if re == nil || by == aggregate.ByFunc {
+		f.Within = re
+		return b.table.Total(f)[vi], nil
+	}
+	var groups []*aggregate.Group
+	if by == aggregate.BySource {
+		if !b.opt.SourceTotals {
+			return ci.Stats{}, fmt.Errorf("report: Select by source needs Options.SourceTotals")
+		}
+		groups, _, _ = b.sourceGroups(vi, 0)
+	} else {
+		groups, _, _ = b.table.Groups(by, f, vi, 0)
+	}
+	var st ci.Stats
+	for _, g := range groups {
+		if re.MatchString(g.Key) {
+			st.Merge(&g.Flat)
+		}
+	}
+	return st, nil
 }
 
 // IsMerge reports whether the report is of more than one input (or one

@@ -15,26 +15,55 @@ import (
 	"github.com/heapest/heapest/unbias"
 )
 
-// CIOptions are the flags of heapest ci used as a calculator.
+// CIOptions are the flags of heapest ci: report's, the gates', and the
+// calculator's.
 type CIOptions struct {
+	ReportOptions
+	GateOptions
+	// The calculator's (--rate is inputOptions.Rate).
 	Samples     float64
-	Rate        float64
 	Size        float64
 	Sizes       []float64
 	OffsetBytes float64
 	OpenStart   bool
 	OpenEnd     bool
-	Method      ci.Method
-	Confidence  float64
-	Format      render.Format
 }
 
+// calculatorFlags are the flags that only the calculator takes.
+var calculatorFlags = []string{"samples", "size", "sizes", "offset-bytes", "open-start", "open-end"}
+
 func newCICommand() *cobra.Command {
-	opts := CIOptions{Format: render.Table}
+	opts := CIOptions{ReportOptions: ReportOptions{Format: render.Table}}
 	cmd := &cobra.Command{
-		Use:   "ci --samples S --rate R [--size Z | --offset-bytes U]",
-		Short: "Interval calculator for published sample counts",
-		Long: `Without input files, ci is a calculator: it prints the estimate and the
+		Use:   "ci [flags] FILE... [--budget RULE]... [--baseline BASE]...",
+		Short: "Memory gates for CI pipelines, and the interval calculator",
+		Long: `With input files, ci gates them: it reads and merges them as report does and
+fails (exit status 1) when a gate fails, but never on sampling noise alone.
+
+  --budget 'KEY=REGEX<=SIZE'  the value of the samples REGEX names must stay
+                              within SIZE: KEY func (samples with a frame
+                              matching, each once, as --focus keeps them),
+                              leaf, type, thread or source; 'total<=SIZE'
+                              budgets everything. SIZE in bytes or with a
+                              unit (512KiB, 50MiB, 2GiB, 10MB), or a count of
+                              objects for object values. Repeatable.
+  --budgets FILE              rules from a file, one a line (# comments).
+  --baseline BASE             compare each row (of --by, default func) and
+                              the total with BASE (files, directories or
+                              globs, merged): a row fails when it grew by
+                              more than --threshold (default 10%) and, with
+                              --min-change, by more than that many bytes.
+
+A budget fails only when its interval lies wholly above the limit; when the
+interval straddles it, the gate passes with a warning that says how many more
+samples (dumps, or a shorter sampling period) would decide it. A baseline row
+fails only when the interval on its ratio NEW/BASE lies wholly above
+1 + threshold. Each gate is a one-sided test at (1 − confidence)/2; with many
+rows and gates, Holm's correction (--correction holm, the default) keeps the
+chance that any of them fails falsely at that level. See docs/ci.md and
+docs/statistics.md. Without gates, ci prints what report prints.
+
+Without input files, ci is a calculator: it prints the estimate and the
 confidence interval for S samples taken with a per-byte sampling period of R
 bytes.
 
@@ -70,45 +99,48 @@ N_hi = s + 1 + Q(1−α/2; s+1, π)); camp-paulson the same with the Camp–Paul
 approximation; gamma and normal the variance-based intervals heapest uses for
 rows that mix sizes. See docs/statistics.md.
 ` + exitStatusHelp,
-		Example: `  # The .NET design's worked example: 8 samples, u = 10,908 bytes
-  heapest ci --samples 8 --rate 102400 --offset-bytes 10908
+		Example: `  # Fail the build when the heap holds more than 2 GiB, or rocksdb more than 50 MiB
+  heapest ci --budget 'total<=2GiB' --budget 'func=^rocksdb::<=50MiB' heap.pb.gz
 
-  # The same 8 samples as a row of a trace, whose end is not a sample
-  heapest ci --samples 8 --rate 102400 --offset-bytes 10908 --open-end
+  # Fail when a function grew by more than 10% (and 1 MiB) over main's profile
+  heapest ci --baseline main/heap.pb.gz --min-change 1MiB heap.pb.gz
+
+  # The same for CI systems and pull requests
+  heapest ci --baseline base/ --format junit -o heapest.xml new/
+  heapest ci --baseline base/ --format markdown new/ > summary.md
+
+  # The .NET design's worked example: 8 samples, u = 10,908 bytes
+  heapest ci --samples 8 --rate 102400 --offset-bytes 10908
 
   # ... with their sizes: the estimate a trace row prints
   heapest ci --samples 3 --rate 102400 --offset-bytes 2100 --sizes 1000,1200,24 --open-end
 
   # 3 samples of 4 KiB objects in a jemalloc dump (R = 2^19), as JSON
-  heapest ci --samples 3 --rate 524288 --size 4096 --format json
-
-  # How wide is a normal interval at 2 samples?
-  heapest ci --samples 2 --rate 524288 --size 64 --method normal`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) > 0 {
-				return usageError{errors.New("ci: input files are not supported yet; use heapest report FILE for intervals from a profile")}
-			}
-			return nil
-		},
+  heapest ci --samples 3 --rate 524288 --size 4096 --format json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return runGates(cmd, opts, args)
+			}
 			return runCI(cmd, opts)
 		},
 	}
+	opts.addFlagsFormats(cmd, ciFormatChoices)
+	cmd.Flags().Lookup("rate").Usage = "sampling period `R` in bytes: the calculator's (jemalloc: 2^lg_prof_sample, .NET: 102400), or for inputs that lack one"
+	opts.GateOptions.addFlags(cmd)
 	f := cmd.Flags()
-	f.Float64Var(&opts.Samples, "samples", 0, "number of samples `S` (an integer ≥ 0)")
-	f.Float64Var(&opts.Rate, "rate", 0, "mean sampling period `R` in bytes (jemalloc: 2^lg_prof_sample, .NET: 102400)")
-	f.Float64Var(&opts.Size, "size", 0, "size `Z` in bytes of every sampled allocation")
-	f.Float64SliceVar(&opts.Sizes, "sizes", nil, "the size of each sample, `Z1,Z2,...` (.NET ObjectSize): the estimate is then the sum of Z/π a trace row prints")
-	f.Float64Var(&opts.OffsetBytes, "offset-bytes", 0, "sum `U` of ObjectSize − SampledByteOffset over .NET samples")
-	f.BoolVar(&opts.OpenEnd, "open-end", false, "with --offset-bytes: the window does not end on a sample (upper bound at S+1)")
-	f.BoolVar(&opts.OpenStart, "open-start", false, "with --offset-bytes: the window does not start on a sample (lower bound at S−1)")
-	enumVar(cmd, &opts.Method, "method", methodChoices, false, "interval method (see above)")
-	confidenceVar(cmd, &opts.Confidence, "coverage of the interval, in (0,1)")
-	enumVar(cmd, &opts.Format, "format", ciFormatChoices, false, "output format")
+	f.Float64Var(&opts.Samples, "samples", 0, "calculator: number of samples `S` (an integer ≥ 0)")
+	f.Float64Var(&opts.Size, "size", 0, "calculator: size `Z` in bytes of every sampled allocation")
+	f.Float64SliceVar(&opts.Sizes, "sizes", nil, "calculator: the size of each sample, `Z1,Z2,...` (.NET ObjectSize): the estimate is then the sum of Z/π a trace row prints")
+	f.Float64Var(&opts.OffsetBytes, "offset-bytes", 0, "calculator: sum `U` of ObjectSize − SampledByteOffset over .NET samples")
+	f.BoolVar(&opts.OpenEnd, "open-end", false, "calculator, with --offset-bytes: the window does not end on a sample (upper bound at S+1)")
+	f.BoolVar(&opts.OpenStart, "open-start", false, "calculator, with --offset-bytes: the window does not start on a sample (lower bound at S−1)")
 	return cmd
 }
 
 func runCI(cmd *cobra.Command, opts CIOptions) error {
+	if err := opts.calculatorOnly(cmd); err != nil {
+		return usageError{err}
+	}
 	g, err := opts.samples(cmd)
 	if err != nil {
 		return usageError{err}
@@ -119,10 +151,29 @@ func runCI(cmd *cobra.Command, opts CIOptions) error {
 	if err != nil {
 		return err // the flags were checked: this is heapest's own error
 	}
-	if opts.Format == render.JSON {
-		return writeCIJSON(cmd.OutOrStdout(), opts.Confidence, g.Estimator(), r)
+	return writeOutput(opts.Output, cmd.OutOrStdout(), func(w io.Writer) error {
+		if opts.Format == render.JSON {
+			return writeCIJSON(w, opts.Confidence, g.Estimator(), r)
+		}
+		return writeCITable(w, opts.Confidence, g.Estimator(), r)
+	})
+}
+
+// calculatorOnly refuses, without input files, the flags that only
+// apply to them.
+func (o CIOptions) calculatorOnly(cmd *cobra.Command) error {
+	if !cmd.Flags().Changed("samples") {
+		return errors.New("give input files to gate, or --samples (and --rate) for the interval calculator")
 	}
-	return writeCITable(cmd.OutOrStdout(), opts.Confidence, g.Estimator(), r)
+	if o.Format != render.Table && o.Format != render.JSON {
+		return fmt.Errorf("--format %s: the calculator writes table or json", o.Format)
+	}
+	for _, name := range append(gateFlags, "value", "by", "top", "focus", "ignore", "from", "to", "fleet-size") {
+		if cmd.Flags().Changed(name) {
+			return fmt.Errorf("--%s applies to input files; the calculator takes --samples, --rate, --size, --sizes, --offset-bytes", name)
+		}
+	}
+	return nil
 }
 
 // samples checks the calculator's flags and turns them into the group they
@@ -130,10 +181,10 @@ func runCI(cmd *cobra.Command, opts CIOptions) error {
 func (o CIOptions) samples(cmd *cobra.Command) (unbias.Samples, error) {
 	g := unbias.Samples{Count: o.Samples, Rate: o.Rate}
 	switch {
-	case !cmd.Flags().Changed("samples"):
-		return g, errors.New("--samples is required")
 	case !(o.Samples >= 0) || o.Samples != math.Floor(o.Samples) || o.Samples > 1e9:
 		return g, fmt.Errorf("--samples %v: want an integer from 0 to 10⁹", o.Samples)
+	case !cmd.Flags().Changed("rate"):
+		return g, errors.New("--rate is required: the mean sampling period in bytes (jemalloc: 2^lg_prof_sample, Go: MemProfileRate, .NET: 102400)")
 	case !(o.Rate >= 1) || math.IsInf(o.Rate, 0):
 		return g, fmt.Errorf("--rate %v: want a sampling period of at least 1 byte", o.Rate)
 	}

@@ -83,6 +83,11 @@ Successive dumps of one process are refused (--latest-per-process,
 
 // addFlags adds the flags of report (and merge).
 func (o *ReportOptions) addFlags(cmd *cobra.Command) {
+	o.addFlagsFormats(cmd, reportFormatChoices)
+}
+
+// addFlagsFormats adds report's flags with the given --format choices.
+func (o *ReportOptions) addFlagsFormats(cmd *cobra.Command, formats []render.Format) {
 	o.inputOptions.addFlags(cmd)
 	f := cmd.Flags()
 	confidenceVar(cmd, &o.Confidence, "coverage of the intervals, in (0,1)")
@@ -94,7 +99,7 @@ func (o *ReportOptions) addFlags(cmd *cobra.Command) {
 	f.StringVar(&o.Ignore, "ignore", "", "drop samples with a frame (or type) matching `REGEX`")
 	f.DurationVar(&o.From, "from", 0, "traces and JFR recordings: only events at or after this `time` from the start (e.g. 1m30s)")
 	f.DurationVar(&o.To, "to", 0, "traces and JFR recordings: only events before this `time` from the start")
-	enumVar(cmd, &o.Format, "format", reportFormatChoices, false, "output format")
+	enumVar(cmd, &o.Format, "format", formats, false, "output format")
 	f.StringVarP(&o.Output, "output", "o", "", "write the report to `FILE` (atomically) instead of standard output")
 	f.IntVar(&o.FleetSize, "fleet-size", 0, "the inputs are processes sampled at random from a fleet of `N`: scale to it, with two-stage intervals")
 }

@@ -27,6 +27,7 @@ standard error.
 		newReportCommand(),
 		newMergeCommand(),
 		newCICommand(),
+		newDiffCommand(),
 	)
 	return root
 }

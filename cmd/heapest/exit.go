@@ -5,7 +5,7 @@ import "errors"
 // Exit statuses, the same for every command.
 const (
 	exitOK         = 0
-	exitGateFailed = 1 // a statistical gate failed (ci, diff --fail-on)
+	exitGateFailed = 1 // a gate of heapest ci failed
 	exitUsage      = 2 // usage or input error
 )
 
@@ -29,6 +29,5 @@ func exitCode(err error) int {
 const exitStatusHelp = `
 EXIT STATUS
   0  success
-  1  a statistical gate failed (reserved for the gates of ci and diff, which
-     this version does not have yet)
+  1  a gate of heapest ci failed
   2  usage error, or an input that cannot be read`

@@ -23,7 +23,8 @@ var (
 	valueChoices        = []unbias.Value{unbias.InUseSpace, unbias.InUseObjects, unbias.AllocSpace, unbias.AllocObjects}
 	byChoices           = []aggregate.By{aggregate.ByFunc, aggregate.ByStack, aggregate.ByLeaf, aggregate.ByThread, aggregate.BySize, aggregate.ByType, aggregate.BySource}
 	reportFormatChoices = []render.Format{render.Table, render.CSV, render.JSON, render.Pprof}
-	ciFormatChoices     = []render.Format{render.Table, render.JSON}
+	ciFormatChoices     = []render.Format{render.Table, render.CSV, render.JSON, render.JUnit, render.Markdown}
+	diffFormatChoices   = []render.Format{render.Table, render.CSV, render.JSON, render.Pprof}
 )
 
 // enumFlag is a flag whose value is one of a fixed list of choices, named

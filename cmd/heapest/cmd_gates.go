@@ -1,0 +1,266 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/heapest/heapest/aggregate"
+	"github.com/heapest/heapest/compare"
+	"github.com/heapest/heapest/gate"
+	"github.com/heapest/heapest/internal/units"
+	"github.com/heapest/heapest/render"
+	"github.com/heapest/heapest/report"
+)
+
+// GateOptions are the flags of heapest ci's gates.
+type GateOptions struct {
+	Budgets     []string
+	BudgetsFile string
+	Baseline    []string
+	Threshold   string
+	MinChange   string
+	Correction  correction
+}
+
+// correction is --correction's value.
+type correction string
+
+func (c correction) String() string { return string(c) }
+
+var correctionChoices = []correction{"holm", "none"}
+
+// gateFlags are the flags that only gates take.
+var gateFlags = []string{"budget", "budgets", "baseline", "threshold", "min-change", "correction"}
+
+func (o *GateOptions) addFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringArrayVar(&o.Budgets, "budget", nil, "fail when the value `KEY=REGEX<=SIZE` (or total<=SIZE) names is above SIZE (repeatable; see above)")
+	f.StringVar(&o.BudgetsFile, "budgets", "", "read budgets from `FILE`, one rule a line")
+	f.StringArrayVar(&o.Baseline, "baseline", nil, "compare with the profiles `BASE` (file, directory or glob; repeatable, merged)")
+	f.StringVar(&o.Threshold, "threshold", "10%", "with --baseline: the increase a row may have, as a `PERCENT`")
+	f.StringVar(&o.MinChange, "min-change", "", "with --baseline: fail a row only when it also grew by more than `SIZE`")
+	o.Correction = "holm"
+	enumVar(cmd, &o.Correction, "correction", correctionChoices, false, "multiple-test correction over the gates and rows")
+}
+
+// hasGates reports whether any gate was asked for.
+func (o *GateOptions) hasGates() bool {
+	return len(o.Budgets) > 0 || o.BudgetsFile != "" || len(o.Baseline) > 0
+}
+
+// gateSetup is what the gate flags say, checked.
+type gateSetup struct {
+	rules     []gate.Rule
+	threshold float64
+	minChange float64
+}
+
+// setup parses and checks the gate flags against the report options.
+func (o *GateOptions) setup(cmd *cobra.Command, ropt report.Options) (gateSetup, error) {
+	var s gateSetup
+	for _, b := range o.Budgets {
+		r, err := gate.ParseRule(b)
+		if err != nil {
+			return s, err
+		}
+		s.rules = append(s.rules, r)
+	}
+	if o.BudgetsFile != "" {
+		f, err := os.Open(o.BudgetsFile)
+		if err != nil {
+			return s, fmt.Errorf("--budgets: %v", err)
+		}
+		rules, err := gate.ParseRules(f, o.BudgetsFile)
+		f.Close()
+		if err != nil {
+			return s, err
+		}
+		if len(rules) == 0 {
+			return s, fmt.Errorf("--budgets %s: no rule in the file", o.BudgetsFile)
+		}
+		s.rules = append(s.rules, rules...)
+	}
+	var err error
+	if s.threshold, err = units.ParsePercent(o.Threshold); err != nil {
+		return s, fmt.Errorf("--threshold %v", err)
+	}
+	if o.MinChange != "" {
+		if s.minChange, _, err = units.ParseSize(o.MinChange); err != nil {
+			return s, fmt.Errorf("--min-change: %v", err)
+		}
+	}
+	if len(o.Baseline) == 0 {
+		for _, name := range []string{"threshold", "min-change"} {
+			if cmd.Flags().Changed(name) {
+				return s, fmt.Errorf("--%s applies to --baseline", name)
+			}
+		}
+	}
+	return s, nil
+}
+
+// keysFor are the record attributes the rules need kept.
+func (s gateSetup) keysFor() (keys aggregate.Keys, sources bool) {
+	for _, r := range s.rules {
+		keys.Thread = keys.Thread || !r.Total && r.By == aggregate.ByThread
+		sources = sources || !r.Total && r.By == aggregate.BySource
+	}
+	return keys, sources
+}
+
+// runGates is heapest ci FILE...: the report of the inputs, or with
+// gates, their verdicts.
+func runGates(cmd *cobra.Command, opts CIOptions, args []string) error {
+	for _, name := range calculatorFlags {
+		if cmd.Flags().Changed(name) {
+			return usageError{fmt.Errorf("--%s is the calculator's; with input files, ci gates them", name)}
+		}
+	}
+	ropt, err := opts.reportOptions(cmd)
+	if err != nil {
+		return usageError{err}
+	}
+	if !opts.hasGates() {
+		if opts.Format == render.JUnit || opts.Format == render.Markdown {
+			return usageError{fmt.Errorf("--format %s writes gates: give --budget, --budgets or --baseline", opts.Format)}
+		}
+		return runReport(cmd, opts.ReportOptions, args)
+	}
+	if opts.Format == render.CSV {
+		return usageError{fmt.Errorf("--format csv: gates are written as table, json, junit or markdown")}
+	}
+	setup, err := opts.GateOptions.setup(cmd, ropt)
+	if err != nil {
+		return usageError{err}
+	}
+	ropt.Top = 0
+	ropt.ExtraKeys, ropt.SourceTotals = setup.keysFor()
+	paths, err := opts.inputs(cmd, args, false)
+	if err != nil {
+		return err
+	}
+	ropt.ModuleKeys = len(paths) > 1 || len(opts.Baseline) > 0
+	newB := report.NewBuilder(withSingle(ropt, paths))
+	if err := opts.load(newB, paths, cmd.ErrOrStderr()); err != nil {
+		return err
+	}
+	newR, err := newB.Report()
+	if err != nil {
+		return err
+	}
+	budgets, err := selectBudgets(newB, setup.rules, newR)
+	if err != nil {
+		return err
+	}
+	g := &render.Gates{New: newR}
+	var rows []compare.Row
+	var total *compare.Row
+	if len(opts.Baseline) > 0 {
+		if g.Base, err = opts.loadBaseline(cmd, ropt, newR); err != nil {
+			return err
+		}
+		rows = compare.Pairs(g.Base, newR)
+		t := compare.Total(g.Base, newR)
+		total = &t
+	}
+	res, err := gate.Evaluate(budgets, rows, total, gate.Options{
+		Confidence: ropt.Confidence, Method: ropt.Method, Holm: opts.Correction == "holm",
+		Threshold: setup.threshold, MinChange: setup.minChange, Objects: !newR.Value.IsSpace(),
+		Inputs: len(paths), Rate: sharedRate(newR), Jemalloc: allFormat(newR, "jemalloc")})
+	if err != nil {
+		return err
+	}
+	g.Result = res
+	for _, x := range res.Gates {
+		if x.Verdict == gate.Inconclusive {
+			fmt.Fprintf(cmd.ErrOrStderr(), "heapest: warning: gate %s: %s\n", x.Name, x.Hint)
+		}
+	}
+	if err := writeOutput(opts.Output, cmd.OutOrStdout(), func(w io.Writer) error {
+		return render.WriteGates(w, g, opts.Format)
+	}); err != nil {
+		return err
+	}
+	if !res.Passed() {
+		return errGateFailed
+	}
+	return nil
+}
+
+// withSingle marks options for a single input.
+func withSingle(ropt report.Options, paths []string) report.Options {
+	ropt.SingleInput = len(paths) == 1
+	return ropt
+}
+
+// selectBudgets computes the statistics each rule names.
+func selectBudgets(b *report.Builder, rules []gate.Rule, r *report.Report) ([]gate.Budget, error) {
+	var out []gate.Budget
+	for _, rule := range rules {
+		if rule.Bytes && !r.Value.IsSpace() {
+			return nil, usageError{fmt.Errorf("budget %q: a size in bytes for %s, which counts objects; give a count", rule.Text, r.Value)}
+		}
+		by, re := rule.By, rule.Pattern
+		if rule.Total {
+			re = nil
+		}
+		st, err := b.Select(by, re)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, gate.Budget{Rule: rule, Stats: st})
+	}
+	return out, nil
+}
+
+// loadBaseline reads the baseline's inputs into a report of the value
+// and grouping the new inputs' report settled on.
+func (o CIOptions) loadBaseline(cmd *cobra.Command, ropt report.Options, newR *report.Report) (*report.Report, error) {
+	paths, err := o.inputs(cmd, o.Baseline, false)
+	if err != nil {
+		return nil, fmt.Errorf("--baseline: %w", err)
+	}
+	return loadSide(cmd, o.inputOptions, ropt, newR, paths)
+}
+
+// loadSide reads paths into a report with the value and grouping of
+// like (settled from the other side's inputs).
+func loadSide(cmd *cobra.Command, in inputOptions, ropt report.Options, like *report.Report, paths []string) (*report.Report, error) {
+	ropt.Value, ropt.DefaultValue = like.Value, false
+	ropt.By, ropt.DefaultBy = like.By, false
+	b := report.NewBuilder(withSingle(ropt, paths))
+	if err := in.load(b, paths, cmd.ErrOrStderr()); err != nil {
+		return nil, err
+	}
+	return b.Report()
+}
+
+// sharedRate is the sampling period every input of r shares, or 0.
+func sharedRate(r *report.Report) float64 {
+	if r.IsMerge() {
+		if r.Merged.RateMin == r.Merged.RateMax {
+			return r.Merged.RateMin
+		}
+		return 0
+	}
+	if len(r.Sources) == 1 {
+		return r.Sources[0].Rate
+	}
+	return 0
+}
+
+// allFormat reports whether every input of r is of format f.
+func allFormat(r *report.Report, f string) bool {
+	if r.IsMerge() {
+		return len(r.Merged.Formats) == 1 && r.Merged.Formats[f] > 0
+	}
+	for _, s := range r.Sources {
+		if s.Format != f {
+			return false
+		}
+	}
+	return len(r.Sources) > 0
+}

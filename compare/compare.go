@@ -1,0 +1,119 @@
+// Package compare pairs the rows of two reports, a baseline and a new
+// profile, and computes per row the change between them: the interval on
+// the ratio NEW/BASE and on the difference, and the p-value of "no
+// change" (ci.RatioInterval, ci.DiffInterval, ci.RatioPValues). It is
+// heapest diff's table model, with the Benjamini–Hochberg decision over
+// its rows, and the rows heapest ci's baseline gate tests.
+package compare
+
+import (
+	"math"
+	"sort"
+
+	"github.com/heapest/heapest/ci"
+	"github.com/heapest/heapest/report"
+)
+
+// Row is one group on both sides.
+type Row struct {
+	Key string
+	// Stack is leaf first, for --by stack.
+	Stack []string
+	// Base and New are the group's statistics on each side (empty where
+	// the group is absent); BaseRes and NewRes their own intervals, at the
+	// reports' confidence.
+	Base, New       ci.Stats
+	BaseRes, NewRes ci.Result
+	// Tested is false when a side has no honest interval: the row is then
+	// shown but not tested, and its change has no interval.
+	Tested bool
+	// Ratio is NEW/BASE (+Inf for a row new in NEW), Lo and Hi its
+	// interval; Diff is NEW − BASE, DiffLo and DiffHi its interval. The
+	// intervals are at Diff.Level.
+	Ratio, Lo, Hi        float64
+	Diff, DiffLo, DiffHi float64
+	// P is the two-sided p-value of "no change"; Q the Benjamini–Hochberg
+	// adjusted one; Significant says Q ≤ 1 − confidence.
+	P, Q        float64
+	Significant bool
+}
+
+// Pairs joins the rows of two reports of the same value and grouping by
+// key, in key order, leaving out rows with nothing of their own on either
+// side (--by func rows that are only callers). The reports should hold
+// every row (Top 0).
+func Pairs(base, new *report.Report) []Row {
+	byKey := map[string]int{}
+	var rows []Row
+	add := func(r *report.Row, isNew bool) {
+		if r.Stats.N == 0 {
+			return
+		}
+		i, ok := byKey[r.Key]
+		if !ok {
+			i = len(rows)
+			byKey[r.Key] = i
+			rows = append(rows, Row{Key: r.Key, Stack: r.Stack, BaseRes: absent(), NewRes: absent()})
+		}
+		if isNew {
+			rows[i].New, rows[i].NewRes = r.Stats, r.Flat
+		} else {
+			rows[i].Base, rows[i].BaseRes = r.Stats, r.Flat
+		}
+	}
+	for i := range base.Rows {
+		add(&base.Rows[i], false)
+	}
+	for i := range new.Rows {
+		add(&new.Rows[i], true)
+	}
+	sort.Slice(rows, func(i, j int) bool { return rows[i].Key < rows[j].Key })
+	return rows
+}
+
+// Total pairs the two reports' totals.
+func Total(base, new *report.Report) Row {
+	return Row{Key: "total", Base: base.Total.Stats, New: new.Total.Stats, BaseRes: base.Total.Flat, NewRes: new.Total.Flat}
+}
+
+// absent is the result shown for a side without the group.
+func absent() ci.Result { return ci.Result{Method: "-"} }
+
+// Estimates fills in the point estimates of the change.
+func (r *Row) Estimates() {
+	b, n := r.Base.Estimate, r.New.Estimate
+	r.Diff = n - b
+	switch {
+	case b > 0:
+		r.Ratio = n / b
+	case n > 0:
+		r.Ratio = math.Inf(1)
+	default:
+		r.Ratio = 1
+	}
+}
+
+// Test computes the row's intervals at level 1−alpha and its two-sided
+// p-value of no change. A row a side of which has no interval is left
+// untested.
+func (r *Row) Test(m ci.Method, alpha float64) error {
+	r.Estimates()
+	lo, hi, err := ci.RatioInterval(r.Base, r.New, alpha)
+	if err == ci.ErrNoComparison {
+		r.Tested, r.P, r.Q = false, math.NaN(), math.NaN()
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	r.Tested, r.Lo, r.Hi = true, lo, hi
+	if r.DiffLo, r.DiffHi, err = ci.DiffInterval(r.Base, r.New, m, alpha); err != nil {
+		return err
+	}
+	inc, dec, err := ci.RatioPValues(r.Base, r.New, 1)
+	if err != nil {
+		return err
+	}
+	r.P = min(1, 2*min(inc, dec))
+	return nil
+}

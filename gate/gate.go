@@ -1,0 +1,371 @@
+package gate
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/heapest/heapest/ci"
+	"github.com/heapest/heapest/compare"
+	"github.com/heapest/heapest/internal/units"
+)
+
+// Kind is what a gate checks.
+type Kind string
+
+// The kinds of gate.
+const (
+	KindBudget   Kind = "budget"
+	KindBaseline Kind = "baseline"
+)
+
+// Verdict is a gate's outcome.
+type Verdict string
+
+// The verdicts. Inconclusive gates pass, with a warning saying what
+// would decide them; NoInterval gates rest on data with no honest
+// interval and are not tested.
+const (
+	Pass         Verdict = "pass"
+	Fail         Verdict = "fail"
+	Inconclusive Verdict = "inconclusive"
+	NoInterval   Verdict = "no-interval"
+)
+
+// Gate is one gate's outcome.
+type Gate struct {
+	// Name says what the gate is ("total<=2GiB", "baseline func=site_a",
+	// "baseline"); Key is the budget as written or the row's key.
+	Name  string
+	Kind  Kind
+	Key   string
+	Stack []string
+	// Limit is a budget's bytes or objects, or the baseline's ratio limit
+	// 1 + threshold.
+	Limit float64
+	// Result is a budget's value with its interval, or a baseline row's
+	// ratio NEW/BASE with its interval, at the confidence.
+	Result ci.Result
+	// Base, New and Diff are a baseline row's estimates and change, with
+	// the change's interval.
+	Base, New, Diff, DiffLo, DiffHi float64
+	// P is the test's one-sided p-value, PAdjusted Holm's (or P without
+	// correction); NaN for gates that are not tests.
+	P, PAdjusted float64
+	Verdict      Verdict
+	// Hint says, for an inconclusive gate, what would decide it.
+	Hint string
+	// Rows is, for the baseline summary, the rows compared.
+	Rows int
+}
+
+// Options are how gates are decided.
+type Options struct {
+	Confidence float64
+	Method     ci.Method
+	// Holm corrects for the number of tests; without it each is at the
+	// one-sided level (1 − Confidence)/2 alone.
+	Holm bool
+	// Threshold is the relative increase a baseline row may have (0.1:
+	// 10%), MinChange the absolute one (0: none).
+	Threshold, MinChange float64
+	// Objects says the value counts objects, not bytes.
+	Objects bool
+	// Inputs are the dumps merged on the new side (and on the baseline);
+	// Rate the sampling period they share (0: none or mixed), Jemalloc
+	// whether they are jemalloc dumps: what an inconclusive gate's hint
+	// suggests.
+	Inputs, BaseInputs int
+	Rate               float64
+	Jemalloc           bool
+}
+
+// Budget is a rule with the statistics of the cells it names.
+type Budget struct {
+	Rule  Rule
+	Stats ci.Stats
+}
+
+// Result is every gate's outcome.
+type Result struct {
+	Options Options
+	Gates   []Gate
+	// Tests counts the tests Holm corrects for; Failed and Inconclusive
+	// the gates with those verdicts.
+	Tests, Failed, Inconclusive int
+}
+
+// Passed reports whether no gate failed.
+func (r *Result) Passed() bool { return r.Failed == 0 }
+
+// Evaluate decides the budgets and, when rows is not nil, the baseline
+// comparison of rows (compare.Pairs) and of the total.
+func Evaluate(budgets []Budget, rows []compare.Row, total *compare.Row, opt Options) (*Result, error) {
+	res := &Result{Options: opt}
+	alpha := 1 - opt.Confidence
+	var tests []*Gate
+	for _, b := range budgets {
+		g, err := budgetGate(b, opt)
+		if err != nil {
+			return nil, err
+		}
+		res.Gates = append(res.Gates, g)
+	}
+	var rowGates []Gate
+	if rows != nil {
+		all := append([]compare.Row{*total}, rows...)
+		for i := range all {
+			g, err := baselineGate(&all[i], opt, alpha)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", all[i].Key, err)
+			}
+			rowGates = append(rowGates, g)
+		}
+	}
+	for i := range res.Gates {
+		if !math.IsNaN(res.Gates[i].P) {
+			tests = append(tests, &res.Gates[i])
+		}
+	}
+	for i := range rowGates {
+		if !math.IsNaN(rowGates[i].P) {
+			tests = append(tests, &rowGates[i])
+		}
+	}
+	res.Tests = len(tests)
+	adjust(tests, opt.Holm)
+	for i := range res.Gates {
+		decideBudget(&res.Gates[i], opt, alpha)
+	}
+	if rows != nil {
+		res.Gates = append(res.Gates, decideBaseline(rowGates, opt, alpha)...)
+	}
+	for _, g := range res.Gates {
+		switch g.Verdict {
+		case Fail:
+			res.Failed++
+		case Inconclusive:
+			res.Inconclusive++
+		}
+	}
+	return res, nil
+}
+
+// adjust sets each test's adjusted p-value.
+func adjust(tests []*Gate, holm bool) {
+	ps := make([]float64, len(tests))
+	for i, g := range tests {
+		ps[i] = g.P
+	}
+	if holm {
+		ps = ci.Holm(ps)
+	}
+	for i, g := range tests {
+		g.PAdjusted = ps[i]
+	}
+}
+
+// budgetGate computes a budget's interval and p-value.
+func budgetGate(b Budget, opt Options) (Gate, error) {
+	g := Gate{Name: b.Rule.Text, Kind: KindBudget, Key: b.Rule.Text, Limit: b.Rule.Limit, P: math.NaN(), PAdjusted: math.NaN()}
+	if b.Stats.NoInterval {
+		g.Verdict = NoInterval
+		g.Result = ci.Result{Estimate: b.Stats.Estimate, Method: ci.MethodNone}
+		return g, nil
+	}
+	var err error
+	if g.Result, err = ci.Interval(b.Stats, opt.Method, opt.Confidence); err != nil {
+		return g, fmt.Errorf("budget %s: %w", b.Rule.Text, err)
+	}
+	if b.Stats.N == 0 {
+		g.Result.Method = "-"
+	}
+	if g.P, err = ci.AbovePValue(b.Stats, opt.Method, b.Rule.Limit); err != nil {
+		return g, fmt.Errorf("budget %s: %w", b.Rule.Text, err)
+	}
+	return g, nil
+}
+
+// decideBudget gives a budget its verdict: fail when the test rejects
+// after the correction; inconclusive when the interval reaches above the
+// limit but the test does not reject; pass otherwise.
+func decideBudget(g *Gate, opt Options, alpha float64) {
+	if g.Verdict == NoInterval {
+		return
+	}
+	r := g.Result
+	switch {
+	case g.PAdjusted <= alpha/2:
+		g.Verdict = Fail
+	case r.Hi > g.Limit:
+		g.Verdict = Inconclusive
+		g.Hint = budgetHint(g, opt, alpha)
+	default:
+		g.Verdict = Pass
+		if r.Method == "-" {
+			g.Hint = "nothing matched"
+		}
+	}
+}
+
+// budgetHint says how many more samples would decide a budget whose
+// interval straddles its limit: an interval's half width shrinks as the
+// square root of the samples, so k times the samples bring the side
+// that reaches across the limit back to it. When the interval alone
+// clears the limit but the correction does not, k comes from the
+// p-values instead.
+func budgetHint(g *Gate, opt Options, alpha float64) string {
+	r, l := g.Result, g.Limit
+	var k float64
+	switch {
+	case r.Lo > l:
+		k = holmFactor(g, alpha)
+	case r.Estimate > l:
+		k = sq((r.Estimate - r.Lo) / (r.Estimate - l))
+	case r.Estimate < l:
+		k = sq((r.Hi - r.Estimate) / (l - r.Estimate))
+	default:
+		return "inconclusive: the estimate equals the budget; no number of samples decides it"
+	}
+	return "inconclusive: more samples needed, " + moreSamples(k, opt, false)
+}
+
+// holmFactor is how many times the samples would bring a test's p-value,
+// which clears the level alone but not after the correction, to the
+// corrected level: z-scores grow as the square root of the samples.
+func holmFactor(g *Gate, alpha float64) float64 {
+	target := alpha / 2 * g.P / g.PAdjusted
+	return sq(normalQuantile(1-target) / normalQuantile(1-g.P))
+}
+
+func sq(x float64) float64 { return x * x }
+
+// moreSamples says k times the samples in words: more dumps, or a
+// shorter sampling period.
+func moreSamples(k float64, opt Options, perSide bool) string {
+	if k > 1e6 || math.IsNaN(k) {
+		return "far more than this run has"
+	}
+	k = math.Max(k, 1)
+	n := max(opt.Inputs, 1)
+	more := int(math.Ceil(float64(n) * (k - 1)))
+	more = max(more, 1)
+	s := fmt.Sprintf("about %d more dump%s", more, plural(more))
+	if perSide {
+		s += " on each side"
+	}
+	if opt.Rate > 0 {
+		r := opt.Rate / k
+		s += fmt.Sprintf(" or a sampling period of %s", units.Format(r, true))
+		if opt.Jemalloc {
+			s += fmt.Sprintf(" (lg_prof_sample %d)", int(math.Floor(math.Log2(r))))
+		}
+	}
+	return s
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// baselineGate computes a baseline row's ratio, difference and p-value
+// of "grew by no more than the threshold (and the minimum change)": the
+// larger of the two tests' p-values, which rejects only when both do
+// (an intersection–union test, valid at the level of each).
+func baselineGate(row *compare.Row, opt Options, alpha float64) (Gate, error) {
+	row.Estimates()
+	g := Gate{Name: "baseline " + row.Key, Kind: KindBaseline, Key: row.Key, Stack: row.Stack,
+		Limit: 1 + opt.Threshold, Base: row.Base.Estimate, New: row.New.Estimate, Diff: row.Diff,
+		P: math.NaN(), PAdjusted: math.NaN()}
+	g.Result = ci.Result{Estimate: row.Ratio, Samples: row.New.Samples, Method: "F"}
+	lo, hi, err := ci.RatioInterval(row.Base, row.New, alpha)
+	if err == ci.ErrNoComparison {
+		g.Verdict, g.Result.Method = NoInterval, ci.MethodNone
+		return g, nil
+	}
+	if err != nil {
+		return g, err
+	}
+	g.Result.Lo, g.Result.Hi = lo, hi
+	if g.DiffLo, g.DiffHi, err = ci.DiffInterval(row.Base, row.New, opt.Method, alpha); err != nil {
+		return g, err
+	}
+	inc, _, err := ci.RatioPValues(row.Base, row.New, g.Limit)
+	if err != nil {
+		return g, err
+	}
+	g.P = inc
+	if opt.MinChange > 0 && inc <= alpha/2 {
+		// Only worth the bisection where the ratio test alone rejects at
+		// the uncorrected level: elsewhere max(inc, ·) is inc already
+		// above every level the correction can use.
+		pd, err := ci.DiffPValue(row.Base, row.New, opt.Method, opt.MinChange)
+		if err != nil {
+			return g, err
+		}
+		g.P = math.Max(inc, pd)
+	}
+	return g, nil
+}
+
+// decideBaseline gives each baseline row its verdict and returns the
+// gates to show: the total, every failed or inconclusive row (by
+// p-value), and a summary of all rows. A row fails when its test rejects
+// after the correction, and is inconclusive when it rejects only alone.
+func decideBaseline(rows []Gate, opt Options, alpha float64) []Gate {
+	var shown []Gate
+	failed, tested := 0, 0
+	for i := range rows {
+		g := &rows[i]
+		switch {
+		case math.IsNaN(g.P):
+			continue
+		case g.PAdjusted <= alpha/2:
+			g.Verdict = Fail
+		case g.P <= alpha/2:
+			g.Verdict = Inconclusive
+			g.Hint = "inconclusive: significant alone, not after correcting for every test; more samples needed, " +
+				moreSamples(holmFactor(g, alpha), opt, true)
+		default:
+			g.Verdict = Pass
+		}
+		tested++
+		if i > 0 && g.Verdict == Fail {
+			failed++
+		}
+	}
+	total := rows[0]
+	total.Name = "baseline total"
+	if total.Verdict == "" {
+		total.Verdict = Pass
+	}
+	shown = append(shown, total)
+	var flagged []Gate
+	for _, g := range rows[1:] {
+		if g.Verdict == Fail || g.Verdict == Inconclusive {
+			flagged = append(flagged, g)
+		}
+	}
+	sort.SliceStable(flagged, func(i, j int) bool { return flagged[i].P < flagged[j].P })
+	shown = append(shown, flagged...)
+	summary := Gate{Name: "baseline", Kind: KindBaseline, Limit: 1 + opt.Threshold, Verdict: Pass,
+		Result: ci.Result{Method: "-"}, P: math.NaN(), PAdjusted: math.NaN(), Rows: tested}
+	if total.Verdict == Fail || failed > 0 {
+		summary.Verdict = Fail
+	}
+	summary.Hint = fmt.Sprintf("%d of %d rows grew by more than %s", failed, max(tested-1, 0), pct(opt.Threshold))
+	return append(shown, summary)
+}
+
+// pct writes a fraction as a percentage.
+func pct(x float64) string {
+	return fmt.Sprintf("%g%%", math.Round(x*1e6)/1e4)
+}
+
+// normalQuantile is the standard normal quantile.
+func normalQuantile(p float64) float64 {
+	return -math.Sqrt2 * math.Erfcinv(2*p)
+}

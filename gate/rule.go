@@ -1,0 +1,98 @@
+// Package gate decides heapest ci's gates: budgets, which fail when a
+// group's value is significantly above a limit, and a baseline, which
+// fails a row whose value grew significantly beyond a threshold. Each is
+// a one-sided test at level (1 − confidence)/2, so that a gate fails
+// exactly when the two-sided interval it prints lies wholly beyond its
+// limit; with many gates and rows, Holm's procedure keeps the chance of
+// any false failure at that level.
+package gate
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+
+	"github.com/heapest/heapest/aggregate"
+	"github.com/heapest/heapest/internal/units"
+)
+
+// Rule is one budget: the value of the cells it names must not exceed
+// Limit.
+type Rule struct {
+	// Text is the rule as written.
+	Text string
+	// Total is set for a budget on everything; otherwise By and Pattern
+	// name the cells (see report.Builder.Select).
+	Total   bool
+	By      aggregate.By
+	Pattern *regexp.Regexp
+	// Limit is in bytes or objects; Bytes says it was written with a
+	// byte unit.
+	Limit float64
+	Bytes bool
+}
+
+// ruleKeys are the keys a rule may name, and what each selects.
+var ruleKeys = map[string]aggregate.By{
+	"func":   aggregate.ByFunc,
+	"leaf":   aggregate.ByLeaf,
+	"type":   aggregate.ByType,
+	"thread": aggregate.ByThread,
+	"source": aggregate.BySource,
+}
+
+// RuleSyntax describes a rule, for errors and help.
+const RuleSyntax = "KEY=REGEX<=SIZE or total<=SIZE, KEY one of func, leaf, type, thread, source"
+
+// ParseRule reads a budget: "total<=2GiB", "func=^rocksdb::<=50MiB",
+// "type=System.String<=10MB".
+func ParseRule(s string) (Rule, error) {
+	r := Rule{Text: strings.TrimSpace(s)}
+	i := strings.LastIndex(r.Text, "<=")
+	if i < 0 {
+		return r, fmt.Errorf("budget %q: want %s", s, RuleSyntax)
+	}
+	lhs, limit := strings.TrimSpace(r.Text[:i]), r.Text[i+2:]
+	var err error
+	if r.Limit, r.Bytes, err = units.ParseSize(limit); err != nil {
+		return r, fmt.Errorf("budget %q: %v", s, err)
+	}
+	if lhs == "total" {
+		r.Total = true
+		return r, nil
+	}
+	key, expr, ok := strings.Cut(lhs, "=")
+	by, known := ruleKeys[strings.TrimSpace(key)]
+	if !ok || !known {
+		return r, fmt.Errorf("budget %q: want %s", s, RuleSyntax)
+	}
+	r.By = by
+	if r.Pattern, err = regexp.Compile(expr); err != nil {
+		return r, fmt.Errorf("budget %q: %v", s, err)
+	}
+	return r, nil
+}
+
+// ParseRules reads a budgets file: one rule a line; blank lines and
+// lines starting with # are ignored. Errors name the file and line.
+func ParseRules(r io.Reader, name string) ([]Rule, error) {
+	var rules []Rule
+	sc := bufio.NewScanner(r)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		rule, err := ParseRule(line)
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %v", name, n, err)
+		}
+		rules = append(rules, rule)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %v", name, err)
+	}
+	return rules, nil
+}

@@ -1,0 +1,217 @@
+package render
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+
+	"github.com/olekukonko/tablewriter/tw"
+
+	"github.com/heapest/heapest/aggregate"
+	"github.com/heapest/heapest/compare"
+	"github.com/heapest/heapest/report"
+)
+
+// WriteDiff renders heapest diff's table as a table, CSV or JSON.
+func WriteDiff(w io.Writer, d *compare.Diff, f Format) error {
+	switch f {
+	case Table:
+		return writeDiffTable(w, d)
+	case CSV:
+		return writeDiffCSV(w, d)
+	case JSON:
+		return writeDiffJSON(w, d)
+	}
+	return fmt.Errorf("a diff cannot be written as %s", f)
+}
+
+// changeText is a row's change for people: "~" where it is not
+// significant (benchstat's mark), "new" and "gone" for rows on one side.
+func changeText(r *compare.Row) string {
+	switch {
+	case !r.Tested:
+		return "-"
+	case !r.Significant:
+		return "~"
+	case r.Base.N == 0:
+		return "new"
+	case r.New.N == 0:
+		return "gone"
+	}
+	return change(r.Ratio)
+}
+
+// deltaText is NEW − BASE with its sign.
+func deltaText(x float64, bytes bool) string {
+	if x >= 0 {
+		return "+" + human(x, bytes)
+	}
+	return "−" + human(-x, bytes)
+}
+
+// diffSummary says how many rows changed and how the listing was
+// corrected.
+func diffSummary(d *compare.Diff) string {
+	return fmt.Sprintf("%d of %d rows changed (Benjamini–Hochberg, false discovery rate %s%%); row intervals at %s%% (false-coverage-rate adjusted)",
+		d.Discoveries, d.Tests, level(1-d.Confidence), level(d.Level))
+}
+
+// level writes a confidence level as a percentage with the digits it needs.
+func level(l float64) string {
+	return strconv.FormatFloat(math.Round(l*1e6)/1e4, 'f', -1, 64)
+}
+
+func writeDiffTable(w io.Writer, d *compare.Diff) error {
+	bw := &errWriter{w: w}
+	b := d.New.Value.IsSpace()
+	writeSideHeader(bw, "Base", d.Base)
+	writeSideHeader(bw, "New", d.New)
+	fmt.Fprintf(bw, "Value: %s, by %s; %s\n\n", d.New.Value, d.New.By, diffSummary(d))
+	head := []string{"BASE", "NEW", "DELTA", "CHANGE", level(d.Level) + "% CI", "P", keyHead(d.New.By)}
+	align := []tw.Align{tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft}
+	var rows [][]string
+	for _, r := range append(d.Rows[:len(d.Rows):len(d.Rows)], d.Total) {
+		ci := "-"
+		if r.Tested {
+			ci = change(r.Lo) + " – " + change(r.Hi)
+		}
+		rows = append(rows, []string{human(r.Base.Estimate, b), human(r.New.Estimate, b), deltaText(r.Diff, b),
+			changeText(&r), ci, pValue(r.P), keyText(report.Row{Key: r.Key, Stack: r.Stack}, d.New.By)})
+	}
+	if err := writeGrid(bw, head, rows, align); err != nil {
+		return err
+	}
+	if d.Omitted > 0 {
+		fmt.Fprintf(bw, "(%d more rows; --top 0 shows all)\n", d.Omitted)
+	}
+	fmt.Fprintf(bw, "\n~ no significant change; CI is the change's interval; the total's is at %g%%, and it is not one of the rows tested\n", 100*d.Confidence)
+	return bw.err
+}
+
+// keyHead is the key column's header.
+func keyHead(by aggregate.By) string {
+	switch by {
+	case aggregate.ByFunc, aggregate.ByLeaf:
+		return "FUNC"
+	}
+	return fmt.Sprintf("%s", upper(by.String()))
+}
+
+func upper(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'a' <= c && c <= 'z' {
+			b[i] = c - 'a' + 'A'
+		}
+	}
+	return string(b)
+}
+
+// writeSideHeader names one side's inputs.
+func writeSideHeader(w io.Writer, side string, r *report.Report) {
+	if r.IsMerge() {
+		fmt.Fprintf(w, "%s: %s\n", side, mergeSummary(r))
+		return
+	}
+	for _, s := range r.Sources {
+		fmt.Fprintf(w, "%s: %s (%s", side, s.Path, s.Format)
+		if s.Rate > 0 {
+			fmt.Fprintf(w, ", sampling period %s", human(s.Rate, true))
+		}
+		fmt.Fprintln(w, ")")
+	}
+}
+
+// diffColumns are the machine columns of a row, for CSV and JSON alike.
+var diffColumns = []string{"key", "base", "new", "diff", "diff_lo", "diff_hi", "ratio", "lo", "hi", "p", "q", "significant"}
+
+// machine is one row's values for CSV and JSON: nil where there is no
+// number (no test, an unbounded ratio).
+func machine(r *compare.Row) []any {
+	var lo, hi, dlo, dhi, p, q any
+	if r.Tested {
+		lo, hi, dlo, dhi, p, q = nullable(r.Lo), nullable(r.Hi), nullable(r.DiffLo), nullable(r.DiffHi), nullable(r.P), nullable(r.Q)
+	}
+	return []any{r.Key, r.Base.Estimate, r.New.Estimate, r.Diff, dlo, dhi, nullable(r.Ratio), lo, hi, p, q, r.Significant}
+}
+
+func writeDiffCSV(w io.Writer, d *compare.Diff) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(diffColumns); err != nil {
+		return err
+	}
+	for _, r := range append(d.Rows[:len(d.Rows):len(d.Rows)], d.Total) {
+		vals := machine(&r)
+		rec := make([]string, len(vals))
+		for i, v := range vals {
+			rec[i] = csvValue(v)
+		}
+		if err := cw.Write(rec); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+func csvValue(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case *float64:
+		if x == nil {
+			return ""
+		}
+		return num(*x)
+	case float64:
+		return num(x)
+	case bool:
+		return strconv.FormatBool(x)
+	case string:
+		return x
+	}
+	return fmt.Sprint(v)
+}
+
+// jsonDiff is heapest diff's JSON shape.
+type jsonDiff struct {
+	Confidence  float64          `json:"confidence"`
+	Value       string           `json:"value"`
+	Unit        string           `json:"unit"`
+	By          string           `json:"by"`
+	Correction  string           `json:"correction"`
+	Tests       int              `json:"tests"`
+	Discoveries int              `json:"discoveries"`
+	Level       float64          `json:"level"`
+	Base        []string         `json:"base"`
+	New         []string         `json:"new"`
+	Rows        []map[string]any `json:"rows"`
+	Total       map[string]any   `json:"total"`
+	Omitted     int              `json:"omitted,omitempty"`
+}
+
+func jsonDiffRow(r *compare.Row) map[string]any {
+	m := map[string]any{}
+	for i, v := range machine(r) {
+		m[diffColumns[i]] = v
+	}
+	if len(r.Stack) > 0 {
+		m["stack"] = r.Stack
+	}
+	return m
+}
+
+func writeDiffJSON(w io.Writer, d *compare.Diff) error {
+	out := jsonDiff{Confidence: d.Confidence, Value: d.New.Value.String(), Unit: d.New.Value.Unit(), By: d.New.By.String(),
+		Correction: "benjamini-hochberg", Tests: d.Tests, Discoveries: d.Discoveries, Level: d.Level,
+		Base: sourcePaths(d.Base), New: sourcePaths(d.New), Rows: []map[string]any{}, Total: jsonDiffRow(&d.Total), Omitted: d.Omitted}
+	for i := range d.Rows {
+		out.Rows = append(out.Rows, jsonDiffRow(&d.Rows[i]))
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}

@@ -1,0 +1,83 @@
+package compare
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/heapest/heapest/ci"
+	"github.com/heapest/heapest/report"
+)
+
+func single(n, z, r float64) ci.Stats {
+	if n == 0 {
+		return ci.Stats{}
+	}
+	pi := -math.Expm1(-z / r)
+	return ci.Stats{N: 1, Estimate: n * z / pi, Var: n * z * z * (1 - pi) / (pi * pi), Samples: n,
+		MaxWeight: z * (1 - pi) / pi, P: pi, Unit: z, Rate: r}
+}
+
+func rep(rows map[string]float64) *report.Report {
+	r := &report.Report{Confidence: 0.95}
+	var tot ci.Stats
+	for k, n := range rows {
+		st := single(n, 4000, 131072)
+		res, _ := ci.Interval(st, ci.Auto, 0.95)
+		r.Rows = append(r.Rows, report.Row{Key: k, Stats: st, Flat: res})
+		tot.Merge(&st)
+	}
+	r.Total = report.Row{Key: "total", Stats: tot}
+	return r
+}
+
+// TestDiffSelectionMatchesIntervals checks the property the diff's table
+// rests on: a row is marked changed exactly when its interval, at the
+// adjusted level, excludes no change.
+func TestDiffSelectionMatchesIntervals(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for trial := range 50 {
+		base, new := map[string]float64{}, map[string]float64{}
+		for i := range 20 {
+			k := string(rune('a' + i))
+			base[k] = float64(rng.IntN(60))
+			new[k] = float64(rng.IntN(60))
+		}
+		d, err := New(rep(base), rep(new), ci.Auto, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sig := 0
+		for _, r := range d.Rows {
+			if !r.Tested {
+				continue
+			}
+			excludes := r.Lo > 1 || r.Hi < 1
+			if excludes != r.Significant {
+				t.Errorf("trial %d row %s: [%v, %v] at %v, significant %v (p %v, q %v)", trial, r.Key, r.Lo, r.Hi, d.Level, r.Significant, r.P, r.Q)
+			}
+			if r.Significant {
+				sig++
+			}
+		}
+		if sig != d.Discoveries {
+			t.Errorf("trial %d: %d significant rows, %d discoveries", trial, sig, d.Discoveries)
+		}
+	}
+}
+
+func TestPairsJoinAndOrder(t *testing.T) {
+	d, err := New(rep(map[string]float64{"a": 10, "b": 50}), rep(map[string]float64{"b": 52, "c": 200}), ci.Auto, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Rows) != 2 || d.Rows[0].Key != "c" || d.Omitted != 1 {
+		t.Fatalf("rows %+v, omitted %d", d.Rows, d.Omitted)
+	}
+	if !math.IsInf(d.Rows[0].Ratio, 1) || d.Rows[0].Base.N != 0 {
+		t.Errorf("a new row: ratio %v", d.Rows[0].Ratio)
+	}
+	if d.Tests != 3 {
+		t.Errorf("%d tests, want 3", d.Tests)
+	}
+}

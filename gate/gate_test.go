@@ -1,0 +1,117 @@
+package gate
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/heapest/heapest/aggregate"
+	"github.com/heapest/heapest/ci"
+	"github.com/heapest/heapest/compare"
+)
+
+func TestParseRule(t *testing.T) {
+	for _, c := range []struct {
+		in    string
+		total bool
+		by    aggregate.By
+		limit float64
+	}{
+		{"total<=2GiB", true, 0, 2 << 30},
+		{"func=^rocksdb::<=50MiB", false, aggregate.ByFunc, 50 << 20},
+		{"type=System.String<=10MB", false, aggregate.ByType, 10e6},
+		{" leaf = x|y <= 4096 ", false, aggregate.ByLeaf, 4096},
+		{"thread=worker-\\d+<=1KiB", false, aggregate.ByThread, 1024},
+		{"source=host1<=0", false, aggregate.BySource, 0},
+		{"func=a<=b<=1MiB", false, aggregate.ByFunc, 1 << 20}, // the last <= splits
+	} {
+		r, err := ParseRule(c.in)
+		if err != nil || r.Total != c.total || r.Limit != c.limit || !c.total && r.By != c.by {
+			t.Errorf("ParseRule(%q) = %+v, %v", c.in, r, err)
+		}
+	}
+	for _, bad := range []string{"total<2GiB", "size=1<=2", "func=(<=1", "func<=1MiB", "total<=2G", "func=x<=-1"} {
+		if _, err := ParseRule(bad); err == nil {
+			t.Errorf("ParseRule(%q) accepted", bad)
+		}
+	}
+}
+
+func TestParseRulesNamesLine(t *testing.T) {
+	_, err := ParseRules(strings.NewReader("# c\n\ntotal<=1GiB\nfunc=x<1\n"), "b.txt")
+	if err == nil || !strings.HasPrefix(err.Error(), "b.txt:4: ") {
+		t.Errorf("error %v, want one naming b.txt:4", err)
+	}
+}
+
+// single is a row of n samples of z-byte objects at rate r.
+func single(n, z, r float64) ci.Stats {
+	pi := -math.Expm1(-z / r)
+	return ci.Stats{N: 1, Estimate: n * z / pi, Var: n * z * z * (1 - pi) / (pi * pi), Samples: n,
+		MaxWeight: z * (1 - pi) / pi, P: pi, Unit: z, Rate: r}
+}
+
+func TestBudgetVerdicts(t *testing.T) {
+	st := single(50, 4000, 131072) // about 6.5 MB, ±28%
+	opt := Options{Confidence: 0.95, Holm: true, Inputs: 1, Rate: 131072, Jemalloc: true}
+	budget := func(limit float64) Budget { return Budget{Rule: Rule{Text: "b", Total: true, Limit: limit}, Stats: st} }
+	res, err := Evaluate([]Budget{budget(2e6), budget(6e6), budget(20e6)}, nil, nil, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Verdict{Fail, Inconclusive, Pass}
+	for i, g := range res.Gates {
+		if g.Verdict != want[i] {
+			t.Errorf("limit %v: %s, want %s (interval %v–%v, p %v)", g.Limit, g.Verdict, want[i], g.Result.Lo, g.Result.Hi, g.PAdjusted)
+		}
+	}
+	if h := res.Gates[1].Hint; !strings.Contains(h, "more dumps") || !strings.Contains(h, "lg_prof_sample") {
+		t.Errorf("inconclusive hint %q", h)
+	}
+	if res.Passed() || res.Failed != 1 || res.Inconclusive != 1 || res.Tests != 3 {
+		t.Errorf("passed %v, failed %d, inconclusive %d, tests %d", res.Passed(), res.Failed, res.Inconclusive, res.Tests)
+	}
+}
+
+// TestHolmTurnsFailIntoInconclusive: a budget that fails alone is only
+// inconclusive among many tests whose p-values push it past the level.
+func TestHolmTurnsFailIntoInconclusive(t *testing.T) {
+	st := single(50, 4000, 131072)
+	r, _ := ci.Interval(st, ci.Auto, 0.95)
+	limit := r.Lo * 0.999 // just below the lower bound: p just under 2.5%
+	var bs []Budget
+	for range 10 {
+		bs = append(bs, Budget{Rule: Rule{Text: "b", Total: true, Limit: limit}, Stats: st})
+	}
+	alone, _ := Evaluate(bs[:1], nil, nil, Options{Confidence: 0.95, Holm: true})
+	many, _ := Evaluate(bs, nil, nil, Options{Confidence: 0.95, Holm: true})
+	if alone.Gates[0].Verdict != Fail || many.Gates[0].Verdict != Inconclusive {
+		t.Errorf("alone %s, among 10 %s; want fail and inconclusive", alone.Gates[0].Verdict, many.Gates[0].Verdict)
+	}
+}
+
+func TestBaselineVerdicts(t *testing.T) {
+	rows := []compare.Row{
+		{Key: "doubled", Base: single(80, 4000, 131072), New: single(160, 4000, 131072)},
+		{Key: "same", Base: single(80, 4000, 131072), New: single(82, 4000, 131072)},
+		{Key: "gone", Base: single(80, 4000, 131072)},
+	}
+	total := compare.Row{Key: "total", Base: single(160, 4000, 131072), New: single(242, 4000, 131072)}
+	res, err := Evaluate(nil, rows, &total, Options{Confidence: 0.95, Holm: true, Threshold: 0.1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]Verdict{}
+	for _, g := range res.Gates {
+		got[g.Name] = g.Verdict
+	}
+	if got["baseline doubled"] != Fail || got["baseline total"] != Fail || got["baseline"] != Fail {
+		t.Errorf("verdicts %v", got)
+	}
+	if _, listed := got["baseline same"]; listed {
+		t.Errorf("an unchanged row is listed: %v", got)
+	}
+	if res.Tests != 4 {
+		t.Errorf("%d tests, want 4 (total and three rows)", res.Tests)
+	}
+}

@@ -1,0 +1,3 @@
+module example.com/ciexample
+
+go 1.22

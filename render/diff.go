@@ -178,12 +178,7 @@ func csvValue(v any) string {
 
 // jsonDiff is heapest diff's JSON shape.
 type jsonDiff struct {
-	Confidence  float64          `json:"confidence"`
-	Value       string           `json:"value"`
-	Unit        string           `json:"unit"`
-	By          string           `json:"by"`
-	Correction  string           `json:"correction"`
-	Tests       int              `json:"tests"`
+	jsonHead
 	Discoveries int              `json:"discoveries"`
 	Level       float64          `json:"level"`
 	Base        []string         `json:"base"`
@@ -205,8 +200,7 @@ func jsonDiffRow(r *compare.Row) map[string]any {
 }
 
 func writeDiffJSON(w io.Writer, d *compare.Diff) error {
-	out := jsonDiff{Confidence: d.Confidence, Value: d.New.Value.String(), Unit: d.New.Value.Unit(), By: d.New.By.String(),
-		Correction: "benjamini-hochberg", Tests: d.Tests, Discoveries: d.Discoveries, Level: d.Level,
+	out := jsonDiff{jsonHead: newJSONHead(d.New, "benjamini-hochberg", d.Tests), Discoveries: d.Discoveries, Level: d.Level,
 		Base: sourcePaths(d.Base), New: sourcePaths(d.New), Rows: []map[string]any{}, Total: jsonDiffRow(&d.Total), Omitted: d.Omitted}
 	for i := range d.Rows {
 		out.Rows = append(out.Rows, jsonDiffRow(&d.Rows[i]))

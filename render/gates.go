@@ -196,19 +196,30 @@ func mergeSummary(r *report.Report) string {
 	return fmt.Sprintf("%d inputs (%s)", m.Inputs, formatCounts(m.Formats))
 }
 
+// jsonHead is what gates and diffs say first in JSON: what was compared,
+// and how many tests were corrected how.
+type jsonHead struct {
+	Confidence float64 `json:"confidence"`
+	Value      string  `json:"value"`
+	Unit       string  `json:"unit"`
+	By         string  `json:"by"`
+	Correction string  `json:"correction"`
+	Tests      int     `json:"tests"`
+}
+
+func newJSONHead(r *report.Report, correction string, tests int) jsonHead {
+	return jsonHead{Confidence: r.Confidence, Value: r.Value.String(), Unit: r.Value.Unit(), By: r.By.String(),
+		Correction: correction, Tests: tests}
+}
+
 // jsonGates is the JSON shape of heapest ci's gates.
 type jsonGates struct {
-	Confidence float64    `json:"confidence"`
-	Value      string     `json:"value"`
-	Unit       string     `json:"unit"`
-	By         string     `json:"by"`
-	Correction string     `json:"correction"`
-	Tests      int        `json:"tests"`
-	Passed     bool       `json:"passed"`
-	Failed     int        `json:"failed"`
-	Sources    []string   `json:"sources"`
-	Baseline   []string   `json:"baseline,omitempty"`
-	Gates      []jsonGate `json:"gates"`
+	jsonHead
+	Passed   bool       `json:"passed"`
+	Failed   int        `json:"failed"`
+	Sources  []string   `json:"sources"`
+	Baseline []string   `json:"baseline,omitempty"`
+	Gates    []jsonGate `json:"gates"`
 }
 
 type jsonGate struct {
@@ -244,12 +255,12 @@ func nullable(x float64) *float64 {
 
 func writeGatesJSON(w io.Writer, g *Gates) error {
 	r := g.Result
-	out := jsonGates{Confidence: g.New.Confidence, Value: g.New.Value.String(), Unit: g.New.Value.Unit(),
-		By: g.New.By.String(), Correction: "none", Tests: r.Tests, Passed: r.Passed(), Failed: r.Failed,
-		Sources: sourcePaths(g.New), Gates: []jsonGate{}}
+	corr := "none"
 	if r.Options.Holm {
-		out.Correction = "holm"
+		corr = "holm"
 	}
+	out := jsonGates{jsonHead: newJSONHead(g.New, corr, r.Tests), Passed: r.Passed(), Failed: r.Failed,
+		Sources: sourcePaths(g.New), Gates: []jsonGate{}}
 	if g.Base != nil {
 		out.Baseline = sourcePaths(g.Base)
 	}

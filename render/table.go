@@ -7,8 +7,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
 
 	"github.com/heapest/heapest/aggregate"
@@ -27,21 +25,7 @@ func writeTable(w io.Writer, r *report.Report) error {
 	l := newLayout(r)
 	notes := &footnotes{}
 	var buf bytes.Buffer
-	tbl := tablewriter.NewTable(&buf,
-		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
-			Borders: tw.BorderNone,
-			Symbols: tw.NewSymbols(tw.StyleNone),
-			Settings: tw.Settings{
-				Separators: tw.Separators{BetweenRows: tw.Off, BetweenColumns: tw.Off, ShowHeader: tw.Off, ShowFooter: tw.Off},
-				Lines:      tw.Lines{ShowTop: tw.Off, ShowBottom: tw.Off, ShowHeaderLine: tw.Off, ShowFooterLine: tw.Off},
-			},
-		})),
-		tablewriter.WithConfig(tablewriter.Config{
-			Header: cellConfig(l.table),
-			Row:    cellConfig(l.table),
-		}),
-		tablewriter.WithTrimSpace(tw.Off),
-	)
+	tbl := newTable(&buf, cellConfig(l.table))
 	head := make([]string, len(l.table))
 	for i, col := range l.table {
 		head[i] = col.head
@@ -82,11 +66,7 @@ func cellConfig(cols []column) tw.CellConfig {
 	for i, col := range cols {
 		align[i] = col.align
 	}
-	return tw.CellConfig{
-		Formatting: tw.CellFormatting{AutoFormat: tw.Off, AutoWrap: tw.WrapNone},
-		Alignment:  tw.CellAlignment{PerColumn: align},
-		Padding:    tw.CellPadding{Global: tw.Padding{Left: " ", Right: " ", Overwrite: true}},
-	}
+	return alignedCells(align)
 }
 
 func writeHeader(w io.Writer, r *report.Report) {

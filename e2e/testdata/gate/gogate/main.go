@@ -29,6 +29,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"strconv"
 )
@@ -37,7 +38,7 @@ import (
 // the heap: a heap slice would be live memory at a site of its own, and
 // one whose size changed with FACTOR.
 var (
-	kept  [1 << 18][]byte
+	kept  [1 << 17][]byte
 	nkept int
 )
 
@@ -143,8 +144,8 @@ func main() {
 	}
 	path := os.Args[1]
 	factor, err := strconv.ParseFloat(os.Args[2], 64)
-	if err != nil || !(factor > 0 && factor <= 50) {
-		fmt.Fprintln(os.Stderr, "gogate: FACTOR must be in (0, 50]")
+	if err != nil || !(factor > 0 && factor <= 20) {
+		fmt.Fprintln(os.Stderr, "gogate: FACTOR must be in (0, 20]")
 		os.Exit(2)
 	}
 	seed, err1 := strconv.ParseUint(os.Args[3], 10, 64)
@@ -153,6 +154,11 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: gogate PROFILE FACTOR SEED RATE")
 		os.Exit(2)
 	}
+	// The collector runs only where main calls it: left to itself it
+	// would run dozens of times over the churned garbage, each time
+	// scanning kept, most of the program's time and nothing the profile
+	// needs.
+	debug.SetGCPercent(-1)
 	runtime.MemProfileRate = rate
 	growClass, smallClass, midClass, largeClass := classSize(4000), classSize(32), classSize(4096), classSize(1<<20)
 	churn(rand.New(rand.NewPCG(seed, 2)), rate)

@@ -122,7 +122,7 @@ func (g *Gates) summary() string {
 	r := g.Result
 	n := len(r.Gates)
 	for _, x := range r.Gates {
-		if x.Name == "baseline" && x.Key == "" {
+		if x.Kind == gate.KindBaseline && x.Key == "" {
 			n-- // the baseline summary is not a gate of its own
 		}
 	}

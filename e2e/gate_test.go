@@ -463,16 +463,24 @@ func gateAA(t *testing.T, p gateProg) {
 		if pr.totalSig {
 			totalSig++
 		}
-		if pr.gate == 1 && os.Getenv("HEAPEST_E2E_MISSES") != "" {
-			t.Logf("false alarm: heapest ci --baseline %s --threshold 10%% %s (failing: %v)", pr.base, pr.new, pr.failed)
+		if pr.gate == 1 {
+			keepFalseAlarm(t, pr.base, pr.new, pr.failed)
 		}
 	}
 	rate := float64(fails) / float64(n)
-	t.Logf("%s, %d A/A pairs: `ci --baseline A --threshold 10%% B` failed %d = %.2f%% ± %.2f%% (standard error); %d passed as inconclusive; failing rows %v",
+	t.Logf("%s, %d A/A pairs: `ci --baseline A --threshold 10%% B` failed %d = %.2f%% ± %.2f%% (standard error); %d warned of an inconclusive gate; failing rows %s",
 		p.what, n, fails, 100*rate, 100*math.Sqrt(rate*(1-rate)/float64(n)), inconcl, sortedCounts(failedKeys))
 	share := float64(sig) / float64(max(rows, 1))
-	t.Logf("%s, %d A/A pairs: `diff` marked %d of %d rows significant = %.2f%% (%d of %d rows counting those empty on both sides = %.2f%%); %d pairs had a significant row; the total was significant in %d",
-		p.what, n, sig, rows, 100*share, sig, allRows, 100*float64(sig)/float64(max(allRows, 1)), pairsWithSig, totalSig)
+	// The standard error of a share of rows that come in clusters (the
+	// pairs): the ratio estimator's, from each pair's residual.
+	var ss float64
+	for _, pr := range pairs {
+		d := float64(pr.sig) - share*float64(pr.rows)
+		ss += d * d
+	}
+	se := math.Sqrt(ss*float64(n)/float64(max(n-1, 1))) / float64(max(rows, 1))
+	t.Logf("%s, %d A/A pairs: `diff --top 0` marked %d of %d rows significant = %.2f%% ± %.2f%% (standard error, pairs as clusters; %d rows had nothing on either side); %d pairs had a significant row; the total (at 95%%, not a BH test) was significant in %d = %.2f%%",
+		p.what, n, sig, rows, 100*share, 100*se, allRows-rows, pairsWithSig, totalSig, 100*float64(totalSig)/float64(n))
 
 	// The pairs are independent, so the false alarms are a binomial count:
 	// at most 5% plus what a 5% rate exceeds once in a thousand studies.
@@ -493,6 +501,30 @@ func gateAA(t *testing.T, p gateProg) {
 	if share > limit {
 		t.Errorf("%s: diff marked %.2f%% of unchanged rows significant: more than %.2f%% (5%% plus the margin of %d pairs)", p.what, 100*share, 100*limit, n)
 	}
+}
+
+// keepFalseAlarm copies a falsely alarmed pair's dumps into
+// $HEAPEST_E2E_GATE_KEEP (when set), with the command that fails, so that
+// a false alarm can be looked at after the study's temporary directory is
+// gone; it logs the pair either way.
+func keepFalseAlarm(t *testing.T, base, new string, failed []string) {
+	dir := os.Getenv("HEAPEST_E2E_GATE_KEEP")
+	if dir == "" {
+		t.Logf("false alarm on %v (HEAPEST_E2E_GATE_KEEP=DIR keeps the dumps)", failed)
+		return
+	}
+	for _, f := range []string{base, new} {
+		data, err := os.ReadFile(f)
+		if err == nil {
+			err = os.WriteFile(filepath.Join(dir, t.Name()+"-"+filepath.Base(f)), data, 0o644)
+		}
+		if err != nil {
+			t.Errorf("HEAPEST_E2E_GATE_KEEP: %v", err)
+			return
+		}
+	}
+	t.Logf("false alarm on %v: heapest ci --baseline %s --threshold 10%% %s", failed,
+		filepath.Join(dir, t.Name()+"-"+filepath.Base(base)), filepath.Join(dir, t.Name()+"-"+filepath.Base(new)))
 }
 
 // heapestDiff runs `heapest diff --format json --top 0 base new`, which

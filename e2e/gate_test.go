@@ -50,7 +50,10 @@ type gateProg struct {
 	what  string   // allocator, for messages
 	grow  string   // site_grow's function name
 	sites []string // every site's function name, site_grow first
-	gen   func(path string, factor float64, seed int) (siteTruth, error)
+	// binary is the program, when its dumps need it to be symbolized
+	// (jemalloc's list addresses; Go's profiles carry names).
+	binary string
+	gen    func(path string, factor float64, seed int) (siteTruth, error)
 }
 
 // jemallocGate builds gate.c as SPEC §8 describes and runs it at
@@ -63,9 +66,10 @@ func jemallocGate(t *testing.T, lg int) gateProg {
 		filepath.Join(repoRoot(t), "e2e", "testdata", "gate", "gate.c"), "-ljemalloc", "-lm")
 	env := []string{fmt.Sprintf("MALLOC_CONF=prof:true,prof_active:true,lg_prof_sample:%d", lg)}
 	return gateProg{
-		what:  fmt.Sprintf("jemalloc lg_prof_sample %d", lg),
-		grow:  "site_grow",
-		sites: []string{"site_grow", "site_small", "site_mid", "site_large"},
+		what:   fmt.Sprintf("jemalloc lg_prof_sample %d", lg),
+		grow:   "site_grow",
+		sites:  []string{"site_grow", "site_small", "site_mid", "site_large"},
+		binary: bin,
 		gen: func(path string, factor float64, seed int) (siteTruth, error) {
 			return oneTruth(runErr(env, bin, path, fmtFactor(factor), strconv.Itoa(seed)))
 		},
@@ -464,7 +468,7 @@ func gateAA(t *testing.T, p gateProg) {
 			totalSig++
 		}
 		if pr.gate == 1 {
-			keepFalseAlarm(t, pr.base, pr.new, pr.failed)
+			keepFalseAlarm(t, p, pr.base, pr.new, pr.failed)
 		}
 	}
 	rate := float64(fails) / float64(n)
@@ -503,28 +507,33 @@ func gateAA(t *testing.T, p gateProg) {
 	}
 }
 
-// keepFalseAlarm copies a falsely alarmed pair's dumps into
-// $HEAPEST_E2E_GATE_KEEP (when set), with the command that fails, so that
-// a false alarm can be looked at after the study's temporary directory is
-// gone; it logs the pair either way.
-func keepFalseAlarm(t *testing.T, base, new string, failed []string) {
+// keepFalseAlarm copies a falsely alarmed pair's dumps (and the program,
+// which jemalloc dumps are symbolized from) into $HEAPEST_E2E_GATE_KEEP
+// when it is set, and logs the command that fails, so that a false alarm
+// can be looked at after the study's temporary directory is gone.
+func keepFalseAlarm(t *testing.T, p gateProg, base, new string, failed []string) {
 	dir := os.Getenv("HEAPEST_E2E_GATE_KEEP")
 	if dir == "" {
 		t.Logf("false alarm on %v (HEAPEST_E2E_GATE_KEEP=DIR keeps the dumps)", failed)
 		return
 	}
-	for _, f := range []string{base, new} {
-		data, err := os.ReadFile(f)
+	keep := func(src, name string) string {
+		dst := filepath.Join(dir, t.Name()+"-"+name)
+		data, err := os.ReadFile(src)
 		if err == nil {
-			err = os.WriteFile(filepath.Join(dir, t.Name()+"-"+filepath.Base(f)), data, 0o644)
+			err = os.WriteFile(dst, data, 0o755)
 		}
 		if err != nil {
 			t.Errorf("HEAPEST_E2E_GATE_KEEP: %v", err)
-			return
 		}
+		return dst
 	}
-	t.Logf("false alarm on %v: heapest ci --baseline %s --threshold 10%% %s", failed,
-		filepath.Join(dir, t.Name()+"-"+filepath.Base(base)), filepath.Join(dir, t.Name()+"-"+filepath.Base(new)))
+	cmd := "heapest ci"
+	if p.binary != "" {
+		cmd += " --binary " + keep(p.binary, filepath.Base(p.binary))
+	}
+	cmd += fmt.Sprintf(" --baseline %s --threshold 10%% %s", keep(base, filepath.Base(base)), keep(new, filepath.Base(new)))
+	t.Logf("false alarm on %v: %s", failed, cmd)
 }
 
 // heapestDiff runs `heapest diff --format json --top 0 base new`, which

@@ -264,7 +264,7 @@ func paulsonSurvival(x, d1, d2 float64) float64 {
 	c1, c2 := 2/(9*d1), 2/(9*d2)
 	u := math.Cbrt(x)
 	z := ((1-c2)*u - (1 - c1)) / math.Sqrt(c2*u*u+c1)
-	return 0.5 * math.Erfc(z/math.Sqrt2)
+	return normalCDF(-z)
 }
 
 // fUpper is the x with P(F ≥ x) = t for F(d1, d2), found by bisection on

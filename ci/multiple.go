@@ -42,6 +42,14 @@ func BenjaminiHochberg(p []float64) []float64 {
 	return adj
 }
 
+// SampleFactor is how many times its samples a one-sided test with
+// p-value p would need for its p-value to reach target: z-scores grow as
+// the square root of the samples, so the factor is (z(target)/z(p))².
+func SampleFactor(p, target float64) float64 {
+	r := normalQuantile(1-target) / normalQuantile(1-p)
+	return r * r
+}
+
 // order returns the indices of p by increasing p-value (stable, so that
 // ties keep their order and results do not depend on the sort).
 func order(p []float64) []int {

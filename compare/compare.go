@@ -93,12 +93,11 @@ func (r *Row) Estimates() {
 	}
 }
 
-// Test computes the row's intervals at level 1−alpha and its two-sided
-// p-value of no change. A row a side of which has no interval is left
-// untested.
-func (r *Row) Test(m ci.Method, alpha float64) error {
+// Test computes the row's estimates and its two-sided p-value of no
+// change. A row a side of which has no interval is left untested.
+func (r *Row) Test() error {
 	r.Estimates()
-	lo, hi, err := ci.RatioInterval(r.Base, r.New, alpha)
+	inc, dec, err := ci.RatioPValues(r.Base, r.New, 1)
 	if err == ci.ErrNoComparison {
 		r.Tested, r.P, r.Q = false, math.NaN(), math.NaN()
 		return nil
@@ -106,14 +105,20 @@ func (r *Row) Test(m ci.Method, alpha float64) error {
 	if err != nil {
 		return err
 	}
-	r.Tested, r.Lo, r.Hi = true, lo, hi
-	if r.DiffLo, r.DiffHi, err = ci.DiffInterval(r.Base, r.New, m, alpha); err != nil {
-		return err
-	}
-	inc, dec, err := ci.RatioPValues(r.Base, r.New, 1)
-	if err != nil {
-		return err
-	}
-	r.P = min(1, 2*min(inc, dec))
+	r.Tested, r.P = true, min(1, 2*min(inc, dec))
 	return nil
+}
+
+// Intervals computes a tested row's intervals on the ratio and the
+// difference at level 1−alpha.
+func (r *Row) Intervals(m ci.Method, alpha float64) error {
+	if !r.Tested {
+		return nil
+	}
+	var err error
+	if r.Lo, r.Hi, err = ci.RatioInterval(r.Base, r.New, alpha); err != nil {
+		return err
+	}
+	r.DiffLo, r.DiffHi, err = ci.DiffInterval(r.Base, r.New, m, alpha)
+	return err
 }

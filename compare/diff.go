@@ -39,7 +39,7 @@ func New(base, new *report.Report, m ci.Method, top int) (*Diff, error) {
 	var ps []float64
 	var tested []int
 	for i := range d.Rows {
-		if err := d.Rows[i].Test(m, alpha); err != nil {
+		if err := d.Rows[i].Test(); err != nil {
 			return nil, err
 		}
 		if d.Rows[i].Tested {
@@ -60,15 +60,16 @@ func New(base, new *report.Report, m ci.Method, top int) (*Diff, error) {
 	if d.Tests > 0 {
 		d.Level = 1 - float64(max(d.Discoveries, 1))*alpha/float64(d.Tests)
 	}
-	if d.Level != 1-alpha {
-		for _, i := range tested {
-			if err := d.Rows[i].Test(m, 1-d.Level); err != nil {
-				return nil, err
-			}
+	for _, i := range tested {
+		if err := d.Rows[i].Intervals(m, 1-d.Level); err != nil {
+			return nil, err
 		}
 	}
 	d.Total = Total(base, new)
-	if err := d.Total.Test(m, alpha); err != nil {
+	if err := d.Total.Test(); err != nil {
+		return nil, err
+	}
+	if err := d.Total.Intervals(m, alpha); err != nil {
 		return nil, err
 	}
 	d.Total.Significant = d.Total.Tested && d.Total.P <= alpha

@@ -69,15 +69,12 @@ type Options struct {
 	// Threshold is the relative increase a baseline row may have (0.1:
 	// 10%), MinChange the absolute one (0: none).
 	Threshold, MinChange float64
-	// Objects says the value counts objects, not bytes.
-	Objects bool
-	// Inputs are the dumps merged on the new side (and on the baseline);
-	// Rate the sampling period they share (0: none or mixed), Jemalloc
-	// whether they are jemalloc dumps: what an inconclusive gate's hint
-	// suggests.
-	Inputs, BaseInputs int
-	Rate               float64
-	Jemalloc           bool
+	// Inputs are the dumps merged on the new side, Rate the sampling
+	// period they share (0: none or mixed), Jemalloc whether they are
+	// jemalloc dumps: what an inconclusive gate's hint suggests.
+	Inputs   int
+	Rate     float64
+	Jemalloc bool
 }
 
 // Budget is a rule with the statistics of the cells it names.
@@ -95,8 +92,9 @@ type Result struct {
 	Tests, Failed, Inconclusive int
 }
 
-// isSummary reports whether g is the baseline's summary of its rows.
-func (g *Gate) isSummary() bool { return g.Kind == KindBaseline && g.Key == "" }
+// IsSummary reports whether g is the baseline's summary of its rows,
+// which is not a gate of its own.
+func (g *Gate) IsSummary() bool { return g.Kind == KindBaseline && g.Key == "" }
 
 // Passed reports whether no gate failed.
 func (r *Result) Passed() bool { return r.Failed == 0 }
@@ -144,7 +142,7 @@ func Evaluate(budgets []Budget, rows []compare.Row, total *compare.Row, opt Opti
 		res.Gates = append(res.Gates, decideBaseline(rowGates, opt, alpha)...)
 	}
 	for _, g := range res.Gates {
-		if g.isSummary() {
+		if g.IsSummary() {
 			continue // the rows it sums up are gates of their own
 		}
 		switch g.Verdict {
@@ -238,10 +236,9 @@ func budgetHint(g *Gate, opt Options, alpha float64) string {
 
 // holmFactor is how many times the samples would bring a test's p-value,
 // which clears the level alone but not after the correction, to the
-// corrected level: z-scores grow as the square root of the samples.
+// corrected level.
 func holmFactor(g *Gate, alpha float64) float64 {
-	target := alpha / 2 * g.P / g.PAdjusted
-	return sq(normalQuantile(1-target) / normalQuantile(1-g.P))
+	return ci.SampleFactor(g.P, alpha/2*g.P/g.PAdjusted)
 }
 
 func sq(x float64) float64 { return x * x }
@@ -391,9 +388,4 @@ func decideBaseline(rows []Gate, opt Options, alpha float64) []Gate {
 // pct writes a fraction as a percentage.
 func pct(x float64) string {
 	return fmt.Sprintf("%g%%", math.Round(x*1e6)/1e4)
-}
-
-// normalQuantile is the standard normal quantile.
-func normalQuantile(p float64) float64 {
-	return -math.Sqrt2 * math.Erfcinv(2*p)
 }

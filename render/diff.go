@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/olekukonko/tablewriter/tw"
 
@@ -97,17 +98,7 @@ func keyHead(by aggregate.By) string {
 	case aggregate.ByFunc, aggregate.ByLeaf:
 		return "FUNC"
 	}
-	return fmt.Sprintf("%s", upper(by.String()))
-}
-
-func upper(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if 'a' <= c && c <= 'z' {
-			b[i] = c - 'a' + 'A'
-		}
-	}
-	return string(b)
+	return strings.ToUpper(by.String())
 }
 
 // writeSideHeader names one side's inputs.

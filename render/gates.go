@@ -60,7 +60,7 @@ func (g *Gates) text(x *gate.Gate) gateText {
 		if r.Method == "-" {
 			t.interval = "-"
 		}
-	case x.Key == "" && x.Rows >= 0 && x.Name == "baseline":
+	case x.IsSummary():
 		t.observed, t.interval = x.Hint, ""
 		t.limit = g.changeLimit(x)
 	default:
@@ -122,8 +122,8 @@ func (g *Gates) summary() string {
 	r := g.Result
 	n := len(r.Gates)
 	for _, x := range r.Gates {
-		if x.Kind == gate.KindBaseline && x.Key == "" {
-			n-- // the baseline summary is not a gate of its own
+		if x.IsSummary() {
+			n--
 		}
 	}
 	verdict := "PASS"
@@ -273,7 +273,7 @@ func writeGatesJSON(w io.Writer, g *Gates) error {
 				j.Lo, j.Hi = nullable(x.Result.Lo), nullable(x.Result.Hi)
 			}
 		}
-		if x.Kind == gate.KindBaseline && x.Key != "" {
+		if x.Kind == gate.KindBaseline && !x.IsSummary() {
 			j.Base, j.New, j.Diff = nullable(x.Base), nullable(x.New), nullable(x.Diff)
 			if x.Verdict != gate.NoInterval {
 				j.DiffLo, j.DiffHi = nullable(x.DiffLo), nullable(x.DiffHi)

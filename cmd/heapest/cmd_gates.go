@@ -58,8 +58,8 @@ type gateSetup struct {
 	minChange float64
 }
 
-// setup parses and checks the gate flags against the report options.
-func (o *GateOptions) setup(cmd *cobra.Command, ropt report.Options) (gateSetup, error) {
+// setup parses and checks the gate flags.
+func (o *GateOptions) setup(cmd *cobra.Command) (gateSetup, error) {
 	var s gateSetup
 	for _, b := range o.Budgets {
 		r, err := gate.ParseRule(b)
@@ -132,11 +132,16 @@ func runGates(cmd *cobra.Command, opts CIOptions, args []string) error {
 	if opts.Format == render.CSV {
 		return usageError{fmt.Errorf("--format csv: gates are written as table, json, junit or markdown")}
 	}
-	setup, err := opts.GateOptions.setup(cmd, ropt)
+	setup, err := opts.GateOptions.setup(cmd)
 	if err != nil {
 		return usageError{err}
 	}
-	ropt.Top = 0
+	// The baseline pairs every row; budgets need the report only for its
+	// header, and no row of it.
+	ropt.Top = 1
+	if len(opts.Baseline) > 0 {
+		ropt.Top = 0
+	}
 	ropt.ExtraKeys, ropt.SourceTotals = setup.keysFor()
 	paths, err := opts.inputs(cmd, args, false)
 	if err != nil {
@@ -168,7 +173,7 @@ func runGates(cmd *cobra.Command, opts CIOptions, args []string) error {
 	}
 	res, err := gate.Evaluate(budgets, rows, total, gate.Options{
 		Confidence: ropt.Confidence, Method: ropt.Method, Holm: opts.Correction == "holm",
-		Threshold: setup.threshold, MinChange: setup.minChange, Objects: !newR.Value.IsSpace(),
+		Threshold: setup.threshold, MinChange: setup.minChange,
 		Inputs: len(paths), Rate: sharedRate(newR), Jemalloc: allFormat(newR, "jemalloc")})
 	if err != nil {
 		return err

@@ -16,11 +16,13 @@ import (
 )
 
 // numStatsFields is the number of fields of Stats; a test checks it.
-const numStatsFields = 22
+const numStatsFields = 24
 
 // firstOptionalField is the first field added after the format was
-// fixed (Weighted, Spill, Excess: JFR's weights): files written before
-// lack them, and they read as zero, which is what those files meant.
+// fixed (Weighted, Spill, Excess: JFR's weights; LargeMissed, LargeMissedValue:
+// comparisons of large allocations): files written before lack them, and
+// they read as zero, which is what those files meant (or, for the last
+// two, what comparisons assumed before them).
 const firstOptionalField = 19
 
 // field returns the name of field i of Stats, in struct order (the order
@@ -75,6 +77,10 @@ func (s *Stats) field(i int) (name string, count *int64, num *float64, flag *boo
 		return "Spill", nil, &s.Spill, nil
 	case 21:
 		return "Excess", nil, &s.Excess, nil
+	case 22:
+		return "LargeMissed", nil, &s.LargeMissed, nil
+	case 23:
+		return "LargeMissedValue", nil, &s.LargeMissedValue, nil
 	}
 	panic("ci: Stats has no field " + strconv.Itoa(i))
 }

@@ -37,19 +37,40 @@ type end struct{ y, shape float64 }
 // stands for a value that may still be there unseen: its upper end is one
 // count of weight absent (the other side's largest weight), as a row that
 // appears on one side of a comparison only may hold that much on the
-// other.
-func ends(s Stats, absent float64) (lo, hi end) {
+// other. With whole set, the upper end's extra count weighs at least one
+// large allocation missed whole (Stats.LargeMissed): an allocation of many
+// sampling periods is sampled almost surely, so its weight (1−π)/π·Z is
+// tiny, yet when one is missed the value drops by all of Z at once, a
+// jump the gamma approximation does not have (see missedLevel).
+func ends(s Stats, absent float64, whole bool) (lo, hi end) {
 	if s.N == 0 {
 		return end{0, 0}, end{absent, 1}
 	}
 	if s.Complete {
 		return end{s.Estimate, math.Inf(1)}, end{s.Estimate, math.Inf(1)}
 	}
+	w := s.MaxWeight
+	if whole {
+		w = math.Max(w, s.wholeWeight())
+	}
 	lo.y = math.Max(0, s.Estimate-s.Bias-s.Excess)
-	hi.y = s.Estimate + s.Bias + s.Spill + s.MaxWeight
+	hi.y = s.Estimate + s.Bias + s.Spill + w
 	lo.shape = shape(lo.y, s.Var)
-	hi.shape = shape(hi.y, s.Var+s.MaxWeight*s.MaxWeight)
+	hi.shape = shape(hi.y, s.Var+w*w)
 	return lo, hi
+}
+
+// missedLevel splits a one-sided level g for a bound that fails when s
+// missed a large allocation whole: where the chance of that, at most
+// s.LargeMissed, is below g, the bound without the whole allocation at
+// level g − LargeMissed is valid too (Bonferroni), and it is the tighter
+// one unless a large allocation is likely missed. ok is false when only
+// the bound with the whole allocation applies.
+func missedLevel(s Stats, g float64) (rest float64, ok bool) {
+	if s.LargeMissed >= g {
+		return 0, false
+	}
+	return g - s.LargeMissed, true
 }
 
 func shape(y, v float64) float64 {
@@ -80,19 +101,41 @@ func RatioInterval(base, new Stats, alpha float64) (lo, hi float64, err error) {
 	if err := comparable(base, new); err != nil {
 		return 0, 0, err
 	}
-	bLo, bHi := ends(base, new.MaxWeight)
-	nLo, nHi := ends(new, base.MaxWeight)
 	g := alpha / 2
-	// θ_lo = y_new/(y_base+w_base) · F(γ; 2a_new, 2a*_base), and the γ
-	// quantile of F(d1, d2) is 1 over the 1−γ quantile of F(d2, d1).
-	lo, hi = 0, math.Inf(1)
-	if nLo.y > 0 {
-		lo = ratio(nLo, bHi) / fUpper(g, 2*bHi.shape, 2*nLo.shape)
+	// The lower bound fails when BASE is low (it missed allocations), the
+	// upper one when NEW is.
+	lo = ratioLower(base, new, g, true)
+	if rest, ok := missedLevel(base, g); ok {
+		lo = math.Max(lo, ratioLower(base, new, rest, false))
 	}
-	if bLo.y > 0 {
-		hi = ratio(nHi, bLo) * fUpper(g, 2*nHi.shape, 2*bLo.shape)
+	hi = ratioUpper(base, new, g, true)
+	if rest, ok := missedLevel(new, g); ok {
+		hi = math.Min(hi, ratioUpper(base, new, rest, false))
 	}
 	return lo, hi, nil
+}
+
+// ratioLower is θ_lo = y_new/(y_base+w_base) · F(γ; 2a_new, 2a*_base),
+// where the γ quantile of F(d1, d2) is 1 over the 1−γ quantile of
+// F(d2, d1); whole is ends'.
+func ratioLower(base, new Stats, g float64, whole bool) float64 {
+	_, bHi := ends(base, new.MaxWeight, whole)
+	nLo, _ := ends(new, base.MaxWeight, whole)
+	if nLo.y == 0 {
+		return 0
+	}
+	return ratio(nLo, bHi) / fUpper(g, 2*bHi.shape, 2*nLo.shape)
+}
+
+// ratioUpper is θ_hi = (y_new+w_new)/y_base · F(1−γ; 2a*_new, 2a_base),
+// +Inf when BASE may be zero.
+func ratioUpper(base, new Stats, g float64, whole bool) float64 {
+	bLo, _ := ends(base, new.MaxWeight, whole)
+	_, nHi := ends(new, base.MaxWeight, whole)
+	if bLo.y == 0 {
+		return math.Inf(1)
+	}
+	return ratio(nHi, bLo) * fUpper(g, 2*nHi.shape, 2*bLo.shape)
 }
 
 // ratio is num.y/den.y, +Inf where den may be 0 but num not.
@@ -115,18 +158,32 @@ func RatioPValues(base, new Stats, theta float64) (inc, dec float64, err error) 
 	if err := comparable(base, new); err != nil {
 		return 1, 1, err
 	}
-	bLo, bHi := ends(base, new.MaxWeight)
-	nLo, nHi := ends(new, base.MaxWeight)
-	// A side that may be 0 at the end a test needs leaves nothing to
-	// reject with.
-	inc, dec = 1, 1
-	if nLo.y > 0 {
-		inc = fSurvival(ratio(nLo, bHi)/theta, 2*bHi.shape, 2*nLo.shape)
+	// As RatioInterval splits its levels (missedLevel): the test with the
+	// whole allocation, or the one without it plus the chance it missed.
+	inc = math.Min(ratioInc(base, new, theta, true), ratioInc(base, new, theta, false)+base.LargeMissed)
+	dec = math.Min(ratioDec(base, new, theta, true), ratioDec(base, new, theta, false)+new.LargeMissed)
+	return math.Min(inc, 1), math.Min(dec, 1), nil
+}
+
+// ratioInc is the p-value of "NEW/BASE ≤ theta" that ratioLower inverts;
+// a NEW that may be 0 leaves nothing to reject with.
+func ratioInc(base, new Stats, theta float64, whole bool) float64 {
+	_, bHi := ends(base, new.MaxWeight, whole)
+	nLo, _ := ends(new, base.MaxWeight, whole)
+	if nLo.y == 0 {
+		return 1
 	}
-	if bLo.y > 0 {
-		dec = fSurvival(theta/ratio(nHi, bLo), 2*nHi.shape, 2*bLo.shape)
+	return fSurvival(ratio(nLo, bHi)/theta, 2*bHi.shape, 2*nLo.shape)
+}
+
+// ratioDec is the p-value of "NEW/BASE ≥ theta" that ratioUpper inverts.
+func ratioDec(base, new Stats, theta float64, whole bool) float64 {
+	bLo, _ := ends(base, new.MaxWeight, whole)
+	_, nHi := ends(new, base.MaxWeight, whole)
+	if bLo.y == 0 {
+		return 1
 	}
-	return inc, dec, nil
+	return fSurvival(theta/ratio(nHi, bLo), 2*nHi.shape, 2*bLo.shape)
 }
 
 // DiffInterval is the two-sided 1−alpha interval on NEW − BASE: Zou and

@@ -101,7 +101,7 @@ func dispatch(s Stats, m Method, alpha float64) Result {
 	case Normal:
 		return NormalInterval(s.Estimate, s.Var, alpha)
 	case Gamma:
-		return GammaInterval(s.Estimate, s.Var, s.MaxWeight, alpha)
+		return s.gamma(alpha)
 	case Exact, CampPaulson, Auto:
 		approx := m == CampPaulson
 		if s.offsetApplies() {
@@ -113,13 +113,32 @@ func dispatch(s Stats, m Method, alpha float64) Result {
 			}
 			return ExactInterval(s.Estimate, s.Samples, s.P, s.Unit, alpha, approx)
 		}
-		r := GammaInterval(s.Estimate, s.Var, s.MaxWeight, alpha)
+		r := s.gamma(alpha)
 		if m != Auto {
 			r.Notes = append(r.Notes, NoteNotExact)
 		}
 		return r
 	}
-	return GammaInterval(s.Estimate, s.Var, s.MaxWeight, alpha)
+	return s.gamma(alpha)
+}
+
+// gamma is the group's gamma interval. Its upper end also allows for one
+// large allocation missed whole (Stats.LargeMissed), where that is
+// likely enough to matter at the level (as a comparison's, see
+// missedLevel): otherwise a row of allocations many sampling periods
+// large gets an upper bound a hair above its estimate.
+func (s Stats) gamma(alpha float64) Result {
+	r := GammaInterval(s.Estimate, s.Var, s.MaxWeight, alpha)
+	w := s.wholeWeight()
+	if w <= s.MaxWeight {
+		return r
+	}
+	g := alpha / 2
+	r.Hi = GammaInterval(s.Estimate, s.Var, w, alpha).Hi
+	if rest, ok := missedLevel(s, g); ok {
+		r.Hi = math.Min(r.Hi, GammaInterval(s.Estimate, s.Var, s.MaxWeight, 2*rest).Hi)
+	}
+	return r
 }
 
 // widened is the interval of a group whose estimate is only known to
@@ -170,7 +189,7 @@ func (s Stats) Validate() error {
 		v    float64
 	}{{"estimate", s.Estimate}, {"variance", s.Var}, {"samples", s.Samples}, {"max weight", s.MaxWeight},
 		{"unit", s.Unit}, {"rate", s.Rate}, {"offset", s.Offset}, {"bias bound", s.Bias},
-		{"spill", s.Spill}, {"excess", s.Excess}} {
+		{"spill", s.Spill}, {"excess", s.Excess}, {"large missed", s.LargeMissed}, {"large missed value", s.LargeMissedValue}} {
 		if math.IsNaN(f.v) || math.IsInf(f.v, 0) || f.v < 0 {
 			return fmt.Errorf("invalid statistics: %s %v (want a finite value ≥ 0)", f.name, f.v)
 		}

@@ -95,11 +95,17 @@ func TestNormalInterval(t *testing.T) {
 }
 
 // single returns the Stats the pipeline writes for n samples of size z at
-// rate rate (bytes).
+// rate rate (bytes): it mirrors unbias.Samples.Stats for space values (which ci cannot
+// import).
 func single(n, z, rate float64) Stats {
 	pi := -math.Expm1(-z / rate)
-	return Stats{N: 1, Estimate: n * z / pi, Var: n * z * z * (1 - pi) / (pi * pi), Samples: n,
+	s := Stats{N: 1, Estimate: n * z / pi, Var: n * z * z * (1 - pi) / (pi * pi), Samples: n,
 		MaxWeight: z * (1 - pi) / pi, P: pi, Unit: z, Rate: rate}
+	if z >= rate {
+		s.LargeMissed = n * (1 - pi) / pi
+		s.LargeMissedValue = z * s.LargeMissed
+	}
+	return s
 }
 
 func TestIntervalAuto(t *testing.T) {

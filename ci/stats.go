@@ -73,6 +73,26 @@ type Stats struct {
 	// bytes): the upper bound is the method's at Estimate+Spill, the lower
 	// at Estimate−Excess. They add across groups.
 	Spill, Excess float64
+
+	// LargeMissed is the expected number of allocations at least one
+	// sampling period large that sampling missed whole: the sum of
+	// (1−π)/π over the sampled allocations of size ≥ Rate (each stands
+	// for 1/π allocations of its size, of which it is one).
+	// LargeMissedValue is their expected value, the sum of
+	// value·(1−π)/π over the same samples, so that their ratio is what a
+	// missed large allocation typically weighs. Where LargeMissed is not
+	// negligible against a test's level, the upper end of an interval
+	// allows for one such allocation missed (see ends).
+	LargeMissed, LargeMissedValue float64
+}
+
+// wholeWeight is what one missed large allocation typically weighs (see
+// LargeMissed), 0 when none is expected.
+func (s Stats) wholeWeight() float64 {
+	if s.LargeMissed <= 0 {
+		return 0
+	}
+	return s.LargeMissedValue / s.LargeMissed
 }
 
 // Add returns the statistics of the union of two disjoint groups of
@@ -113,6 +133,8 @@ func (s *Stats) Merge(o *Stats) {
 	s.Weighted = s.Weighted || o.Weighted
 	s.Spill += o.Spill
 	s.Excess += o.Excess
+	s.LargeMissed += o.LargeMissed
+	s.LargeMissedValue += o.LargeMissedValue
 	if s.Mixed {
 		s.P, s.Unit = 0, 0
 	}

@@ -62,6 +62,10 @@ func (g Samples) Stats(v Value) ci.Stats {
 		unit := pick(v, 1, z)
 		st = ci.Stats{Estimate: g.Count * unit / p, Var: g.Count * unit * unit * (1 - p) / (p * p),
 			Samples: g.Count, MaxWeight: unit * (1 - p) / p, P: p, Unit: unit}
+		if g.Size > 0 && z >= g.Rate {
+			st.LargeMissed = g.Count * (1 - p) / p
+			st.LargeMissedValue = unit * st.LargeMissed
+		}
 	}
 	st.N, st.Rate = max(st.N, 1), g.Rate
 	if offset {

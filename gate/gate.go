@@ -69,12 +69,13 @@ type Options struct {
 	// Threshold is the relative increase a baseline row may have (0.1:
 	// 10%), MinChange the absolute one (0: none).
 	Threshold, MinChange float64
-	// Inputs are the dumps merged on the new side, Rate the sampling
-	// period they share (0: none or mixed), Jemalloc whether they are
-	// jemalloc dumps: what an inconclusive gate's hint suggests.
-	Inputs   int
-	Rate     float64
-	Jemalloc bool
+	// Inputs are the profiles merged on the new side, Rate the sampling
+	// period they share (0: none or mixed), Format the input format they
+	// share ("" when mixed): what an inconclusive gate's hint suggests, in
+	// the producer's own setting where heapest knows it.
+	Inputs int
+	Rate   float64
+	Format string
 }
 
 // Budget is a rule with the statistics of the cells it names.
@@ -264,15 +265,22 @@ func moreSamples(k float64, opt Options, perSide bool) string {
 	n := max(opt.Inputs, 1)
 	more := int(math.Ceil(float64(n) * (k - 1)))
 	more = max(more, 1)
-	s := fmt.Sprintf("about %d more dump%s", more, plural(more))
+	what := "profile"
+	if opt.Format == "jemalloc" {
+		what = "dump"
+	}
+	s := fmt.Sprintf("about %d more %s%s", more, what, plural(more))
 	if perSide {
 		s += " on each side"
 	}
 	if opt.Rate > 0 {
 		r := opt.Rate / k
 		s += fmt.Sprintf(" or a sampling period of %s", units.Format(r, true))
-		if opt.Jemalloc {
+		switch opt.Format {
+		case "jemalloc":
 			s += fmt.Sprintf(" (lg_prof_sample %d)", int(math.Floor(math.Log2(r))))
+		case "pprof-go":
+			s += fmt.Sprintf(" (runtime.MemProfileRate = %d)", int(math.Floor(r)))
 		}
 	}
 	return s

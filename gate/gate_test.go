@@ -53,7 +53,7 @@ func single(n, z, r float64) ci.Stats {
 
 func TestBudgetVerdicts(t *testing.T) {
 	st := single(50, 4000, 131072) // about 6.5 MB, ±28%
-	opt := Options{Confidence: 0.95, Holm: true, Inputs: 1, Rate: 131072, Jemalloc: true}
+	opt := Options{Confidence: 0.95, Holm: true, Inputs: 1, Rate: 131072, Format: "jemalloc"}
 	budget := func(limit float64) Budget { return Budget{Rule: Rule{Text: "b", Total: true, Limit: limit}, Stats: st} }
 	res, err := Evaluate([]Budget{budget(2e6), budget(6e6), budget(20e6)}, nil, nil, opt)
 	if err != nil {

@@ -121,10 +121,15 @@ var diffColumns = []string{"key", "base", "new", "diff", "diff_lo", "diff_hi", "
 
 // machine is one row's values for CSV and JSON: nil where there is no
 // number (no test, an unbounded ratio).
-func machine(r *compare.Row) []any {
+// The total is tested alone, not in the Benjamini–Hochberg family, so it
+// has no q.
+func machine(r *compare.Row, total bool) []any {
 	var lo, hi, dlo, dhi, p, q any
 	if r.Tested {
-		lo, hi, dlo, dhi, p, q = nullable(r.Lo), nullable(r.Hi), nullable(r.DiffLo), nullable(r.DiffHi), nullable(r.P), nullable(r.Q)
+		lo, hi, dlo, dhi, p = nullable(r.Lo), nullable(r.Hi), nullable(r.DiffLo), nullable(r.DiffHi), nullable(r.P)
+		if !total {
+			q = nullable(r.Q)
+		}
 	}
 	return []any{r.Key, r.Base.Estimate, r.New.Estimate, r.Diff, dlo, dhi, nullable(r.Ratio), lo, hi, p, q, r.Significant}
 }
@@ -134,8 +139,8 @@ func writeDiffCSV(w io.Writer, d *compare.Diff) error {
 	if err := cw.Write(diffColumns); err != nil {
 		return err
 	}
-	for _, r := range append(d.Rows[:len(d.Rows):len(d.Rows)], d.Total) {
-		vals := machine(&r)
+	for i, r := range append(d.Rows[:len(d.Rows):len(d.Rows)], d.Total) {
+		vals := machine(&r, i == len(d.Rows))
 		rec := make([]string, len(vals))
 		for i, v := range vals {
 			rec[i] = csvValue(v)
@@ -179,9 +184,9 @@ type jsonDiff struct {
 	Omitted     int              `json:"omitted,omitempty"`
 }
 
-func jsonDiffRow(r *compare.Row) map[string]any {
+func jsonDiffRow(r *compare.Row, total bool) map[string]any {
 	m := map[string]any{}
-	for i, v := range machine(r) {
+	for i, v := range machine(r, total) {
 		m[diffColumns[i]] = v
 	}
 	if len(r.Stack) > 0 {
@@ -192,9 +197,9 @@ func jsonDiffRow(r *compare.Row) map[string]any {
 
 func writeDiffJSON(w io.Writer, d *compare.Diff) error {
 	out := jsonDiff{jsonHead: newJSONHead(d.New, "benjamini-hochberg", d.Tests), Discoveries: d.Discoveries, Level: d.Level,
-		Base: sourcePaths(d.Base), New: sourcePaths(d.New), Rows: []map[string]any{}, Total: jsonDiffRow(&d.Total), Omitted: d.Omitted}
+		Base: sourcePaths(d.Base), New: sourcePaths(d.New), Rows: []map[string]any{}, Total: jsonDiffRow(&d.Total, true), Omitted: d.Omitted}
 	for i := range d.Rows {
-		out.Rows = append(out.Rows, jsonDiffRow(&d.Rows[i]))
+		out.Rows = append(out.Rows, jsonDiffRow(&d.Rows[i], false))
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

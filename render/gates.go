@@ -345,7 +345,7 @@ func writeGatesJUnit(w io.Writer, g *Gates) error {
 	for i, t := range g.texts() {
 		x := g.Result.Gates[i]
 		c := junitCase{Classname: "heapest." + string(x.Kind), Name: x.Name}
-		detail := fmt.Sprintf("observed %s, %g%% interval %s, limit %s, p (adjusted) %s", t.observed, 100*g.New.Confidence, t.interval, t.limit, t.p)
+		detail := junitDetail(t, g.New.Confidence)
 		switch x.Verdict {
 		case gate.Fail:
 			c.Failure = &junitFailure{Message: x.Name + " failed: " + detail, Type: string(x.Kind), Text: x.Hint}
@@ -370,6 +370,20 @@ func writeGatesJUnit(w io.Writer, g *Gates) error {
 	}
 	_, err := io.WriteString(w, "\n")
 	return err
+}
+
+// junitDetail is a gate's line in words, without the parts it has not
+// (the baseline summary has no interval and no p-value of its own).
+func junitDetail(t gateText, confidence float64) string {
+	parts := []string{"observed " + t.observed}
+	if t.interval != "" && t.interval != "-" {
+		parts = append(parts, fmt.Sprintf("%g%% interval %s", 100*confidence, t.interval))
+	}
+	parts = append(parts, "limit "+t.limit)
+	if t.p != "" && t.p != "-" {
+		parts = append(parts, "p (adjusted) "+t.p)
+	}
+	return strings.Join(parts, ", ")
 }
 
 func writeGatesMarkdown(w io.Writer, g *Gates) error {

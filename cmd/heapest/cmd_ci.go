@@ -105,9 +105,9 @@ rows that mix sizes. See docs/statistics.md.
   # Fail when a function grew by more than 10% (and 1 MiB) over main's profile
   heapest ci --baseline main/heap.pb.gz --min-change 1MiB heap.pb.gz
 
-  # The same for CI systems and pull requests
-  heapest ci --baseline base/ --format junit -o heapest.xml new/
-  heapest ci --baseline base/ --format markdown new/ > summary.md
+  # The same for CI systems and pull requests: the table in the log, JUnit
+  # for the test report, markdown for a pull-request comment, in one run
+  heapest ci --baseline base/ --junit heapest.xml --markdown summary.md new/
 
   # The .NET design's worked example: 8 samples, u = 10,908 bytes
   heapest ci --samples 8 --rate 102400 --offset-bytes 10908

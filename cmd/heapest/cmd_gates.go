@@ -23,6 +23,9 @@ type GateOptions struct {
 	Threshold   string
 	MinChange   string
 	Correction  correction
+	// JUnit and Markdown are files that get those renderings too, so
+	// that one run serves the CI system, the pull request and the log.
+	JUnit, Markdown string
 }
 
 // correction is --correction's value.
@@ -33,7 +36,7 @@ func (c correction) String() string { return string(c) }
 var correctionChoices = []correction{"holm", "none"}
 
 // gateFlags are the flags that only gates take.
-var gateFlags = []string{"budget", "budgets", "baseline", "threshold", "min-change", "correction"}
+var gateFlags = []string{"budget", "budgets", "baseline", "threshold", "min-change", "correction", "junit", "markdown"}
 
 func (o *GateOptions) addFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
@@ -42,6 +45,8 @@ func (o *GateOptions) addFlags(cmd *cobra.Command) {
 	f.StringArrayVar(&o.Baseline, "baseline", nil, "compare with the profiles `BASE` (file, directory or glob; repeatable, merged)")
 	f.StringVar(&o.Threshold, "threshold", "10%", "with --baseline: the increase a row may have, as a `PERCENT`")
 	f.StringVar(&o.MinChange, "min-change", "", "with --baseline: fail a row only when it also grew by more than `SIZE`")
+	f.StringVar(&o.JUnit, "junit", "", "also write the gates as JUnit XML to `FILE`")
+	f.StringVar(&o.Markdown, "markdown", "", "also write the gates as markdown to `FILE`")
 	o.Correction = "holm"
 	enumVar(cmd, &o.Correction, "correction", correctionChoices, false, "multiple-test correction over the gates and rows")
 }
@@ -92,6 +97,11 @@ func (o *GateOptions) setup(cmd *cobra.Command) (gateSetup, error) {
 			return s, fmt.Errorf("--min-change: %v", err)
 		}
 	}
+	for _, f := range []struct{ name, path string }{{"junit", o.JUnit}, {"markdown", o.Markdown}} {
+		if f.path == "-" {
+			return s, fmt.Errorf("--%s -: standard output carries the --format output; give a file", f.name)
+		}
+	}
 	if len(o.Baseline) == 0 {
 		for _, name := range []string{"threshold", "min-change"} {
 			if cmd.Flags().Changed(name) {
@@ -124,6 +134,11 @@ func runGates(cmd *cobra.Command, opts CIOptions, args []string) error {
 		return usageError{err}
 	}
 	if !opts.hasGates() {
+		for _, name := range []string{"junit", "markdown"} {
+			if cmd.Flags().Changed(name) {
+				return usageError{fmt.Errorf("--%s writes gates: give --budget, --budgets or --baseline", name)}
+			}
+		}
 		if opts.Format == render.JUnit || opts.Format == render.Markdown {
 			return usageError{fmt.Errorf("--format %s writes gates: give --budget, --budgets or --baseline", opts.Format)}
 		}
@@ -174,7 +189,7 @@ func runGates(cmd *cobra.Command, opts CIOptions, args []string) error {
 	res, err := gate.Evaluate(budgets, rows, total, gate.Options{
 		Confidence: ropt.Confidence, Method: ropt.Method, Holm: opts.Correction == "holm",
 		Threshold: setup.threshold, MinChange: setup.minChange,
-		Inputs: len(paths), Rate: sharedRate(newR), Jemalloc: allFormat(newR, "jemalloc")})
+		Inputs: len(paths), Rate: sharedRate(newR), Format: sharedFormat(newR)})
 	if err != nil {
 		return err
 	}
@@ -188,6 +203,19 @@ func runGates(cmd *cobra.Command, opts CIOptions, args []string) error {
 		return render.WriteGates(w, g, opts.Format)
 	}); err != nil {
 		return err
+	}
+	for _, side := range []struct {
+		path   string
+		format render.Format
+	}{{opts.JUnit, render.JUnit}, {opts.Markdown, render.Markdown}} {
+		if side.path == "" {
+			continue
+		}
+		if err := writeOutput(side.path, nil, func(w io.Writer) error {
+			return render.WriteGates(w, g, side.format)
+		}); err != nil {
+			return fmt.Errorf("--%s: %w", side.format, err)
+		}
 	}
 	if !res.Passed() {
 		return errGateFailed
@@ -257,15 +285,22 @@ func sharedRate(r *report.Report) float64 {
 	return 0
 }
 
-// allFormat reports whether every input of r is of format f.
-func allFormat(r *report.Report, f string) bool {
+// sharedFormat is the format every input of r has, "" when they differ.
+func sharedFormat(r *report.Report) string {
 	if r.IsMerge() {
-		return len(r.Merged.Formats) == 1 && r.Merged.Formats[f] > 0
-	}
-	for _, s := range r.Sources {
-		if s.Format != f {
-			return false
+		for f := range r.Merged.Formats {
+			if len(r.Merged.Formats) == 1 {
+				return f
+			}
 		}
+		return ""
 	}
-	return len(r.Sources) > 0
+	f := ""
+	for i, s := range r.Sources {
+		if i > 0 && s.Format != f {
+			return ""
+		}
+		f = s.Format
+	}
+	return f
 }

@@ -109,3 +109,30 @@ func TestDiffPprofIsADiff(t *testing.T) {
 		t.Errorf("BASE's samples sum to %v, its total is %v", neg, totals[base])
 	}
 }
+
+// TestCISideOutputs checks that --junit and --markdown write what
+// --format junit and --format markdown print, in the same run as the
+// table on standard output, with the same exit status.
+func TestCISideOutputs(t *testing.T) {
+	dir := t.TempDir()
+	junit, md := filepath.Join(dir, "gates.xml"), filepath.Join(dir, "gates.md")
+	gates := []string{"--budget", "total<=60MiB", "--budget", "func=^alloc_b$<=30MiB", mixedDump}
+	table, _, code := runCLI(t, append([]string{"ci", "--junit", junit, "--markdown", md}, gates...)...)
+	if code != exitGateFailed {
+		t.Fatalf("exit %d, want %d", code, exitGateFailed)
+	}
+	wantTable, _, _ := runCLI(t, append([]string{"ci"}, gates...)...)
+	if table != wantTable {
+		t.Errorf("standard output with side files:\n%s\nwithout:\n%s", table, wantTable)
+	}
+	for path, format := range map[string]string{junit: "junit", md: "markdown"} {
+		got, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _, _ := runCLI(t, append([]string{"ci", "--format", format}, gates...)...)
+		if string(got) != want {
+			t.Errorf("--%s file:\n%s\n--format %s:\n%s", format, got, format, want)
+		}
+	}
+}

@@ -20,6 +20,9 @@ const (
 	CSV   Format = "csv"
 	JSON  Format = "json"
 	Pprof Format = "pprof"
+	// Parquet is heapest's statistics as rows for SQL engines (package
+	// engine); cmd writes it input by input.
+	Parquet Format = "parquet"
 	// JUnit and Markdown are for heapest ci's gates: JUnit XML for CI
 	// systems, a summary for a pull request.
 	JUnit    Format = "junit"

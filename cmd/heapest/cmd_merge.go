@@ -68,6 +68,9 @@ With --format table, csv or json, merge prints the merged report instead (as
 }
 
 func runMerge(cmd *cobra.Command, opts MergeOptions, args []string) error {
+	if opts.FromParquet != "" {
+		return usageError{fmt.Errorf("--from-parquet: merge reads profiles; rows an engine merged are read by report (or ci) --from-parquet")}
+	}
 	ropt, err := opts.reportOptions(cmd)
 	if err != nil {
 		return usageError{err}

@@ -30,6 +30,8 @@ type ReportOptions struct {
 	Output    string
 	From, To  time.Duration
 	FleetSize int
+	// FromParquet reads grouped rows (an engine's) instead of inputs.
+	FromParquet string
 }
 
 func newReportCommand() *cobra.Command {
@@ -72,7 +74,7 @@ Successive dumps of one process are refused (--latest-per-process,
 
   # The dumps of a fleet, merged; one row per process
   heapest report --by source dumps/`,
-		Args: cobra.MinimumNArgs(1),
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runReport(cmd, opts, args)
 		},
@@ -101,6 +103,7 @@ func (o *ReportOptions) addFlagsFormats(cmd *cobra.Command, formats []render.For
 	f.DurationVar(&o.To, "to", 0, "traces and JFR recordings: only events before this `time` from the start")
 	enumVar(cmd, &o.Format, "format", formats, false, "output format")
 	f.StringVarP(&o.Output, "output", "o", "", "write the report to `FILE` (atomically) instead of standard output")
+	f.StringVar(&o.FromParquet, "from-parquet", "", "read statistics an engine grouped from heapest's Parquet rows in `FILE` (- for standard input) instead of profiles")
 	f.IntVar(&o.FleetSize, "fleet-size", 0, "the inputs are processes sampled at random from a fleet of `N`: scale to it, with two-stage intervals")
 }
 
@@ -108,6 +111,18 @@ func runReport(cmd *cobra.Command, opts ReportOptions, args []string) error {
 	ropt, err := opts.reportOptions(cmd)
 	if err != nil {
 		return usageError{err}
+	}
+	if opts.FromParquet != "" {
+		r, err := opts.readParquet(cmd, ropt, args)
+		if err != nil {
+			return err
+		}
+		return writeOutput(opts.Output, cmd.OutOrStdout(), func(w io.Writer) error {
+			return render.Write(w, r, opts.Format)
+		})
+	}
+	if len(args) == 0 {
+		return usageError{fmt.Errorf("no input: give profiles (or --from-parquet FILE)")}
 	}
 	paths, err := opts.inputs(cmd, args, false)
 	if err != nil {
@@ -127,6 +142,9 @@ func (opts ReportOptions) write(cmd *cobra.Command, ropt report.Options, paths [
 	b := report.NewBuilder(ropt)
 	if err := opts.load(b, paths, cmd.ErrOrStderr()); err != nil {
 		return err
+	}
+	if opts.Format == render.Parquet {
+		return opts.writeParquet(cmd, ropt, paths)
 	}
 	if opts.Format == render.Pprof {
 		// Every value the input has, per stack and with no --top cut (a
@@ -189,6 +207,9 @@ func (o ReportOptions) reportOptions(cmd *cobra.Command) (report.Options, error)
 			return r, fmt.Errorf("--fleet-size scales a fleet's rows; --by source shows the sampled processes themselves")
 		}
 		r.FleetSize = o.FleetSize
+	}
+	if o.Format == render.Parquet && o.Output == "" {
+		return r, fmt.Errorf("--format parquet writes a binary file: give -o FILE (or -o - for standard output)")
 	}
 	if o.Format == render.Pprof && o.Output == "" {
 		// Binary output on a terminal is never what anyone wants; stdout

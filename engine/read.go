@@ -1,0 +1,217 @@
+package engine
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"reflect"
+	"sort"
+	"strings"
+
+	"github.com/parquet-go/parquet-go"
+)
+
+// column is one field of Row as Read fills it.
+type column struct {
+	name     string
+	field    []int // reflect index path in Row
+	kind     reflect.Kind
+	required bool
+	list     bool
+}
+
+// columns are Row's fields by column name, from its struct tags: the one
+// list of names the writer and the reader share.
+var columns = rowColumns()
+
+func rowColumns() map[string]column {
+	out := map[string]column{}
+	var walk func(t reflect.Type, index []int)
+	walk = func(t reflect.Type, index []int) {
+		for i := range t.NumField() {
+			f := t.Field(i)
+			idx := append(append([]int{}, index...), i)
+			if f.Anonymous {
+				walk(f.Type, idx)
+				continue
+			}
+			name, opts, _ := strings.Cut(f.Tag.Get("parquet"), ",")
+			c := column{name: name, field: idx, kind: f.Type.Kind(), required: !strings.Contains(opts, "optional")}
+			if f.Type.Kind() == reflect.Slice {
+				c.list, c.kind, c.required = true, reflect.String, false
+			}
+			out[name] = c
+		}
+	}
+	walk(reflect.TypeOf(Row{}), nil)
+	return out
+}
+
+// ReadFile reads the rows of the Parquet file at path ("-": standard
+// input, read whole: Parquet's footer is at its end).
+func ReadFile(path string) ([]Row, error) {
+	if path == "-" {
+		b, err := io.ReadAll(os.Stdin)
+		if err != nil {
+			return nil, fmt.Errorf("standard input: %w", err)
+		}
+		return Read(bytes.NewReader(b), int64(len(b)), "standard input")
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	return Read(f, st.Size(), path)
+}
+
+// Read reads the rows of a Parquet file of heapest's schema, written by
+// heapest or by an engine that grouped heapest's rows: its columns are
+// found by name, in any order, with any integer or floating-point type
+// for numbers; columns Row has not are ignored. name is used in errors.
+func Read(r io.ReaderAt, size int64, name string) ([]Row, error) {
+	f, err := parquet.OpenFile(r, size)
+	if err != nil {
+		return nil, fmt.Errorf("%s: not a Parquet file: %w", name, err)
+	}
+	setters, err := bind(f.Schema())
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	out := make([]Row, 0, f.NumRows())
+	buf := make([]parquet.Row, 256)
+	for _, rg := range f.RowGroups() {
+		rows := rg.Rows()
+		for {
+			n, err := rows.ReadRows(buf)
+			for _, pr := range buf[:n] {
+				var row Row
+				for _, v := range pr {
+					if s := setters[v.Column()]; s != nil {
+						if err := s(&row, v); err != nil {
+							rows.Close()
+							return nil, fmt.Errorf("%s: row %d: %w", name, len(out)+1, err)
+						}
+					}
+				}
+				out = append(out, row)
+			}
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("%s: row %d: %w", name, len(out)+1, err)
+			}
+		}
+		rows.Close()
+	}
+	return out, nil
+}
+
+// setter stores one value of a column into a row.
+type setter func(r *Row, v parquet.Value) error
+
+// bind maps the file's leaf columns to Row's fields, checking that every
+// required column is there once, with a type it can be read as.
+func bind(s *parquet.Schema) ([]setter, error) {
+	paths := s.Columns()
+	setters := make([]setter, len(paths))
+	seen := map[string]bool{}
+	for i, path := range paths {
+		c, ok := columns[path[0]]
+		if !ok || (len(path) > 1) != c.list {
+			continue // an engine's extra column, or a group of another shape
+		}
+		if seen[c.name] {
+			return nil, fmt.Errorf("column %s appears twice", c.name)
+		}
+		seen[c.name] = true
+		leaf, _ := s.Lookup(path...)
+		set, err := newSetter(c, leaf.Node.Type().Kind())
+		if err != nil {
+			return nil, err
+		}
+		setters[i] = set
+	}
+	var missing []string
+	for name, c := range columns {
+		if c.required && !seen[name] {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) > 0 {
+		sort.Strings(missing)
+		return nil, fmt.Errorf("not heapest's Parquet schema (%s): missing column%s %s", Schema, plural(len(missing)), strings.Join(missing, ", "))
+	}
+	return setters, nil
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// newSetter returns the setter of column c stored as Parquet kind k.
+func newSetter(c column, k parquet.Kind) (setter, error) {
+	numeric := k == parquet.Int32 || k == parquet.Int64 || k == parquet.Float || k == parquet.Double
+	bad := func(want string) error {
+		return fmt.Errorf("column %s is %v, want %s", c.name, k, want)
+	}
+	switch {
+	case c.kind == reflect.String && k != parquet.ByteArray:
+		return nil, bad("a string")
+	case c.kind == reflect.Bool && k != parquet.Boolean:
+		return nil, bad("a boolean")
+	case (c.kind == reflect.Int64 || c.kind == reflect.Float64) && !numeric:
+		return nil, bad("a number (cast decimals to DOUBLE or BIGINT)")
+	}
+	return func(r *Row, v parquet.Value) error {
+		if v.IsNull() {
+			if c.required {
+				return fmt.Errorf("column %s is null", c.name)
+			}
+			return nil
+		}
+		f := reflect.ValueOf(r).Elem().FieldByIndex(c.field)
+		switch {
+		case c.list:
+			f.Set(reflect.Append(f, reflect.ValueOf(string(v.ByteArray()))))
+		case c.kind == reflect.String:
+			f.SetString(string(v.ByteArray()))
+		case c.kind == reflect.Bool:
+			f.SetBool(v.Boolean())
+		case c.kind == reflect.Int64:
+			x := number(v)
+			if x != math.Trunc(x) || math.Abs(x) > 1<<53 {
+				return fmt.Errorf("column %s is %v, want a whole number", c.name, x)
+			}
+			f.SetInt(int64(x))
+		default:
+			f.SetFloat(number(v))
+		}
+		return nil
+	}, nil
+}
+
+// number is a numeric value as a float64.
+func number(v parquet.Value) float64 {
+	switch v.Kind() {
+	case parquet.Int32:
+		return float64(v.Int32())
+	case parquet.Int64:
+		return float64(v.Int64())
+	case parquet.Float:
+		return float64(v.Float())
+	}
+	return v.Double()
+}

@@ -208,7 +208,7 @@ func (g *grouper) name(i int32) {
 	switch {
 	case g.keys[i] != "":
 	case g.stacks != nil:
-		g.keys[i] = stackKey(g.t.stackNames(g.stacks[i]))
+		g.keys[i] = StackKey(g.t.stackNames(g.stacks[i]))
 	default:
 		if f, ok := g.addrFunc[i]; ok {
 			g.keys[i] = g.t.funcName(f)
@@ -366,8 +366,9 @@ func (g *grouper) stackGroup(s uint32) int32 {
 	return gr
 }
 
-// stackKey is the folded form: root first, frames joined by ";".
-func stackKey(leafFirst []string) string {
+// StackKey is the key of a --by stack row: its frames root first, joined
+// by ";" (as flame graph tools write stacks).
+func StackKey(leafFirst []string) string {
 	if len(leafFirst) == 0 {
 		return "(no stack)"
 	}

@@ -281,3 +281,46 @@ func (p *Profile) Resolve(enc Encoding) Encoding {
 	}
 	return enc
 }
+
+// SetPrecomputed makes rec a record of statistics computed earlier (by
+// heapest: its pprof output, its Parquet rows): Pre, and the plain fields
+// too, so that a consumer that ignores Pre still sees the estimates. The
+// stack is kept; every other field is reset.
+func (rec *Record) SetPrecomputed(pre *Precomputed) {
+	*rec = Record{Stack: rec.Stack, Pre: pre, Scheme: Bernoulli}
+	var any ci.Stats
+	for v := range pre.Has {
+		if pre.Has[v] {
+			any = pre.Stats[v]
+			break
+		}
+	}
+	switch {
+	case any.Complete:
+		rec.Scheme = Exact
+	case any.NoInterval:
+		rec.Scheme = Unknown
+	}
+	if !any.MixedRate {
+		rec.Rate = any.Rate
+	}
+	rec.InUse = preCounts(pre, 0, 1)
+	rec.Alloc = preCounts(pre, 2, 3)
+}
+
+// preCounts are the estimates of a pair of values (space, objects) of pre.
+func preCounts(pre *Precomputed, space, objects int) Counts {
+	if !pre.Has[space] && !pre.Has[objects] {
+		return Counts{}
+	}
+	s := pre.Stats[space]
+	if !pre.Has[space] {
+		s = pre.Stats[objects]
+	}
+	c := Counts{Bytes: pre.Stats[space].Estimate, Objects: pre.Stats[objects].Estimate, Enc: Scaled,
+		Samples: s.Samples, SamplesBound: s.SamplesBound, Approx: s.Approx}
+	if !s.Mixed && pre.Has[space] {
+		c.Size = s.Unit
+	}
+	return c
+}

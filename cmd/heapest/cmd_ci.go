@@ -118,7 +118,7 @@ rows that mix sizes. See docs/statistics.md.
   # 3 samples of 4 KiB objects in a jemalloc dump (R = 2^19), as JSON
   heapest ci --samples 3 --rate 524288 --size 4096 --format json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) > 0 {
+			if len(args) > 0 || opts.FromParquet != "" {
 				return runGates(cmd, opts, args)
 			}
 			return runCI(cmd, opts)
@@ -163,7 +163,7 @@ func runCI(cmd *cobra.Command, opts CIOptions) error {
 // apply to them.
 func (o CIOptions) calculatorOnly(cmd *cobra.Command) error {
 	if !cmd.Flags().Changed("samples") {
-		return errors.New("give input files to gate, or --samples (and --rate) for the interval calculator")
+		return errors.New("give input files (or --from-parquet FILE) to gate, or --samples (and --rate) for the interval calculator")
 	}
 	if o.Format != render.Table && o.Format != render.JSON {
 		return fmt.Errorf("--format %s: the calculator writes table or json", o.Format)

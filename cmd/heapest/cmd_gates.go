@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/heapest/heapest/aggregate"
+	"github.com/heapest/heapest/ci"
 	"github.com/heapest/heapest/compare"
 	"github.com/heapest/heapest/gate"
 	"github.com/heapest/heapest/internal/units"
@@ -151,27 +152,14 @@ func runGates(cmd *cobra.Command, opts CIOptions, args []string) error {
 	if err != nil {
 		return usageError{err}
 	}
-	// The baseline pairs every row; budgets need the report only for its
-	// header, and no row of it.
+	// The baseline pairs every row, of both sides; budgets need the
+	// report only for its header, and no row of it.
 	ropt.Top = 1
 	if len(opts.Baseline) > 0 {
 		ropt.Top = 0
 	}
-	ropt.ExtraKeys, ropt.SourceTotals = setup.keysFor()
-	paths, err := opts.inputs(cmd, args, false)
-	if err != nil {
-		return err
-	}
-	ropt.ModuleKeys = len(paths) > 1 || len(opts.Baseline) > 0
-	newB := report.NewBuilder(withSingle(ropt, paths))
-	if err := opts.load(newB, paths, cmd.ErrOrStderr()); err != nil {
-		return err
-	}
-	newR, err := newB.Report()
-	if err != nil {
-		return err
-	}
-	budgets, err := selectBudgets(newB, setup.rules, newR)
+	ropt.ModuleKeys = len(opts.Baseline) > 0
+	newR, budgets, inputs, err := opts.loadNew(cmd, ropt, setup, args)
 	if err != nil {
 		return err
 	}
@@ -189,7 +177,7 @@ func runGates(cmd *cobra.Command, opts CIOptions, args []string) error {
 	res, err := gate.Evaluate(budgets, rows, total, gate.Options{
 		Confidence: ropt.Confidence, Method: ropt.Method, Holm: opts.Correction == "holm",
 		Threshold: setup.threshold, MinChange: setup.minChange,
-		Inputs: len(paths), Rate: sharedRate(newR), Format: sharedFormat(newR)})
+		Inputs: inputs, Rate: sharedRate(newR), Format: sharedFormat(newR)})
 	if err != nil {
 		return err
 	}
@@ -227,6 +215,88 @@ func runGates(cmd *cobra.Command, opts CIOptions, args []string) error {
 func withSingle(ropt report.Options, paths []string) report.Options {
 	ropt.SingleInput = len(paths) == 1
 	return ropt
+}
+
+// loadNew reads the inputs under test (profiles, or with --from-parquet
+// an engine's rows) into their report and the budgets' statistics; inputs
+// is how many were merged, for an inconclusive gate's hint.
+func (opts CIOptions) loadNew(cmd *cobra.Command, ropt report.Options, setup gateSetup, args []string) (r *report.Report, budgets []gate.Budget, inputs int, err error) {
+	if opts.FromParquet != "" {
+		if len(opts.Baseline) > 0 {
+			return nil, nil, 0, usageError{fmt.Errorf("--baseline compares profiles: with --from-parquet, ci gates budgets")}
+		}
+		ropt.Top = 0 // every group, for the budgets
+		ropt.ExtraKeys, ropt.SourceTotals = setup.keysFor()
+		b, r, err := opts.readParquet(cmd, ropt, args)
+		switch {
+		case err != nil:
+			return nil, nil, 0, err
+		case b != nil: // sample rows: a profile's records
+			if r, err = b.Report(); err != nil {
+				return nil, nil, 0, err
+			}
+			budgets, err = selectBudgets(b, setup.rules, r)
+			return r, budgets, 1, err
+		}
+		budgets, err = groupedBudgets(setup.rules, r)
+		return r, budgets, 1, err
+	}
+	ropt.ExtraKeys, ropt.SourceTotals = setup.keysFor()
+	paths, err := opts.inputs(cmd, args, false)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	ropt.ModuleKeys = ropt.ModuleKeys || len(paths) > 1
+	b := report.NewBuilder(withSingle(ropt, paths))
+	if err := opts.load(b, paths, cmd.ErrOrStderr()); err != nil {
+		return nil, nil, 0, err
+	}
+	if r, err = b.Report(); err != nil {
+		return nil, nil, 0, err
+	}
+	budgets, err = selectBudgets(b, setup.rules, r)
+	return r, budgets, len(paths), err
+}
+
+// groupedBudgets are the budgets' statistics from rows grouped elsewhere
+// (--from-parquet): the total, or the sum of the groups whose key matches
+// when the rows are grouped by the rule's key. A func rule counts each
+// sample once, however many matching frames it has: grouped rows can say
+// that only for one function (its cum row), so a func rule must match
+// exactly one.
+func groupedBudgets(rules []gate.Rule, r *report.Report) ([]gate.Budget, error) {
+	var out []gate.Budget
+	for _, rule := range rules {
+		if rule.Bytes && !r.Value.IsSpace() {
+			return nil, usageError{fmt.Errorf("budget %q: a size in bytes for %s, which counts objects; give a count", rule.Text, r.Value)}
+		}
+		if rule.Total {
+			out = append(out, gate.Budget{Rule: rule, Stats: r.Total.Stats})
+			continue
+		}
+		if rule.By != r.By {
+			return nil, usageError{fmt.Errorf("budget %q: the rows are grouped by %s; a %s budget needs rows written with --by %s", rule.Text, r.By, rule.By, rule.By)}
+		}
+		var st ci.Stats
+		var matched []string
+		for i := range r.Rows {
+			row := &r.Rows[i]
+			if !rule.Pattern.MatchString(row.Key) {
+				continue
+			}
+			matched = append(matched, row.Key)
+			if rule.By == aggregate.ByFunc {
+				st = row.CumStats
+			} else {
+				st.Merge(&row.Stats)
+			}
+		}
+		if rule.By == aggregate.ByFunc && len(matched) > 1 {
+			return nil, usageError{fmt.Errorf("budget %q matches %d functions (%s, ...) in grouped rows, which cannot tell how many samples they share; name one function, or gate the profiles themselves", rule.Text, len(matched), matched[0])}
+		}
+		out = append(out, gate.Budget{Rule: rule, Stats: st})
+	}
+	return out, nil
 }
 
 // selectBudgets computes the statistics each rule names.

@@ -32,6 +32,8 @@ type ReportOptions struct {
 	FleetSize int
 	// FromParquet reads grouped rows (an engine's) instead of inputs.
 	FromParquet string
+	// ParquetRows says what --format parquet writes a row of.
+	ParquetRows parquetRows
 }
 
 func newReportCommand() *cobra.Command {
@@ -103,6 +105,10 @@ func (o *ReportOptions) addFlagsFormats(cmd *cobra.Command, formats []render.For
 	f.DurationVar(&o.To, "to", 0, "traces and JFR recordings: only events before this `time` from the start")
 	enumVar(cmd, &o.Format, "format", formats, false, "output format")
 	f.StringVarP(&o.Output, "output", "o", "", "write the report to `FILE` (atomically) instead of standard output")
+	o.ParquetRows = "groups"
+	if hasFormat(formats, render.Parquet) {
+		enumVar(cmd, &o.ParquetRows, "parquet-rows", parquetRowsChoices, false, "with --format parquet: a row per group of --by, or per distinct stack (samples: regroup them by anything)")
+	}
 	f.StringVar(&o.FromParquet, "from-parquet", "", "read statistics an engine grouped from heapest's Parquet rows in `FILE` (- for standard input) instead of profiles")
 	f.IntVar(&o.FleetSize, "fleet-size", 0, "the inputs are processes sampled at random from a fleet of `N`: scale to it, with two-stage intervals")
 }
@@ -113,9 +119,12 @@ func runReport(cmd *cobra.Command, opts ReportOptions, args []string) error {
 		return usageError{err}
 	}
 	if opts.FromParquet != "" {
-		r, err := opts.readParquet(cmd, ropt, args)
-		if err != nil {
+		b, r, err := opts.readParquet(cmd, ropt, args)
+		switch {
+		case err != nil:
 			return err
+		case b != nil: // sample rows: regrouped as a profile's records
+			return opts.render(cmd, b)
 		}
 		return writeOutput(opts.Output, cmd.OutOrStdout(), func(w io.Writer) error {
 			return render.Write(w, r, opts.Format)
@@ -138,14 +147,19 @@ func runReport(cmd *cobra.Command, opts ReportOptions, args []string) error {
 // write builds the report of paths (merged when there are several) and
 // writes it in the chosen format.
 func (opts ReportOptions) write(cmd *cobra.Command, ropt report.Options, paths []string) error {
+	if opts.Format == render.Parquet {
+		return opts.writeParquet(cmd, ropt, paths)
+	}
 	ropt.SingleInput = len(paths) == 1
 	b := report.NewBuilder(ropt)
 	if err := opts.load(b, paths, cmd.ErrOrStderr()); err != nil {
 		return err
 	}
-	if opts.Format == render.Parquet {
-		return opts.writeParquet(cmd, ropt, paths)
-	}
+	return opts.render(cmd, b)
+}
+
+// render writes the report of what b read in the chosen format.
+func (opts ReportOptions) render(cmd *cobra.Command, b *report.Builder) error {
 	if opts.Format == render.Pprof {
 		// Every value the input has, per stack and with no --top cut (a
 		// pprof profile must be regroupable), the chosen value first so
@@ -207,6 +221,9 @@ func (o ReportOptions) reportOptions(cmd *cobra.Command) (report.Options, error)
 			return r, fmt.Errorf("--fleet-size scales a fleet's rows; --by source shows the sampled processes themselves")
 		}
 		r.FleetSize = o.FleetSize
+	}
+	if cmd.Flags().Changed("parquet-rows") && o.Format != render.Parquet {
+		return r, fmt.Errorf("--parquet-rows applies to --format parquet")
 	}
 	if o.Format == render.Parquet && o.Output == "" {
 		return r, fmt.Errorf("--format parquet writes a binary file: give -o FILE (or -o - for standard output)")

@@ -15,6 +15,22 @@ import (
 	"github.com/heapest/heapest/unbias"
 )
 
+// parquetRows is --parquet-rows's value.
+type parquetRows string
+
+func (p parquetRows) String() string { return string(p) }
+
+var parquetRowsChoices = []parquetRows{"groups", "samples"}
+
+func hasFormat(formats []render.Format, f render.Format) bool {
+	for _, x := range formats {
+		if x == f {
+			return true
+		}
+	}
+	return false
+}
+
 // writeParquet writes, input by input, every group of every value each
 // input has (or of --value) as heapest's Parquet rows: what an engine
 // merges with one GROUP BY (docs/parquet.md). Frames no symbol names are
@@ -22,7 +38,7 @@ import (
 // different processes meet in one group.
 func (opts ReportOptions) writeParquet(cmd *cobra.Command, ropt report.Options, paths []string) error {
 	ropt.ModuleKeys, ropt.SingleInput, ropt.Top = true, true, 0
-	ropt.AllValues = ropt.DefaultValue
+	ropt.AllValues = ropt.DefaultValue || opts.ParquetRows == "samples"
 	return writeOutput(opts.Output, cmd.OutOrStdout(), func(out io.Writer) error {
 		w := engine.NewWriter(out)
 		for _, path := range paths {
@@ -51,32 +67,67 @@ func (opts ReportOptions) parquetInput(cmd *cobra.Command, w *engine.Writer, rop
 	if r != nil && len(r.Sources) == 1 {
 		src = r.Sources[0]
 	}
+	if opts.ParquetRows == "samples" {
+		return writeSamples(w, b, src)
+	}
 	return b.EachValue(func(v unbias.Value, by aggregate.By, groups []*aggregate.Group, total ci.Stats) error {
 		return w.WriteGroups(src, v, by, groups, total)
 	})
 }
 
-// fromParquetFlags are report's flags that need the samples themselves,
-// which grouped rows no longer have.
-var fromParquetFlags = []string{"focus", "ignore", "from", "to", "fleet-size", "jemalloc-unbias", "rate", "binary", "symbol-path", "keep-allocator-frames"}
-
-// readParquet reads rows an engine grouped (or heapest's own, which it
-// groups itself) into a report with every interval.
-func (opts ReportOptions) readParquet(cmd *cobra.Command, ropt report.Options, args []string) (*report.Report, error) {
-	if len(args) > 0 {
-		return nil, usageError{fmt.Errorf("--from-parquet reads its rows from %s; give no other input", opts.FromParquet)}
+// writeSamples writes a row per distinct stack and type of the input in
+// b, and value.
+func writeSamples(w *engine.Writer, b *report.Builder, src parse.Source) error {
+	st, err := b.Stacks()
+	if err != nil {
+		return err
 	}
-	for _, name := range fromParquetFlags {
-		if cmd.Flags().Changed(name) {
-			return nil, usageError{fmt.Errorf("--%s works on samples; rows from --from-parquet are already grouped", name)}
+	var names []string
+	return st.Each(func(stack []uint32, typ string, stats []ci.Stats) error {
+		names = names[:0]
+		for _, id := range stack {
+			names = append(names, st.FuncName(id))
 		}
+		return w.WriteSample(src, names, typ, st.Values, stats)
+	})
+}
+
+// fromParquetFlags are report's flags on how profiles are read, which
+// rows of statistics are past.
+var fromParquetFlags = []string{"from", "to", "jemalloc-unbias", "rate", "binary", "symbol-path", "keep-allocator-frames", "allow-duplicates", "latest-per-process"}
+
+// groupedFlags are the flags that need the samples themselves, which
+// grouped rows no longer have (sample rows do).
+var groupedFlags = []string{"focus", "ignore", "fleet-size"}
+
+// readParquet reads heapest's Parquet rows. Sample rows become the records
+// of one profile in b, which every report flag then groups; grouped rows
+// (an engine's GROUP BY, or heapest's own, which it sums itself) become
+// the report r, with every interval.
+func (opts ReportOptions) readParquet(cmd *cobra.Command, ropt report.Options, args []string) (b *report.Builder, r *report.Report, err error) {
+	if len(args) > 0 {
+		return nil, nil, usageError{fmt.Errorf("--from-parquet reads its rows from %s; give no other input", opts.FromParquet)}
 	}
-	if opts.Format == render.Pprof {
-		return nil, usageError{fmt.Errorf("--format pprof needs stacks; rows from --from-parquet are already grouped: use table, csv or json")}
+	if err := refuseFlags(cmd, fromParquetFlags, "rows from --from-parquet are statistics, read no profile"); err != nil {
+		return nil, nil, err
 	}
 	rows, err := engine.ReadFile(opts.FromParquet)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	if engine.HasSamples(rows) {
+		ropt.SingleInput = true
+		b = report.NewBuilder(ropt)
+		if _, err := b.Add(engine.Records(rows, opts.FromParquet), nil, 0); err != nil {
+			return nil, nil, err
+		}
+		return b, nil, nil
+	}
+	if err := refuseFlags(cmd, groupedFlags, "it needs the samples, and these rows are grouped (write them with --parquet-rows samples)"); err != nil {
+		return nil, nil, err
+	}
+	if opts.Format == render.Pprof {
+		return nil, nil, usageError{fmt.Errorf("--format pprof needs stacks, and these rows are grouped: use table, csv or json (or write them with --parquet-rows samples)")}
 	}
 	value := ""
 	if !ropt.DefaultValue {
@@ -84,13 +135,25 @@ func (opts ReportOptions) readParquet(cmd *cobra.Command, ropt report.Options, a
 	}
 	g, err := engine.Group(rows, value)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", opts.FromParquet, err)
+		return nil, nil, fmt.Errorf("%s: %w", opts.FromParquet, err)
 	}
 	if !ropt.DefaultBy && ropt.By != g.By {
-		return nil, usageError{fmt.Errorf("--by %s: the rows of %s are grouped by %s (write them again with --by %s)", ropt.By, opts.FromParquet, g.By, ropt.By)}
+		return nil, nil, usageError{fmt.Errorf("--by %s: the rows of %s are grouped by %s (write them with --by %s, or with --parquet-rows samples)", ropt.By, opts.FromParquet, g.By, ropt.By)}
 	}
 	ropt.By, ropt.Value = g.By, g.Value
 	src := parse.Source{Path: opts.FromParquet, Format: "parquet", Rate: g.Total.Rate,
 		Samples: g.Total.Samples, Detail: fmt.Sprintf("%d rows of heapest statistics", g.Rows)}
-	return report.FromGroups(ropt, []parse.Source{src}, g.Groups, g.Total)
+	r, err = report.FromGroups(ropt, []parse.Source{src}, g.Groups, g.Total)
+	return nil, r, err
+}
+
+// refuseFlags is a usage error naming the first of flags given, and why
+// it does not apply.
+func refuseFlags(cmd *cobra.Command, flags []string, why string) error {
+	for _, name := range flags {
+		if cmd.Flags().Changed(name) {
+			return usageError{fmt.Errorf("--%s with --from-parquet: %s", name, why)}
+		}
+	}
+	return nil
 }

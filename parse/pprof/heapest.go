@@ -15,7 +15,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/heapest/heapest/ci"
 	"github.com/heapest/heapest/parse"
 )
 
@@ -148,7 +147,7 @@ func readHeapest(d *decoded, opt parse.Options, sink parse.Sink) (*parse.Profile
 		if err := read(i, s); err != nil {
 			return err
 		}
-		heapestRecord(&e.rec, pre)
+		e.rec.SetPrecomputed(pre)
 		if t, ok := d.strLabelIndex(s, labelHeapestType); ok {
 			if _, seen := types[t]; !seen {
 				types[t] = string(d.strs[t])
@@ -194,45 +193,4 @@ func readPre(d *decoded, i int, s *sample, pre *parse.Precomputed) error {
 		return &parse.Error{File: d.name, Offset: -1, Msg: fmt.Sprintf("sample %d has no heapest.* statistics label (file marked %s)", i, HeapestMarker)}
 	}
 	return nil
-}
-
-// heapestRecord fills rec from pre, the plain fields too, so that a
-// consumer that ignores Pre still sees the estimates. The stack is left to
-// the caller.
-func heapestRecord(rec *parse.Record, pre *parse.Precomputed) {
-	*rec = parse.Record{Stack: rec.Stack, Pre: pre, Scheme: parse.Bernoulli}
-	var any ci.Stats
-	for v := range pre.Has {
-		if pre.Has[v] {
-			any = pre.Stats[v]
-			break
-		}
-	}
-	switch {
-	case any.Complete:
-		rec.Scheme = parse.Exact
-	case any.NoInterval:
-		rec.Scheme = parse.Unknown
-	}
-	if !any.MixedRate {
-		rec.Rate = any.Rate
-	}
-	rec.InUse = preCounts(pre, 0, 1)
-	rec.Alloc = preCounts(pre, 2, 3)
-}
-
-func preCounts(pre *parse.Precomputed, space, objects int) parse.Counts {
-	if !pre.Has[space] && !pre.Has[objects] {
-		return parse.Counts{}
-	}
-	s := pre.Stats[space]
-	if !pre.Has[space] {
-		s = pre.Stats[objects]
-	}
-	c := parse.Counts{Bytes: pre.Stats[space].Estimate, Objects: pre.Stats[objects].Estimate, Enc: parse.Scaled,
-		Samples: s.Samples, SamplesBound: s.SamplesBound, Approx: s.Approx}
-	if !s.Mixed && pre.Has[space] {
-		c.Size = s.Unit
-	}
-	return c
 }

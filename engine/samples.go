@@ -1,0 +1,102 @@
+package engine
+
+import (
+	"fmt"
+
+	"github.com/heapest/heapest/aggregate"
+	"github.com/heapest/heapest/ci"
+	"github.com/heapest/heapest/parse"
+	"github.com/heapest/heapest/unbias"
+)
+
+// WriteSample writes one distinct stack (frames leaf first) and type of
+// an input: a row per value it has something for (st in values' order).
+// Sample rows can be grouped again by anything heapest groups by.
+func (w *Writer) WriteSample(src parse.Source, stack []string, typ string, values []unbias.Value, st []ci.Stats) error {
+	key := aggregate.StackKey(stack)
+	stack = append([]string(nil), stack...) // rows are buffered; the caller's slice is not ours
+	for i, v := range values {
+		if st[i].N == 0 {
+			continue
+		}
+		r := Row{Source: src.Path, Format: src.Format, Process: src.Process, BuildID: src.Build,
+			By: aggregate.ByStack.String(), Part: PartSample, Key: key, Stack: stack, Type: typ, Value: v.String(),
+			Columns: ci.ColumnsOf(st[i])}
+		if err := w.Write(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// HasSamples reports whether the rows are sample rows (all of them must
+// be: a file is either groups or samples).
+func HasSamples(rows []Row) bool {
+	return len(rows) > 0 && rows[0].Part == PartSample
+}
+
+// Records returns a reader of sample rows as the records of one profile
+// named name: one record per stack and type, with the statistics of each
+// value it has, as heapest's pprof output is read back, so that every
+// report flag (--by, --focus, …) works on them.
+func Records(rows []Row, name string) func(sink parse.Sink, threads bool) (*parse.Profile, error) {
+	return func(sink parse.Sink, _ bool) (*parse.Profile, error) {
+		type cell struct {
+			pre   parse.Precomputed
+			stack []string
+			typ   string
+		}
+		var cells []*cell
+		index := map[[2]string]*cell{}
+		p := &parse.Profile{Source: parse.Source{Path: name, Format: "parquet"}}
+		rate, mixedRate := 0.0, false
+		for i := range rows {
+			r := &rows[i]
+			if r.Part != PartSample {
+				return nil, fmt.Errorf("%s: row %d: part %q among sample rows: a file is either groups or samples", name, i+1, r.Part)
+			}
+			v, err := unbias.ParseValue(r.Value)
+			if err != nil {
+				return nil, fmt.Errorf("%s: row %d: %w", name, i+1, err)
+			}
+			s, err := r.Columns.Stats()
+			if err != nil {
+				return nil, fmt.Errorf("%s: row %d (%s): %w", name, i+1, r.Key, err)
+			}
+			k := [2]string{r.Key, r.Type}
+			c := index[k]
+			if c == nil {
+				c = &cell{stack: r.Stack, typ: r.Type}
+				index[k] = c
+				cells = append(cells, c)
+			}
+			c.pre.Stats[v].Merge(&s)
+			c.pre.Has[v] = true
+			p.HasInUse = p.HasInUse || !v.IsAlloc()
+			p.HasAlloc = p.HasAlloc || v.IsAlloc()
+			if len(cells) == 1 && i == 0 {
+				rate = s.Rate
+			} else if s.MixedRate || s.Rate != rate {
+				mixedRate = true
+			}
+		}
+		if mixedRate {
+			rate = 0
+		}
+		p.Source.Rate = rate
+		p.Source.Detail = fmt.Sprintf("%d sample rows of heapest statistics", len(rows))
+		parse.Begin(sink, p)
+		var rec parse.Record
+		for _, c := range cells {
+			rec.Stack = rec.Stack[:0]
+			for _, f := range c.stack {
+				rec.Stack = append(rec.Stack, parse.Frame{Func: f})
+			}
+			rec.SetPrecomputed(&c.pre)
+			rec.Type = c.typ
+			sink.Record(&rec)
+			p.Records++
+		}
+		return p, nil
+	}
+}

@@ -50,8 +50,8 @@ type Grouped struct {
 }
 
 // Group sums the rows of value v (or, with v empty, of the one value
-// the rows have, inuse_space, else alloc_space, where they have several)
-// per part and key:
+// the rows have; where they have several, alloc_space for JFR rows,
+// else inuse_space, else alloc_space, as report chooses) per part and key:
 // rows an engine grouped are summed again only where the engine left
 // several of one key (as when it kept a label column), so heapest's own
 // files, ungrouped, give the merge of their inputs.
@@ -108,7 +108,7 @@ func Group(rows []Row, v string) (*Grouped, error) {
 		}
 	}
 	if g.Rows == 0 {
-		return nil, fmt.Errorf("no rows of value %s", v)
+		return nil, fmt.Errorf("no rows of value %s (the inputs had no samples of it)", v)
 	}
 	if g.Total.N == 0 {
 		return nil, fmt.Errorf("no %s row of value %s: the total is what percentages and the header rest on", PartTotal, v)
@@ -123,7 +123,9 @@ func Group(rows []Row, v string) (*Grouped, error) {
 func defaultValue(rows []Row) (string, error) {
 	seen := map[string]bool{}
 	var list []string
+	jfr := false
 	for _, r := range rows {
+		jfr = jfr || r.Format == "jfr"
 		if !seen[r.Value] {
 			seen[r.Value] = true
 			list = append(list, r.Value)
@@ -134,6 +136,10 @@ func defaultValue(rows []Row) (string, error) {
 		return "", fmt.Errorf("no rows")
 	case len(list) == 1:
 		return list[0], nil
+	case jfr && seen[unbias.AllocSpace.String()]:
+		// As report chooses for JFR: its inuse values are only the few
+		// objects the leak profiler kept.
+		return unbias.AllocSpace.String(), nil
 	case seen[unbias.InUseSpace.String()]:
 		return unbias.InUseSpace.String(), nil
 	case seen[unbias.AllocSpace.String()]:

@@ -35,6 +35,28 @@ func HasSamples(rows []Row) bool {
 	return len(rows) > 0 && rows[0].Part == PartSample
 }
 
+// Sources splits sample rows by their source label (rows without one
+// are one source, named name), so that each input of the rows is read
+// back as one profile: --by source, and a merge's guards, see them.
+func Sources(rows []Row, name string) (names []string, split [][]Row) {
+	index := map[string]int{}
+	for _, r := range rows {
+		src := r.Source
+		if src == "" {
+			src = name
+		}
+		i, ok := index[src]
+		if !ok {
+			i = len(names)
+			index[src] = i
+			names = append(names, src)
+			split = append(split, nil)
+		}
+		split[i] = append(split[i], r)
+	}
+	return names, split
+}
+
 // Records returns a reader of sample rows as the records of one profile
 // named name: one record per stack and type, with the statistics of each
 // value it has, as heapest's pprof output is read back, so that every

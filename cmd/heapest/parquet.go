@@ -116,10 +116,16 @@ func (opts ReportOptions) readParquet(cmd *cobra.Command, ropt report.Options, a
 		return nil, nil, err
 	}
 	if engine.HasSamples(rows) {
-		ropt.SingleInput = true
+		if !ropt.DefaultBy && (ropt.By == aggregate.ByThread || ropt.By == aggregate.BySize) {
+			return nil, nil, usageError{fmt.Errorf("--by %s: sample rows are per stack and type; write the rows grouped --by %s", ropt.By, ropt.By)}
+		}
+		names, split := engine.Sources(rows, opts.FromParquet)
+		ropt.SingleInput = len(names) == 1
 		b = report.NewBuilder(ropt)
-		if _, err := b.Add(engine.Records(rows, opts.FromParquet), nil, 0); err != nil {
-			return nil, nil, err
+		for i, name := range names {
+			if _, err := b.Add(engine.Records(split[i], name), nil, 0); err != nil {
+				return nil, nil, err
+			}
 		}
 		return b, nil, nil
 	}

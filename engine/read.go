@@ -76,16 +76,33 @@ func ReadFile(path string) ([]Row, error) {
 // heapest or by an engine that grouped heapest's rows: its columns are
 // found by name, in any order, with any integer or floating-point type
 // for numbers; columns Row has not are ignored. name is used in errors.
-func Read(r io.ReaderAt, size int64, name string) ([]Row, error) {
-	f, err := parquet.OpenFile(r, size)
+func Read(r io.ReaderAt, size int64, name string) (rows []Row, err error) {
+	// parquet-go trusts a file's footer and page headers: a damaged file
+	// can make it index out of range. That is a bad input, not a crash.
+	defer func() {
+		if p := recover(); p != nil {
+			rows, err = nil, fmt.Errorf("%s: damaged Parquet file (%v)", name, p)
+		}
+	}()
+	return read(r, size, name)
+}
+
+func read(r io.ReaderAt, size int64, name string) ([]Row, error) {
+	if err := checkFooter(r, size); err != nil {
+		return nil, fmt.Errorf("%s: not a Parquet file: %w", name, err)
+	}
+	f, err := parquet.OpenFile(r, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
 	if err != nil {
 		return nil, fmt.Errorf("%s: not a Parquet file: %w", name, err)
+	}
+	if err := checkPages(f, r, size); err != nil {
+		return nil, fmt.Errorf("%s: damaged Parquet file: %w", name, err)
 	}
 	setters, err := bind(f.Schema())
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	out := make([]Row, 0, f.NumRows())
+	var out []Row // not sized by the footer: a damaged one may claim any number of rows
 	buf := make([]parquet.Row, 256)
 	for _, rg := range f.RowGroups() {
 		rows := rg.Rows()

@@ -1,0 +1,258 @@
+package engine
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/heapest/heapest/ci"
+	"github.com/heapest/heapest/parse"
+)
+
+// stats are the statistics of n samples of z bytes at period rate, as
+// the pipeline writes them (ci's own constructor is unbias.Samples).
+func stats(n, z, rate float64) ci.Stats {
+	p := 1 - 1/(1+z/rate) // any value in (0,1) will do here
+	return ci.Stats{N: 1, Estimate: n * z / p, Var: n * z * z * (1 - p) / (p * p), Samples: n,
+		MaxWeight: z * (1 - p) / p, P: p, Unit: z, Rate: rate}
+}
+
+func sampleRows() []Row {
+	a, b := stats(3, 64, 524288), stats(2, 4096, 65536)
+	tot := a.Add(b)
+	label := Row{Source: "a.heap", Format: "jemalloc", By: "func", Value: "inuse_space"}
+	rows := []Row{label, label, label}
+	rows[0].Part, rows[0].Key, rows[0].Columns = PartTotal, "total", ci.ColumnsOf(tot)
+	rows[1].Part, rows[1].Key, rows[1].Columns = PartFlat, "f", ci.ColumnsOf(a)
+	rows[2].Part, rows[2].Key, rows[2].Stack, rows[2].Columns = PartCum, "g", []string{"g", "main"}, ci.ColumnsOf(b)
+	return rows
+}
+
+func write(t *testing.T, rows []Row) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	w := NewWriter(&buf)
+	for _, r := range rows {
+		if err := w.Write(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestRoundTrip checks that Read gives back the rows Write wrote, and
+// that the file names its schema.
+func TestRoundTrip(t *testing.T) {
+	rows := sampleRows()
+	b := write(t, rows)
+	got, err := Read(bytes.NewReader(b), int64(len(b)), "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range got {
+		if len(got[i].Stack) == 0 && len(rows[i].Stack) == 0 {
+			got[i].Stack = rows[i].Stack
+		}
+	}
+	if !reflect.DeepEqual(got, rows) {
+		t.Errorf("read\n%+v\nwrote\n%+v", got, rows)
+	}
+	f, err := parquet.OpenFile(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := f.Lookup(SchemaKey); !ok || v != Schema {
+		t.Errorf("metadata %s = %q, %v; want %q", SchemaKey, v, ok, Schema)
+	}
+}
+
+// TestGroupSums checks that rows of one key from several inputs sum as
+// their statistics merge, and that the total is kept apart.
+func TestGroupSums(t *testing.T) {
+	rows := append(sampleRows(), sampleRows()...)
+	rows[3].Source = "b.heap"
+	g, err := Group(rows, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := stats(3, 64, 524288)
+	want := a.Add(a)
+	if len(g.Groups) != 2 || g.Groups[0].Key != "f" || g.Groups[0].Flat != want {
+		t.Errorf("groups %+v, want f with %+v", g.Groups, want)
+	}
+	if g.Groups[1].Key != "g" || g.Groups[1].Cum.N != 2 || g.Groups[1].Flat.N != 0 {
+		t.Errorf("g: %+v, want only cum statistics, of two rows", g.Groups[1])
+	}
+	if g.Total.N != 4 || g.Rows != 6 || g.By.String() != "func" {
+		t.Errorf("total %+v, %d rows, by %v", g.Total, g.Rows, g.By)
+	}
+}
+
+// TestGroupErrors pins the messages of rows no heapest file or engine
+// grouping of one has.
+func TestGroupErrors(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		edit  func([]Row) []Row
+		value string
+		want  string
+	}{
+		{"negative estimate", func(r []Row) []Row { r[1].EstimateSum = -5; return r }, "", "row 2 (flat f): invalid statistics: estimate -5"},
+		{"no group", func(r []Row) []Row { r[1].NSum = 0; return r }, "", "n_sum 0"},
+		{"min above max", func(r []Row) []Row { r[2].RateMin = 1e9; return r }, "", "rate_min"},
+		{"unknown part", func(r []Row) []Row { r[1].Part = "leaf"; return r }, "", `part "leaf"`},
+		{"two groupings", func(r []Row) []Row { r[2].By = "stack"; return r }, "", `grouped by "stack"`},
+		{"unknown grouping", func(r []Row) []Row {
+			for i := range r {
+				r[i].By = "color"
+			}
+			return r
+		}, "", "column by"},
+		{"no total", func(r []Row) []Row { return r[1:] }, "", "no total row"},
+		{"other value", func(r []Row) []Row { return r }, "alloc_space", "no rows of value alloc_space"},
+		{"two values", func(r []Row) []Row {
+			r[0].Value, r[1].Value, r[2].Value = "inuse_objects", "inuse_objects", "alloc_objects"
+			return r
+		}, "", "several values"},
+	} {
+		_, err := Group(c.edit(sampleRows()), c.value)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want one containing %q", c.name, err, c.want)
+		}
+	}
+}
+
+// engineFile writes rows as an engine might: Row's columns, flattened,
+// with the types of some changed (to a string, or to an optional
+// column left null) and some left out.
+func engineFile(t *testing.T, rows []Row, asText, asNull, drop []string) []byte {
+	t.Helper()
+	has := func(list []string, name string) bool {
+		for _, x := range list {
+			if x == name {
+				return true
+			}
+		}
+		return false
+	}
+	var fields []reflect.StructField
+	var from [][]int
+	var walk func(typ reflect.Type, index []int)
+	walk = func(typ reflect.Type, index []int) {
+		for i := range typ.NumField() {
+			f := typ.Field(i)
+			idx := append(append([]int{}, index...), i)
+			if f.Anonymous {
+				walk(f.Type, idx)
+				continue
+			}
+			name, _, _ := strings.Cut(f.Tag.Get("parquet"), ",")
+			switch {
+			case has(drop, name):
+				continue
+			case has(asText, name):
+				f.Type, f.Tag = reflect.TypeOf(""), reflect.StructTag(`parquet:"`+name+`"`)
+			case has(asNull, name):
+				f.Type, f.Tag = reflect.PointerTo(f.Type), reflect.StructTag(`parquet:"`+name+`,optional"`)
+			}
+			f.Index, f.Offset, f.Anonymous = nil, 0, false
+			fields = append(fields, f)
+			from = append(from, idx)
+		}
+	}
+	walk(reflect.TypeOf(Row{}), nil)
+	typ := reflect.StructOf(fields)
+	var buf bytes.Buffer
+	w := parquet.NewWriter(&buf, parquet.SchemaOf(reflect.New(typ).Interface()))
+	for _, r := range rows {
+		v := reflect.New(typ).Elem()
+		src := reflect.ValueOf(r)
+		for i, idx := range from {
+			x := src.FieldByIndex(idx)
+			switch out := v.Field(i); {
+			case out.Kind() == reflect.String && x.Kind() != reflect.String:
+				out.SetString(fmt.Sprint(x.Interface()))
+			case out.Kind() == reflect.Pointer:
+				// left nil: null
+			default:
+				out.Set(x)
+			}
+		}
+		if err := w.Write(v.Addr().Interface()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestReadSchemaErrors checks Read's messages on files an engine might
+// write: statistics left out, one of the wrong type, a null one.
+func TestReadSchemaErrors(t *testing.T) {
+	rows := sampleRows()
+	for _, c := range []struct {
+		name                 string
+		asText, asNull, drop []string
+		want                 string
+	}{
+		{"missing columns", nil, nil, []string{"var_sum", "bias_sum"}, "not heapest's Parquet schema (heapest-parquet/1): missing columns bias_sum, var_sum"},
+		{"a statistic as text", []string{"var_sum"}, nil, nil, "column var_sum is BYTE_ARRAY, want a number"},
+		{"a flag as text", []string{"mixed_any"}, nil, nil, "column mixed_any is BYTE_ARRAY, want a boolean"},
+		{"a null statistic", nil, []string{"var_sum"}, nil, "row 1: column var_sum is null"},
+	} {
+		b := engineFile(t, rows, c.asText, c.asNull, c.drop)
+		_, err := Read(bytes.NewReader(b), int64(len(b)), "f.parquet")
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "f.parquet: ") {
+			t.Errorf("%s: error %v, want one starting with the file and containing %q", c.name, err, c.want)
+		}
+	}
+	b := []byte("heap_v2/524288\n")
+	if _, err := Read(bytes.NewReader(b), int64(len(b)), "f.parquet"); err == nil || !strings.Contains(err.Error(), "f.parquet: not a Parquet file") {
+		t.Errorf("a heap dump: error %v", err)
+	}
+	// Extra columns, and the optional ones left out, are fine.
+	b = engineFile(t, rows, nil, nil, []string{"source", "format", "process", "build_id", "stack", "type"})
+	got, err := Read(bytes.NewReader(b), int64(len(b)), "f.parquet")
+	if err != nil || len(got) != len(rows) || got[1].Columns != rows[1].Columns {
+		t.Errorf("labels left out: %v, %d rows", err, len(got))
+	}
+}
+
+// FuzzRead feeds Read and Group damaged files: they must fail with an
+// error, never panic. The seeds are heapest's own files in testdata.
+func FuzzRead(f *testing.F) {
+	seeds, _ := filepath.Glob("testdata/*.parquet")
+	for _, s := range seeds {
+		b, err := os.ReadFile(s)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		rows, err := Read(bytes.NewReader(b), int64(len(b)), "fuzz")
+		if err != nil {
+			return
+		}
+		if HasSamples(rows) {
+			_, _ = Records(rows, "fuzz")(nopSink{}, false)
+			return
+		}
+		_, _ = Group(rows, "")
+	})
+}
+
+type nopSink struct{}
+
+func (nopSink) Record(*parse.Record) {}

@@ -1,6 +1,9 @@
 package ci
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // Columns are Stats as columns that any SQL engine merges without knowing
 // heapest: each column's name ends in the aggregate that merges it (_sum:
@@ -59,6 +62,17 @@ func ColumnsOf(s Stats) Columns {
 // group of samples has them (counts below zero, a probability outside
 // [0, 1], a minimum above its maximum).
 func (c Columns) Stats() (Stats, error) {
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"estimate_sum", c.EstimateSum}, {"var_sum", c.VarSum}, {"samples_sum", c.SamplesSum},
+		{"max_weight_max", c.MaxWeightMax}, {"p_min", c.PMin}, {"unit_min", c.UnitMin}, {"rate_min", c.RateMin},
+		{"offset_sum", c.OffsetSum}, {"bias_sum", c.BiasSum}, {"spill_sum", c.SpillSum}, {"excess_sum", c.ExcessSum},
+		{"large_missed_sum", c.LargeMissedSum}, {"large_missed_value_sum", c.LargeMissedValueSum}} {
+		if !(f.v >= 0) || math.IsInf(f.v, 1) {
+			return Stats{}, fmt.Errorf("invalid statistics: %s %v (want a finite value ≥ 0)", f.name, f.v)
+		}
+	}
 	s := Stats{
 		N: c.NSum, Estimate: c.EstimateSum, Var: c.VarSum, Samples: c.SamplesSum,
 		SamplesBound: c.SamplesBoundAny, MaxWeight: c.MaxWeightMax,

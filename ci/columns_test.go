@@ -129,7 +129,7 @@ func TestColumnsInvalid(t *testing.T) {
 		want string
 	}{
 		{"no group", func(c *Columns) { c.NSum = 0 }, "n_sum 0"},
-		{"negative estimate", func(c *Columns) { c.EstimateSum = -1 }, "estimate -1"},
+		{"negative estimate", func(c *Columns) { c.EstimateSum = -1 }, "estimate_sum -1"},
 		{"min above max", func(c *Columns) { c.RateMin = 2 * c.RateMax }, "rate_min"},
 		{"probability above 1", func(c *Columns) { c.PMin, c.PMax = 2, 2 }, "inclusion probability"},
 	} {

@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -106,7 +107,7 @@ func TestGroupErrors(t *testing.T) {
 		value string
 		want  string
 	}{
-		{"negative estimate", func(r []Row) []Row { r[1].EstimateSum = -5; return r }, "", "row 2 (flat f): invalid statistics: estimate -5"},
+		{"negative estimate", func(r []Row) []Row { r[1].EstimateSum = -5; return r }, "", "row 2 (flat f): invalid statistics: estimate_sum -5"},
 		{"no group", func(r []Row) []Row { r[1].NSum = 0; return r }, "", "n_sum 0"},
 		{"min above max", func(r []Row) []Row { r[2].RateMin = 1e9; return r }, "", "rate_min"},
 		{"unknown part", func(r []Row) []Row { r[1].Part = "leaf"; return r }, "", `part "leaf"`},
@@ -134,7 +135,7 @@ func TestGroupErrors(t *testing.T) {
 // engineFile writes rows as an engine might: Row's columns, flattened,
 // with the types of some changed (to a string, or to an optional
 // column left null) and some left out.
-func engineFile(t *testing.T, rows []Row, asText, asNull, drop []string) []byte {
+func engineFile(t *testing.T, rows []Row, asText, asNull, drop []string, asDecimal ...string) []byte {
 	t.Helper()
 	has := func(list []string, name string) bool {
 		for _, x := range list {
@@ -161,6 +162,8 @@ func engineFile(t *testing.T, rows []Row, asText, asNull, drop []string) []byte 
 				continue
 			case has(asText, name):
 				f.Type, f.Tag = reflect.TypeOf(""), reflect.StructTag(`parquet:"`+name+`"`)
+			case has(asDecimal, name):
+				f.Type, f.Tag = reflect.TypeOf(int64(0)), reflect.StructTag(`parquet:"`+name+`,decimal(3:18)"`)
 			case has(asNull, name):
 				f.Type, f.Tag = reflect.PointerTo(f.Type), reflect.StructTag(`parquet:"`+name+`,optional"`)
 			}
@@ -181,6 +184,8 @@ func engineFile(t *testing.T, rows []Row, asText, asNull, drop []string) []byte 
 			switch out := v.Field(i); {
 			case out.Kind() == reflect.String && x.Kind() != reflect.String:
 				out.SetString(fmt.Sprint(x.Interface()))
+			case out.Kind() == reflect.Int64 && x.Kind() == reflect.Float64:
+				out.SetInt(int64(math.Round(x.Float() * 1000)))
 			case out.Kind() == reflect.Pointer:
 				// left nil: null
 			default:
@@ -207,8 +212,8 @@ func TestReadSchemaErrors(t *testing.T) {
 		want                 string
 	}{
 		{"missing columns", nil, nil, []string{"var_sum", "bias_sum"}, "not heapest's Parquet schema (heapest-parquet/1): missing columns bias_sum, var_sum"},
-		{"a statistic as text", []string{"var_sum"}, nil, nil, "column var_sum is BYTE_ARRAY, want a number"},
-		{"a flag as text", []string{"mixed_any"}, nil, nil, "column mixed_any is BYTE_ARRAY, want a boolean"},
+		{"a statistic as text", []string{"var_sum"}, nil, nil, "column var_sum is text (BYTE_ARRAY), want a number"},
+		{"a flag as text", []string{"mixed_any"}, nil, nil, "column mixed_any is text (BYTE_ARRAY), want a boolean"},
 		{"a null statistic", nil, []string{"var_sum"}, nil, "row 1: column var_sum is null"},
 	} {
 		b := engineFile(t, rows, c.asText, c.asNull, c.drop)
@@ -221,9 +226,18 @@ func TestReadSchemaErrors(t *testing.T) {
 	if _, err := Read(bytes.NewReader(b), int64(len(b)), "f.parquet"); err == nil || !strings.Contains(err.Error(), "f.parquet: not a Parquet file") {
 		t.Errorf("a heap dump: error %v", err)
 	}
+	// A DECIMAL is read at its scale, not as its stored integer.
+	b = engineFile(t, rows, nil, nil, nil, "estimate_sum")
+	got, err := Read(bytes.NewReader(b), int64(len(b)), "f.parquet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := math.Round(rows[1].EstimateSum*1000) / 1000; got[1].EstimateSum != want {
+		t.Errorf("DECIMAL(18,3) estimate_sum read as %v, want %v", got[1].EstimateSum, want)
+	}
 	// Extra columns, and the optional ones left out, are fine.
 	b = engineFile(t, rows, nil, nil, []string{"source", "format", "process", "build_id", "stack", "type"})
-	got, err := Read(bytes.NewReader(b), int64(len(b)), "f.parquet")
+	got, err = Read(bytes.NewReader(b), int64(len(b)), "f.parquet")
 	if err != nil || len(got) != len(rows) || got[1].Columns != rows[1].Columns {
 		t.Errorf("labels left out: %v, %d rows", err, len(got))
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
 )
 
 // column is one field of Row as Read fills it.
@@ -152,7 +153,7 @@ func bind(s *parquet.Schema) ([]setter, error) {
 		}
 		seen[c.name] = true
 		leaf, _ := s.Lookup(path...)
-		set, err := newSetter(c, leaf.Node.Type().Kind())
+		set, err := newSetter(c, leaf.Node.Type().Kind(), decimalScale(leaf.Node.Type()))
 		if err != nil {
 			return nil, err
 		}
@@ -178,20 +179,49 @@ func plural(n int) string {
 	return "s"
 }
 
-// newSetter returns the setter of column c stored as Parquet kind k.
-func newSetter(c column, k parquet.Kind) (setter, error) {
+// decimalScale is the scale of a DECIMAL column (its values are the
+// integers stored times 10^−scale), 0 for any other.
+func decimalScale(t parquet.Type) int32 {
+	lt := t.LogicalType()
+	if lt == nil {
+		return 0
+	}
+	if d, ok := lt.Value.(*format.DecimalType); ok {
+		return d.Scale
+	}
+	return 0
+}
+
+// kindName says what a Parquet kind holds, in the words an SQL user
+// knows.
+func kindName(k parquet.Kind) string {
+	switch k {
+	case parquet.ByteArray:
+		return "text (BYTE_ARRAY)"
+	case parquet.FixedLenByteArray:
+		return "a wide DECIMAL or other fixed-length bytes (FIXED_LEN_BYTE_ARRAY)"
+	case parquet.Boolean:
+		return "a boolean"
+	}
+	return "a number (" + k.String() + ")"
+}
+
+// newSetter returns the setter of column c stored as Parquet kind k, a
+// DECIMAL of the given scale when scale > 0.
+func newSetter(c column, k parquet.Kind, scale int32) (setter, error) {
 	numeric := k == parquet.Int32 || k == parquet.Int64 || k == parquet.Float || k == parquet.Double
 	bad := func(want string) error {
-		return fmt.Errorf("column %s is %v, want %s", c.name, k, want)
+		return fmt.Errorf("column %s is %s, want %s", c.name, kindName(k), want)
 	}
 	switch {
 	case c.kind == reflect.String && k != parquet.ByteArray:
-		return nil, bad("a string")
+		return nil, bad("text")
 	case c.kind == reflect.Bool && k != parquet.Boolean:
 		return nil, bad("a boolean")
 	case (c.kind == reflect.Int64 || c.kind == reflect.Float64) && !numeric:
-		return nil, bad("a number (cast decimals to DOUBLE or BIGINT)")
+		return nil, bad("a number (CAST it AS DOUBLE, or AS BIGINT for n_sum)")
 	}
+	unit := math.Pow10(-int(scale)) // a DECIMAL stores its unscaled integer
 	return func(r *Row, v parquet.Value) error {
 		if v.IsNull() {
 			if c.required {
@@ -208,13 +238,13 @@ func newSetter(c column, k parquet.Kind) (setter, error) {
 		case c.kind == reflect.Bool:
 			f.SetBool(v.Boolean())
 		case c.kind == reflect.Int64:
-			x := number(v)
+			x := number(v) * unit
 			if x != math.Trunc(x) || math.Abs(x) > 1<<53 {
 				return fmt.Errorf("column %s is %v, want a whole number", c.name, x)
 			}
 			f.SetInt(int64(x))
 		default:
-			f.SetFloat(number(v))
+			f.SetFloat(number(v) * unit)
 		}
 		return nil
 	}, nil

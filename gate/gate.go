@@ -69,7 +69,8 @@ type Options struct {
 	// Threshold is the relative increase a baseline row may have (0.1:
 	// 10%), MinChange the absolute one (0: none).
 	Threshold, MinChange float64
-	// Inputs are the profiles merged on the new side, Rate the sampling
+	// Inputs are the profiles merged on the new side (0: unknown, as for
+	// rows an engine merged), Rate the sampling
 	// period they share (0: none or mixed), Format the input format they
 	// share ("" when mixed): what an inconclusive gate's hint suggests, in
 	// the producer's own setting where heapest knows it.
@@ -262,14 +263,18 @@ func moreSamples(k float64, opt Options, perSide bool) string {
 		return "far more than this run has"
 	}
 	k = math.Max(k, 1)
-	n := max(opt.Inputs, 1)
-	more := int(math.Ceil(float64(n) * (k - 1)))
-	more = max(more, 1)
-	what := "profile"
-	if opt.Format == "jemalloc" {
-		what = "dump"
+	var s string
+	if opt.Inputs > 0 {
+		more := max(int(math.Ceil(float64(opt.Inputs)*(k-1))), 1)
+		what := "profile"
+		if opt.Format == "jemalloc" {
+			what = "dump"
+		}
+		s = fmt.Sprintf("about %d more %s%s", more, what, plural(more))
+	} else {
+		// Rows an engine merged: how many profiles they hold is unknown.
+		s = fmt.Sprintf("about %.3g times the samples", k)
 	}
-	s := fmt.Sprintf("about %d more %s%s", more, what, plural(more))
 	if perSide {
 		s += " on each side"
 	}

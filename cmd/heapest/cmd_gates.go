@@ -236,10 +236,10 @@ func (opts CIOptions) loadNew(cmd *cobra.Command, ropt report.Options, setup gat
 				return nil, nil, 0, err
 			}
 			budgets, err = selectBudgets(b, setup.rules, r)
-			return r, budgets, 1, err
+			return r, budgets, 0, err
 		}
 		budgets, err = groupedBudgets(setup.rules, r)
-		return r, budgets, 1, err
+		return r, budgets, 0, err // how many profiles the rows hold is unknown
 	}
 	ropt.ExtraKeys, ropt.SourceTotals = setup.keysFor()
 	paths, err := opts.inputs(cmd, args, false)

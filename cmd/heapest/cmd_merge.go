@@ -58,7 +58,7 @@ With --format table, csv or json, merge prints the merged report instead (as
 
   # Which process holds the most? One row per input
   heapest merge --format table --by source 'dumps/*.heap'`,
-		Args: cobra.MinimumNArgs(1),
+		Args: cobra.ArbitraryArgs, // checked in runMerge, with --from-parquet's message
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runMerge(cmd, opts, args)
 		},
@@ -70,6 +70,9 @@ With --format table, csv or json, merge prints the merged report instead (as
 func runMerge(cmd *cobra.Command, opts MergeOptions, args []string) error {
 	if opts.FromParquet != "" {
 		return usageError{fmt.Errorf("--from-parquet: merge reads profiles; rows an engine merged are read by report (or ci) --from-parquet")}
+	}
+	if len(args) == 0 {
+		return usageError{fmt.Errorf("no input: give the profiles to merge")}
 	}
 	ropt, err := opts.reportOptions(cmd)
 	if err != nil {

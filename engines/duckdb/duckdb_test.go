@@ -160,17 +160,24 @@ func factor(i int) string { return factors[i%len(factors)] }
 // against jemalloc; it skips the test otherwise, or fails it under CI.
 func needJemalloc(t *testing.T, dir string) string {
 	t.Helper()
-	missing := func(format string, args ...any) {
+	// Missing tools skip the test, naming the script that installs them;
+	// under CI they fail it, as CI runs that script first.
+	missing := func(what, detail string) {
 		t.Helper()
-		msg := fmt.Sprintf(format, args...) + "; run `bash scripts/install-deps.sh` (it installs gcc and libjemalloc-dev)"
+		msg := what + ": run `bash scripts/install-deps.sh` (it installs gcc and libjemalloc-dev)"
+		if detail != "" {
+			msg += "\n" + detail
+		}
 		if os.Getenv("CI") != "" {
 			t.Fatalf("CI is set and a prerequisite is missing: %s", msg)
 		}
 		t.Skipf("skipping: %s", msg)
 	}
+	// (Without any C compiler this test does not even build, as the DuckDB
+	// driver is cgo; gcc is looked for because gate.c is built with it.)
 	gcc, err := exec.LookPath("gcc")
 	if err != nil {
-		missing("gcc not found in PATH")
+		missing("gcc not found in PATH", "")
 	}
 	// A probe rather than a look for the header: it finds jemalloc
 	// wherever the compiler and linker search, and finds the library too.
@@ -179,7 +186,7 @@ func needJemalloc(t *testing.T, dir string) string {
 		t.Fatal(err)
 	}
 	if out, err := exec.Command(gcc, "-o", filepath.Join(dir, "probe"), probe, "-ljemalloc").CombinedOutput(); err != nil {
-		missing("jemalloc (jemalloc/jemalloc.h, -ljemalloc) not usable by gcc: %v\n%s", err, out)
+		missing("gcc cannot build against jemalloc (jemalloc/jemalloc.h, -ljemalloc)", fmt.Sprintf("%v\n%s", err, out))
 	}
 	return gcc
 }

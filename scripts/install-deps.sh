@@ -11,6 +11,9 @@ command -v google-pprof >/dev/null || need+=(google-perftools)
 command -v perl >/dev/null || need+=(perl)
 command -v addr2line >/dev/null || need+=(binutils)
 command -v g++ >/dev/null || need+=(g++)
+# engines/duckdb: gcc builds gate.c against jemalloc, and cgo links DuckDB's
+# C++ library (libstdc++, from g++ above).
+command -v gcc >/dev/null || need+=(gcc)
 # symbolize tests build a small Rust program (legacy and v0 mangling).
 command -v rustc >/dev/null || need+=(rustc)
 # bench/run.sh only: hyperfine times the tools, GNU time measures peak RSS.

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# The whole test suite: heapest's own module, then the DuckDB engine module
+# (a module of its own, as it links DuckDB with cgo and heapest must not;
+# its go.mod keeps `go test ./...` out of it). GOWORK=off keeps a go.work,
+# should one appear, from mixing the two builds.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+go test ./...
+GOWORK=off go -C engines/duckdb test ./...

@@ -45,6 +45,9 @@ type Row struct {
 	Format  string `parquet:"format,optional"`
 	Process string `parquet:"process,optional"`
 	BuildID string `parquet:"build_id,optional"`
+	// Time is when the input was taken (ns since the Unix epoch), where
+	// it says (pprof's time_nanos): a label to bucket rows by.
+	Time int64 `parquet:"time,optional,timestamp(nanosecond)"`
 	// By is what the rows of the part are grouped by (func, stack, …;
 	// "stack" for sample rows); the column is grouped_by, as BY is a
 	// reserved word in SQL.

@@ -14,7 +14,7 @@ import (
 // its total: a flat row per group with samples, a cum row per function
 // with samples under it (by func), and a total row.
 func (w *Writer) WriteGroups(src parse.Source, v unbias.Value, by aggregate.By, groups []*aggregate.Group, total ci.Stats) error {
-	label := Row{Source: src.Path, Format: src.Format, Process: src.Process, BuildID: src.Build, By: by.String(), Value: v.String()}
+	label := Row{Source: src.Path, Format: src.Format, Process: src.Process, BuildID: src.Build, Time: src.Time, By: by.String(), Value: v.String()}
 	put := func(part, key string, stack []string, s ci.Stats) error {
 		if s.N == 0 {
 			return nil

@@ -237,6 +237,8 @@ func newSetter(c column, k parquet.Kind, scale int32) (setter, error) {
 			f.SetString(string(v.ByteArray()))
 		case c.kind == reflect.Bool:
 			f.SetBool(v.Boolean())
+		case c.kind == reflect.Int64 && scale == 0 && v.Kind() == parquet.Int64:
+			f.SetInt(v.Int64()) // exactly: a time in ns is beyond a float64's integers
 		case c.kind == reflect.Int64:
 			x := number(v) * unit
 			if x != math.Trunc(x) || math.Abs(x) > 1<<53 {

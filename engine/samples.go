@@ -19,7 +19,7 @@ func (w *Writer) WriteSample(src parse.Source, stack []string, typ string, value
 		if st[i].N == 0 {
 			continue
 		}
-		r := Row{Source: src.Path, Format: src.Format, Process: src.Process, BuildID: src.Build,
+		r := Row{Source: src.Path, Format: src.Format, Process: src.Process, BuildID: src.Build, Time: src.Time,
 			By: aggregate.ByStack.String(), Part: PartSample, Key: key, Stack: stack, Type: typ, Value: v.String(),
 			Columns: ci.ColumnsOf(st[i])}
 		if err := w.Write(r); err != nil {

@@ -209,6 +209,9 @@ type Source struct {
 	// input says (see package fleet). Both are set after parsing, for
 	// a merge's summary and its same-process guard.
 	Build, Process string
+	// Time is when the profile was taken, in nanoseconds since the Unix
+	// epoch, where the input says (pprof's time_nanos); 0 where not.
+	Time int64
 }
 
 // Profile is what a parsed input says about itself besides its records

@@ -353,7 +353,8 @@ func docColumns(t testing.TB) map[string]string {
 	if !ok || !ok2 {
 		t.Fatalf("%s: no \"## Schema\" section before \"## The SQL that merges\"", docPath)
 	}
-	duck := map[string]string{"string": "VARCHAR", "list of string": "VARCHAR[]", "int64": "BIGINT", "double": "DOUBLE", "boolean": "BOOLEAN"}
+	duck := map[string]string{"string": "VARCHAR", "list of string": "VARCHAR[]", "int64": "BIGINT", "double": "DOUBLE", "boolean": "BOOLEAN",
+		"timestamp in ns (UTC)": "TIMESTAMP WITH TIME ZONE"}
 	name := regexp.MustCompile("`([a-z_]+)`")
 	out := map[string]string{}
 	for line := range strings.SplitSeq(schema, "\n") {

@@ -25,6 +25,7 @@ const (
 	pbProfileLocation          = 4
 	pbProfileFunction          = 5
 	pbProfileStringTable       = 6
+	pbProfileTimeNanos         = 9
 	pbProfileDurationNanos     = 10
 	pbProfilePeriodType        = 11
 	pbProfilePeriod            = 12
@@ -311,6 +312,7 @@ type decoded struct {
 	sampleTypesIdx []pbValueType
 	periodTypeIdx  *pbValueType
 	Period         int64
+	TimeNanos      int64
 	DurationNanos  int64
 	defaultType    uint64
 	commentsIdx    []int64
@@ -385,7 +387,7 @@ func (d *decoded) topField(s *stream, field, wire int) error {
 			return err
 		}
 		return d.message(field, b)
-	case pbProfileDurationNanos, pbProfilePeriod, pbProfileDefaultSampleType:
+	case pbProfileTimeNanos, pbProfileDurationNanos, pbProfilePeriod, pbProfileDefaultSampleType:
 		if wire != pbWireVarint {
 			return fmt.Errorf("integer field with wire type %d", wire)
 		}
@@ -394,6 +396,8 @@ func (d *decoded) topField(s *stream, field, wire int) error {
 			err = errPbTruncated
 		}
 		switch field {
+		case pbProfileTimeNanos:
+			d.TimeNanos = int64(v)
 		case pbProfileDurationNanos:
 			d.DurationNanos = int64(v)
 		case pbProfilePeriod:

@@ -359,6 +359,7 @@ func (e *emitter) send(i int, s *sample) error {
 // finish sets the profile-level fields derived from the records.
 func (e *emitter) finish(rate float64) *parse.Profile {
 	e.out.Source.Rate = rate
+	e.out.Source.Time = e.d.TimeNanos
 	e.out.Source.Samples = e.allocSm
 	if e.out.HasInUse {
 		e.out.Source.Samples = e.inuseSamples

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -35,15 +36,7 @@ func BenchmarkWriteParquet(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		cw := &countingWriter{}
-		w := NewWriter(cw)
-		for _, r := range rows {
-			if err := w.Write(r); err != nil {
-				b.Fatal(err)
-			}
-		}
-		if err := w.Close(); err != nil {
-			b.Fatal(err)
-		}
+		writeTo(b, cw, rows)
 		size = cw.n
 	}
 	b.ReportMetric(float64(len(rows))*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
@@ -72,39 +65,12 @@ func BenchmarkWriteJSON(b *testing.B) {
 // BenchmarkRead measures reading rows back.
 func BenchmarkRead(b *testing.B) {
 	rows := benchRows(100000)
-	var buf countingBuffer
-	w := NewWriter(&buf)
-	for _, r := range rows {
-		if err := w.Write(r); err != nil {
-			b.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		b.Fatal(err)
-	}
+	file := write(b, rows)
 	b.ResetTimer()
 	for range b.N {
-		if _, err := Read(buf.reader(), int64(len(buf.b)), "bench"); err != nil {
+		if _, err := Read(bytes.NewReader(file), int64(len(file)), "bench"); err != nil {
 			b.Fatal(err)
 		}
 	}
 	b.ReportMetric(float64(len(rows))*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
-}
-
-type countingBuffer struct{ b []byte }
-
-func (c *countingBuffer) Write(p []byte) (int, error) { c.b = append(c.b, p...); return len(p), nil }
-func (c *countingBuffer) reader() *bytesReaderAt      { return &bytesReaderAt{c.b} }
-
-type bytesReaderAt struct{ b []byte }
-
-func (r *bytesReaderAt) ReadAt(p []byte, off int64) (int, error) {
-	if off >= int64(len(r.b)) {
-		return 0, io.EOF
-	}
-	n := copy(p, r.b[off:])
-	if n < len(p) {
-		return n, io.EOF
-	}
-	return n, nil
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -35,10 +36,18 @@ func sampleRows() []Row {
 	return rows
 }
 
-func write(t *testing.T, rows []Row) []byte {
+// write is the Parquet file of rows.
+func write(t testing.TB, rows []Row) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	w := NewWriter(&buf)
+	writeTo(t, &buf, rows)
+	return buf.Bytes()
+}
+
+// writeTo writes the Parquet file of rows to out.
+func writeTo(t testing.TB, out io.Writer, rows []Row) {
+	t.Helper()
+	w := NewWriter(out)
 	for _, r := range rows {
 		if err := w.Write(r); err != nil {
 			t.Fatal(err)
@@ -47,7 +56,6 @@ func write(t *testing.T, rows []Row) []byte {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	return buf.Bytes()
 }
 
 // TestRoundTrip checks that Read gives back the rows Write wrote, and

@@ -152,17 +152,20 @@ func (s *skimmer) list(depth int) error {
 		return errShort
 	}
 	for range n {
-		if t == 1 || t == 2 { // booleans in a list take a byte each
-			if err := s.skip(1); err != nil {
-				return err
-			}
-			continue
-		}
-		if err := s.value(t, depth+1); err != nil {
+		if err := s.element(t, depth); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// element skips one element of a list or map of compact type t: unlike
+// a field's, a boolean element takes a byte.
+func (s *skimmer) element(t byte, depth int) error {
+	if t == 1 || t == 2 {
+		return s.skip(1)
+	}
+	return s.value(t, depth+1)
 }
 
 // dict skips a map.
@@ -179,16 +182,11 @@ func (s *skimmer) dict(depth int) error {
 		return err
 	}
 	for range n {
-		for _, t := range []byte{kv >> 4, kv & 0x0f} {
-			if t == 1 || t == 2 {
-				if err := s.skip(1); err != nil {
-					return err
-				}
-				continue
-			}
-			if err := s.value(t, depth+1); err != nil {
-				return err
-			}
+		if err := s.element(kv>>4, depth); err != nil {
+			return err
+		}
+		if err := s.element(kv&0x0f, depth); err != nil {
+			return err
 		}
 	}
 	return nil

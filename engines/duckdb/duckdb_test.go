@@ -321,21 +321,29 @@ func readParquetWith(paths []string, options string) string {
 
 // mergeSQL is the SQL between docs/parquet.md's merge-sql markers, without
 // its code fence: what a reader copies into an engine.
-func mergeSQL(t testing.TB) string {
+func mergeSQL(t testing.TB) string { return docSQL(t, "merge-sql", "FROM rows") }
+
+// intervalSQL is docs/parquet.md's closed-form interval query (between
+// its interval-sql markers), which reads a view named merged.
+func intervalSQL(t testing.TB) string { return docSQL(t, "interval-sql", "FROM merged") }
+
+// docSQL is the one ```sql fence between docs/parquet.md's <!-- marker -->
+// and <!-- /marker -->, which must read from.
+func docSQL(t testing.TB, marker, from string) string {
 	t.Helper()
 	doc, err := os.ReadFile(docPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, rest, ok := strings.Cut(string(doc), "<!-- merge-sql -->")
-	block, _, ok2 := strings.Cut(rest, "<!-- /merge-sql -->")
+	_, rest, ok := strings.Cut(string(doc), "<!-- "+marker+" -->")
+	block, _, ok2 := strings.Cut(rest, "<!-- /"+marker+" -->")
 	if !ok || !ok2 {
-		t.Fatalf("%s: no <!-- merge-sql --> … <!-- /merge-sql --> block", docPath)
+		t.Fatalf("%s: no <!-- %s --> … <!-- /%s --> block", docPath, marker, marker)
 	}
 	_, body, ok := strings.Cut(block, "```sql\n")
 	body, _, ok2 = strings.Cut(body, "```")
-	if !ok || !ok2 || !strings.Contains(body, "FROM rows") {
-		t.Fatalf("%s: the merge-sql block is not one ```sql fence selecting FROM rows:\n%s", docPath, block)
+	if !ok || !ok2 || !strings.Contains(body, from) {
+		t.Fatalf("%s: the %s block is not one ```sql fence selecting %s:\n%s", docPath, marker, from, block)
 	}
 	return strings.TrimSpace(body)
 }
@@ -886,24 +894,6 @@ func fileSize(t testing.TB, path string) int64 {
 		t.Fatal(err)
 	}
 	return st.Size()
-}
-
-// intervalSQL is docs/parquet.md's closed-form interval query (between
-// its interval-sql markers), which reads a view named merged.
-func intervalSQL(t testing.TB) string {
-	t.Helper()
-	doc, err := os.ReadFile(docPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, rest, ok := strings.Cut(string(doc), "<!-- interval-sql -->")
-	block, _, ok2 := strings.Cut(rest, "<!-- /interval-sql -->")
-	_, body, ok3 := strings.Cut(block, "```sql\n")
-	body, _, ok4 := strings.Cut(body, "```")
-	if !ok || !ok2 || !ok3 || !ok4 || !strings.Contains(body, "FROM merged") {
-		t.Fatalf("%s: no <!-- interval-sql --> block of one ```sql fence selecting FROM merged", docPath)
-	}
-	return strings.TrimSpace(body)
 }
 
 // checkClosedForm runs the document's closed-form (Wilson–Hilferty)

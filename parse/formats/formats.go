@@ -5,9 +5,12 @@ package formats
 
 import (
 	"bufio"
+	"bytes"
 	"compress/gzip"
+	"fmt"
 	"io"
 	"os"
+	"unicode/utf8"
 
 	"github.com/heapest/heapest/parse"
 	"github.com/heapest/heapest/parse/jemalloc"
@@ -79,6 +82,13 @@ func Read(name string, r io.Reader, opt parse.Options, sink parse.Sink) (*parse.
 		return nil, &parse.Error{File: name, Offset: -1, Msg: "empty file"}
 	}
 	for _, f := range List {
+		if f.Name == "pprof" {
+			// The proto check is a guess from one byte: name what is
+			// surely no proto before it decodes one.
+			if msg := notAProfile(head); msg != "" {
+				return nil, &parse.Error{File: name, Offset: -1, Msg: msg}
+			}
+		}
 		if f.Detect(head) {
 			return parseWith(f, name, br, opt, sink)
 		}
@@ -96,4 +106,70 @@ func parseWith(f Format, name string, br *bufio.Reader, opt parse.Options, sink 
 		p.Source.Format = f.Name
 	}
 	return p, nil
+}
+
+// compressions are the magic numbers of the compressed formats heapest
+// does not undo itself (it removes gzip only, as pprof does).
+var compressions = []struct{ magic, name, tool string }{
+	{"BZh", "bzip2", "bunzip2"},
+	{"\x28\xb5\x2f\xfd", "zstd", "zstd -d"},
+	{"\xfd7zXZ\x00", "xz", "unxz"},
+	{"\x04\x22\x4d\x18", "lz4", "lz4 -d"},
+	{"PK\x03\x04", "zip", "unzip"},
+}
+
+// notAProfile says what an input that no format recognised is, when
+// that is clear from its head: compressed, another jemalloc dump version,
+// heapest's Parquet rows, or text. "" means it may be a profile.proto.
+func notAProfile(head []byte) string {
+	for _, c := range compressions {
+		if bytes.HasPrefix(head, []byte(c.magic)) {
+			return fmt.Sprintf("%s-compressed: decompress it first (%s); heapest removes gzip only", c.name, c.tool)
+		}
+	}
+	if v, ok := bytes.CutPrefix(head, []byte("heap_v")); ok && len(v) > 0 && v[0] >= '0' && v[0] <= '9' {
+		end := bytes.IndexByte(v, '/')
+		if end < 0 || end > 4 {
+			end = 1
+		}
+		return fmt.Sprintf("a jemalloc heap_v%s dump: heapest reads heap_v2 (jemalloc 4 and 5)", v[:end])
+	}
+	if bytes.HasPrefix(head, []byte("PAR1")) {
+		return "a Parquet file: heapest's statistics rows are read with --from-parquet"
+	}
+	if isText(head) {
+		line, _, _ := bytes.Cut(head, []byte("\n"))
+		if len(line) > 60 {
+			line = append(line[:57:57], "..."...)
+		}
+		return fmt.Sprintf("a text file no format recognises (it starts %q); heapest reads jemalloc heap_v2 dumps, "+
+			"gperftools and Go heap profile text, pprof protos (gzipped or not), nettrace, JFR and memray files", line)
+	}
+	return ""
+}
+
+// isText reports whether head is printable UTF-8 text: a profile.proto
+// has lengths and varints in its first bytes that no text has.
+func isText(head []byte) bool {
+	if len(head) > 512 {
+		head = head[:512]
+	}
+	if !utf8.Valid(head) {
+		// A cut in the middle of a rune at the end is not binary.
+		for i := 1; i <= 3 && i < len(head); i++ {
+			if utf8.Valid(head[:len(head)-i]) {
+				head = head[:len(head)-i]
+				break
+			}
+		}
+		if !utf8.Valid(head) {
+			return false
+		}
+	}
+	for _, r := range string(head) {
+		if r < 0x20 && r != '\n' && r != '\r' && r != '\t' {
+			return false
+		}
+	}
+	return true
 }

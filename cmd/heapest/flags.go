@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -9,6 +10,7 @@ import (
 
 	"github.com/heapest/heapest/aggregate"
 	"github.com/heapest/heapest/ci"
+	"github.com/heapest/heapest/internal/units"
 	"github.com/heapest/heapest/render"
 	"github.com/heapest/heapest/unbias"
 )
@@ -102,6 +104,23 @@ func confidenceVar(cmd *cobra.Command, p *float64, usage string) {
 	*p = 0.95
 	cmd.Flags().Var((*confidenceFlag)(p), "confidence", usage)
 }
+
+// rateFlag is a sampling period: bytes, with or without a unit (512KiB,
+// 1MiB, 524288), at least one byte.
+type rateFlag float64
+
+func (r *rateFlag) String() string { return strconv.FormatFloat(float64(*r), 'g', -1, 64) }
+
+func (r *rateFlag) Set(s string) error {
+	x, _, err := units.ParseSize(s)
+	if err != nil || !(x >= 1) || math.IsInf(x, 0) {
+		return fmt.Errorf("want a sampling period of at least 1 byte, in bytes or with a unit (524288, 512KiB)")
+	}
+	*r = rateFlag(x)
+	return nil
+}
+
+func (r *rateFlag) Type() string { return "SIZE" }
 
 // orList joins names as "a, b or c".
 func orList(names []string) string {

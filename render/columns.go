@@ -169,12 +169,29 @@ func (f formatters) estimate(m *measure, head string) column {
 	return f.result(m, head, "estimate", func(r ci.Result) float64 { return r.Estimate })
 }
 
-func (f formatters) lo(m *measure) column {
-	return f.result(m, "", "lo", func(r ci.Result) float64 { return r.Lo })
-}
+func (f formatters) lo(m *measure) column { return f.bound(m, "lo", func(r ci.Result) float64 { return r.Lo }) }
 
-func (f formatters) hi(m *measure) column {
-	return f.result(m, "", "hi", func(r ci.Result) float64 { return r.Hi })
+func (f formatters) hi(m *measure) column { return f.bound(m, "hi", func(r ci.Result) float64 { return r.Hi }) }
+
+// bound is a column of an interval's end: empty (null in JSON) where the
+// row has no interval (method none, or nothing sampled), which a number
+// equal to the estimate would make look exact.
+func (f formatters) bound(m *measure, name string, x func(ci.Result) float64) column {
+	c := f.result(m, "", name, x)
+	machine, json := c.machine, c.json
+	c.machine = func(cl *cell) string {
+		if r, _, ok := m.get(cl.row); ok && !hasInterval(r) {
+			return ""
+		}
+		return machine(cl)
+	}
+	c.json = func(cl *cell) (any, bool) {
+		if r, _, ok := m.get(cl.row); ok && !hasInterval(r) {
+			return nil, true
+		}
+		return json(cl)
+	}
+	return c
 }
 
 // share is the estimate as a percentage of the total (table only).

@@ -57,7 +57,7 @@ func num(x float64) string {
 
 // halfWidthPct is the interval's half width as a percentage of the estimate.
 func halfWidthPct(r ci.Result) string {
-	if r.Estimate == 0 || r.Method == "-" || r.Method == "none" {
+	if r.Estimate == 0 || !hasInterval(r) {
 		return "-"
 	}
 	return fmt.Sprintf("%.1f%%", 100*(r.Hi-r.Lo)/2/r.Estimate)

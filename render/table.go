@@ -112,11 +112,15 @@ func keyText(row report.Row, by aggregate.By) string {
 }
 
 func interval(r ci.Result, bytes bool) string {
-	if r.Method == "-" || r.Method == "none" {
+	if !hasInterval(r) {
 		return "-"
 	}
 	return human(r.Lo, bytes) + " – " + human(r.Hi, bytes)
 }
+
+// hasInterval reports whether r has an interval: not for method none (no
+// honest one) nor "-" (nothing sampled).
+func hasInterval(r ci.Result) bool { return r.Method != "-" && r.Method != "none" }
 
 func share(x, total float64) string {
 	if total == 0 {

@@ -49,6 +49,7 @@ const (
 	NoteOpenEnd      = "upper bound at s+1 samples: the bytes after the last sample are unobserved (.NET design)"
 	NoteOpenStart    = "lower bound at s−1 samples: the window starts between samples (.NET design)"
 	NoteBias         = "estimate from the average size of mixed sizes; interval widened by its error bound"
+	NoteContains     = "interval widened to hold the estimate: allocations many sampling periods large are sampled almost surely, so the count is nearly exact and the estimate Z/π lies just above it"
 	NoteWeighted     = "JFR: the sum of the events' weights; model-based interval (each weight a Poisson count, gamma), coverage measured in docs/jfr.md"
 )
 
@@ -76,6 +77,13 @@ func Interval(s Stats, m Method, confidence float64) (Result, error) {
 		r = shifted(s, m, alpha)
 	default:
 		r = dispatch(s, m, alpha)
+	}
+	if r.Method != MethodNone && (r.Hi < r.Estimate || r.Lo > r.Estimate) {
+		// An exact interval is on the count of allocations, N·Z; the HT
+		// estimate s·Z/π is not a multiple of Z, and where π ≈ 1 it falls
+		// just outside [N_lo·Z, N_hi·Z]. An interval must hold its estimate.
+		r.Lo, r.Hi = math.Min(r.Lo, r.Estimate), math.Max(r.Hi, r.Estimate)
+		r.Notes = append(r.Notes, NoteContains)
 	}
 	for _, x := range []float64{r.Estimate, r.Lo, r.Hi} {
 		if math.IsNaN(x) || math.IsInf(x, 0) {

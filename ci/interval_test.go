@@ -2,6 +2,7 @@ package ci
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -336,5 +337,27 @@ func TestIntervalShifted(t *testing.T) {
 	}
 	if _, err := Interval(Stats{N: 1, Estimate: 1, Spill: -1}, Auto, conf); err == nil {
 		t.Error("a negative spill is accepted")
+	}
+}
+
+// TestIntervalHoldsEstimate checks that an interval holds its estimate
+// where the exact count's interval would not (one allocation of five
+// periods: N = 1 almost surely, the estimate Z/π just above Z), and says
+// why it is narrow.
+func TestIntervalHoldsEstimate(t *testing.T) {
+	for _, n := range []float64{1, 3, 40} {
+		s := single(n, 80<<10, 16<<10)
+		for _, m := range []Method{Auto, Exact, CampPaulson} {
+			r, err := Interval(s, m, 0.95)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Lo > r.Estimate || r.Hi < r.Estimate {
+				t.Errorf("%d × 80 KiB, %v: estimate %v outside [%v, %v]", int(n), m, r.Estimate, r.Lo, r.Hi)
+			}
+			if n == 1 && m == Auto && !slices.Contains(r.Notes, NoteContains) {
+				t.Errorf("1 × 80 KiB, %v: notes %q lack why the interval is narrow", m, r.Notes)
+			}
+		}
 	}
 }

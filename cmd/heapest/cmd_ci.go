@@ -129,9 +129,9 @@ rows that mix sizes. See docs/statistics.md.
 	opts.GateOptions.addFlags(cmd)
 	f := cmd.Flags()
 	f.Float64Var(&opts.Samples, "samples", 0, "calculator: number of samples `S` (an integer ≥ 0)")
-	f.Float64Var(&opts.Size, "size", 0, "calculator: size `Z` in bytes of every sampled allocation")
-	f.Float64SliceVar(&opts.Sizes, "sizes", nil, "calculator: the size of each sample, `Z1,Z2,...` (.NET ObjectSize): the estimate is then the sum of Z/π a trace row prints")
-	f.Float64Var(&opts.OffsetBytes, "offset-bytes", 0, "calculator: sum `U` of ObjectSize − SampledByteOffset over .NET samples")
+	sizeVar(cmd, &opts.Size, "size", 1, "a size", "calculator: size `Z` of every sampled allocation, in bytes or with a unit")
+	f.Var(sizesFlag{&opts.Sizes}, "sizes", "calculator: the size of each sample, `Z1,Z2,...` (.NET ObjectSize): the estimate is then the sum of Z/π a trace row prints")
+	sizeVar(cmd, &opts.OffsetBytes, "offset-bytes", 0, "a sum of offsets", "calculator: sum `U` of ObjectSize − SampledByteOffset over .NET samples")
 	f.BoolVar(&opts.OpenEnd, "open-end", false, "calculator, with --offset-bytes: the window does not end on a sample (upper bound at S+1)")
 	f.BoolVar(&opts.OpenStart, "open-start", false, "calculator, with --offset-bytes: the window does not start on a sample (lower bound at S−1)")
 	return cmd

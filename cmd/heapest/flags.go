@@ -105,22 +105,69 @@ func confidenceVar(cmd *cobra.Command, p *float64, usage string) {
 	cmd.Flags().Var((*confidenceFlag)(p), "confidence", usage)
 }
 
-// rateFlag is a sampling period: bytes, with or without a unit (512KiB,
-// 1MiB, 524288), at least one byte.
-type rateFlag float64
+// sizeFlag is a size in bytes, with or without a unit (524288, 512KiB,
+// 1MiB), of at least min: how every size heapest reads is given.
+type sizeFlag struct {
+	p    *float64
+	min  float64
+	what string // "a sampling period", "a size", ...
+}
 
-func (r *rateFlag) String() string { return strconv.FormatFloat(float64(*r), 'g', -1, 64) }
-
-func (r *rateFlag) Set(s string) error {
-	x, _, err := units.ParseSize(s)
-	if err != nil || !(x >= 1) || math.IsInf(x, 0) {
-		return fmt.Errorf("want a sampling period of at least 1 byte, in bytes or with a unit (524288, 512KiB)")
+func (f sizeFlag) String() string {
+	if f.p == nil {
+		return "0"
 	}
-	*r = rateFlag(x)
+	return strconv.FormatFloat(*f.p, 'g', -1, 64)
+}
+
+func (f sizeFlag) Set(s string) error {
+	x, err := parseSize(s, f.min, f.what)
+	if err != nil {
+		return err
+	}
+	*f.p = x
 	return nil
 }
 
-func (r *rateFlag) Type() string { return "SIZE" }
+func (f sizeFlag) Type() string { return "SIZE" }
+
+// parseSize reads one size of at least min.
+func parseSize(s string, min float64, what string) (float64, error) {
+	x, _, err := units.ParseSize(s)
+	if err != nil || !(x >= min) || math.IsInf(x, 0) {
+		return 0, fmt.Errorf("want %s of at least %g byte%s, in bytes or with a unit (524288, 512KiB)", what, min, map[bool]string{true: "", false: "s"}[min == 1])
+	}
+	return x, nil
+}
+
+// sizeVar defines a size flag.
+func sizeVar(cmd *cobra.Command, p *float64, name string, min float64, what, usage string) {
+	cmd.Flags().Var(sizeFlag{p: p, min: min, what: what}, name, usage)
+}
+
+// sizesFlag is a list of sizes, comma-separated or repeated.
+type sizesFlag struct{ p *[]float64 }
+
+func (f sizesFlag) String() string {
+	var parts []string
+	for _, z := range *f.p {
+		parts = append(parts, strconv.FormatFloat(z, 'g', -1, 64))
+	}
+	return "[" + strings.Join(parts, ",") + "]"
+}
+
+func (f sizesFlag) Set(s string) error {
+	for _, part := range strings.Split(s, ",") {
+		z, err := parseSize(part, 1, "sizes")
+		if err != nil {
+			return fmt.Errorf("%s: %w", part, err)
+		}
+		*f.p = append(*f.p, z)
+	}
+	return nil
+}
+
+func (f sizesFlag) Type() string { return "SIZES" }
 
 // orList joins names as "a, b or c".
 func orList(names []string) string {

@@ -34,7 +34,7 @@ type inputOptions struct {
 func (o *inputOptions) addFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVar(&o.JemallocUnbias, "jemalloc-unbias", "auto", "how jemalloc 5.3 dumps were written: `auto` (detect), on (prof_unbias encoding) or off (raw counts)")
-	f.Var((*rateFlag)(&o.Rate), "rate", "sampling period `R` in bytes or with a unit (512KiB), for inputs that lack it (tcmalloc protos, sampled memray captures)")
+	sizeVar(cmd, &o.Rate, "rate", 1, "a sampling period", "sampling period `R` in bytes or with a unit (512KiB), for inputs that lack it (tcmalloc protos, sampled memray captures)")
 	f.BoolVar(&o.KeepGoing, "keep-going", false, "one input: salvage what precedes a truncation or a bad record, with a warning; several: skip unreadable inputs and list them")
 	f.StringVar(&o.Binary, "binary", "", "the profiled program's executable `PATH`, for dumps taken on another machine")
 	f.StringSliceVar(&o.SymbolPath, "symbol-path", nil, "directories searched for the mapped executables and libraries and their debug files (`DIR`,...)")

@@ -206,8 +206,8 @@ func (c *Collector) size() float64 {
 
 // Narrow lets the collector, when its input says what it holds before its
 // records (parse.Beginner), keep only the kind of value a report on that
-// one input shows by default: in-use where the input has it, else
-// allocations. For a report whose value is chosen from this input alone.
+// one input shows by default (unbias.DefaultValue). For a report whose
+// value is chosen from this input alone.
 func (c *Collector) Narrow() { c.narrow = true }
 
 // DropStacks lets the collector, when its input says what it holds before
@@ -225,8 +225,9 @@ func (c *Collector) Begin(p *parse.Profile) {
 		return
 	}
 	c.skip = make([]bool, len(c.values))
+	keepAlloc := unbias.DefaultValue(p).IsAlloc()
 	for i, v := range c.values {
-		c.skip[i] = v.IsAlloc() == p.HasInUse
+		c.skip[i] = v.IsAlloc() != keepAlloc
 	}
 }
 

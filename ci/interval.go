@@ -50,6 +50,7 @@ const (
 	NoteOpenStart    = "lower bound at s−1 samples: the window starts between samples (.NET design)"
 	NoteBias         = "estimate from the average size of mixed sizes; interval widened by its error bound"
 	NoteContains     = "interval widened to hold the estimate: allocations many sampling periods large are sampled almost surely, so the count is nearly exact and the estimate Z/π lies just above it"
+	NoteEstimator    = "interval widened to hold the estimate: the row prints Horvitz–Thompson's Σ Z/π, the interval is Approach 2's, whose own estimate s·(R−1)+u is further off here"
 	NoteWeighted     = "JFR: the sum of the events' weights; model-based interval (each weight a Poisson count, gamma), coverage measured in docs/jfr.md"
 )
 
@@ -83,7 +84,11 @@ func Interval(s Stats, m Method, confidence float64) (Result, error) {
 		// estimate s·Z/π is not a multiple of Z, and where π ≈ 1 it falls
 		// just outside [N_lo·Z, N_hi·Z]. An interval must hold its estimate.
 		r.Lo, r.Hi = math.Min(r.Lo, r.Estimate), math.Max(r.Hi, r.Estimate)
-		r.Notes = append(r.Notes, NoteContains)
+		if s.offsetApplies() {
+			r.Notes = append(r.Notes, NoteEstimator)
+		} else {
+			r.Notes = append(r.Notes, NoteContains)
+		}
 	}
 	for _, x := range []float64{r.Estimate, r.Lo, r.Hi} {
 		if math.IsNaN(x) || math.IsInf(x, 0) {

@@ -244,6 +244,10 @@ type Profile struct {
 	Records, Breakdowns int
 	// HasInUse and HasAlloc say which pairs the format provides.
 	HasInUse, HasAlloc bool
+	// DefaultType is the sample type the input says to show by default,
+	// as it names it (pprof's default_sample_type: alloc_space for a Go
+	// allocs profile); "" where it says none.
+	DefaultType string
 	// Encoding is how the Counts the parser sent as Unresolved are
 	// written (Raw or JemallocUnbias); it applies to no other Counts.
 	Encoding Encoding

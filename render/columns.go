@@ -169,9 +169,13 @@ func (f formatters) estimate(m *measure, head string) column {
 	return f.result(m, head, "estimate", func(r ci.Result) float64 { return r.Estimate })
 }
 
-func (f formatters) lo(m *measure) column { return f.bound(m, "lo", func(r ci.Result) float64 { return r.Lo }) }
+func (f formatters) lo(m *measure) column {
+	return f.bound(m, "lo", func(r ci.Result) float64 { return r.Lo })
+}
 
-func (f formatters) hi(m *measure) column { return f.bound(m, "hi", func(r ci.Result) float64 { return r.Hi }) }
+func (f formatters) hi(m *measure) column {
+	return f.bound(m, "hi", func(r ci.Result) float64 { return r.Hi })
+}
 
 // bound is a column of an interval's end: empty (null in JSON) where the
 // row has no interval (method none, or nothing sampled), which a number

@@ -210,6 +210,7 @@ func (b *Builder) join(p *parse.Profile, t *aggregate.Table) {
 type joined struct {
 	src                       parse.Source
 	hasInUse, hasAlloc, timed bool
+	defaultType               string
 	merged                    *parse.Merged
 	// samples are the raw samples per value (in Builder.values order)
 	// after the filter; totals, kept for --by source only, the statistics.
@@ -220,7 +221,7 @@ type joined struct {
 // profile is the input as the parse.Profile the helpers of this package
 // take.
 func (j *joined) profile() *parse.Profile {
-	return &parse.Profile{Source: j.src, HasInUse: j.hasInUse, HasAlloc: j.hasAlloc, Timed: j.timed, Merged: j.merged}
+	return &parse.Profile{Source: j.src, HasInUse: j.hasInUse, HasAlloc: j.hasAlloc, Timed: j.timed, DefaultType: j.defaultType, Merged: j.merged}
 }
 
 // slim keeps what a report needs of a joined input. The strings inputs
@@ -228,7 +229,7 @@ func (j *joined) profile() *parse.Profile {
 func (b *Builder) slim(p *parse.Profile, totals []ci.Stats) joined {
 	src := p.Source
 	src.Format, src.Detail, src.Build = b.intern(src.Format), b.intern(src.Detail), b.intern(src.Build)
-	j := joined{src: src, hasInUse: p.HasInUse, hasAlloc: p.HasAlloc, timed: p.Timed, merged: p.Merged}
+	j := joined{src: src, hasInUse: p.HasInUse, hasAlloc: p.HasAlloc, timed: p.Timed, defaultType: b.intern(p.DefaultType), merged: p.Merged}
 	for i := range totals {
 		j.samples[i] = totals[i].Samples
 	}
@@ -520,14 +521,28 @@ func DefaultByFor(profiles []*parse.Profile) aggregate.By {
 }
 
 // DefaultValueFor is the value a report shows when --value is not given:
-// inuse_space where the input has it, else alloc_space. JFR recordings
-// show alloc_space: their inuse values are only the few live objects the
-// JVM's leak profiler kept (jdk.OldObjectSample), not an estimate.
+// the inputs' own default (unbias.DefaultValue) where they agree; else
+// alloc_space if any input's default is an allocation value, else
+// inuse_space. Only the two space values are collected for a default
+// (NewBuilder), so an objects default shows its space value.
 func DefaultValueFor(profiles []*parse.Profile) unbias.Value {
-	for _, p := range profiles {
-		if !p.HasInUse || p.Source.Format == "jfr" && p.HasAlloc {
-			return unbias.AllocSpace
+	var v unbias.Value
+	for i, p := range profiles {
+		d := unbias.DefaultValue(p)
+		switch {
+		case i == 0:
+			v = d
+		case d != v && (d.IsAlloc() || v.IsAlloc()):
+			v = unbias.AllocSpace
+		case d != v:
+			v = unbias.InUseSpace
 		}
 	}
-	return unbias.InUseSpace
+	switch v {
+	case unbias.InUseObjects:
+		return unbias.InUseSpace
+	case unbias.AllocObjects:
+		return unbias.AllocSpace
+	}
+	return v
 }

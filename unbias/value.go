@@ -1,6 +1,10 @@
 package unbias
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/heapest/heapest/parse"
+)
 
 // Value is the quantity a report estimates.
 type Value uint8
@@ -43,4 +47,20 @@ func ParseValue(s string) (Value, error) {
 		}
 	}
 	return 0, fmt.Errorf("unknown value %q (want inuse_space, inuse_objects, alloc_space or alloc_objects)", s)
+}
+
+// DefaultValue is the value a report on p alone shows when --value is not
+// given: the one p says to show (pprof's default_sample_type: a Go allocs
+// profile's alloc_space), where p has it; else inuse_space where p has it,
+// else alloc_space. JFR recordings show alloc_space: their inuse values
+// are only the few live objects the JVM's leak profiler kept
+// (jdk.OldObjectSample), not an estimate.
+func DefaultValue(p *parse.Profile) Value {
+	if v, err := ParseValue(p.DefaultType); err == nil && (v.IsAlloc() && p.HasAlloc || !v.IsAlloc() && p.HasInUse) {
+		return v
+	}
+	if !p.HasInUse || p.Source.Format == "jfr" && p.HasAlloc {
+		return AllocSpace
+	}
+	return InUseSpace
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/heapest/heapest/aggregate"
 	"github.com/heapest/heapest/ci"
@@ -96,7 +97,14 @@ func (o *ReportOptions) addFlagsFormats(cmd *cobra.Command, formats []render.For
 	f := cmd.Flags()
 	confidenceVar(cmd, &o.Confidence, "coverage of the intervals, in (0,1)")
 	enumVar(cmd, &o.Method, "method", methodChoices, false, "interval method; auto picks per row the best one valid for it")
-	enumVar(cmd, &o.Value, "value", valueChoices, true, "value to estimate (default inuse_space where the input has it, else alloc_space; alloc_space for JFR)")
+	enumVar(cmd, &o.Value, "value", valueChoices, true, "value to estimate (default: the one the input names, as pprof's default_sample_type; else inuse_space where the input has it, else alloc_space; alloc_space for JFR); --sample_index is an alias")
+	// pprof users type -sample_index=alloc_space.
+	f.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
+		if name == "sample_index" || name == "sample-index" {
+			name = "value"
+		}
+		return pflag.NormalizedName(name)
+	})
 	enumVar(cmd, &o.By, "by", byChoices, true, "what a row is; func has flat and cum (default func; type for .NET traces)")
 	f.IntVar(&o.Top, "top", 20, "show the `N` largest rows (0: all)")
 	f.StringVar(&o.Focus, "focus", "", "keep only samples with a frame (or type) matching `REGEX`")

@@ -330,6 +330,7 @@ type emitter struct {
 }
 
 func newEmitter(d *decoded, out *parse.Profile, sink parse.Sink) *emitter {
+	out.DefaultType = d.DefaultSampleType
 	return &emitter{d: d, out: out, sink: sink}
 }
 

@@ -16,7 +16,7 @@ type, and prints every estimate with a confidence interval.
 Standard output carries only the report; progress, warnings and errors go to
 standard error.
 ` + exitStatusHelp,
-		Version:       version,
+		Version:       versionString(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -28,6 +28,7 @@ standard error.
 		newMergeCommand(),
 		newCICommand(),
 		newDiffCommand(),
+		newVersionCommand(),
 	)
 	return root
 }

@@ -17,6 +17,29 @@ type Keys struct {
 // KeysFor returns the keys grouping by b needs.
 func KeysFor(b By) Keys { return Keys{Thread: b == ByThread, Size: b == BySize} }
 
+// Span is what a Window saw of a trace: how many records it was offered
+// and kept, and the first and last event times offered.
+type Span struct {
+	Offered, kept int
+	First, Last   int64
+}
+
+func (s *Span) see(t int64) {
+	if s.Offered == 0 || t < s.First {
+		s.First = t
+	}
+	if s.Offered == 0 || t > s.Last {
+		s.Last = t
+	}
+	s.Offered++
+}
+
+// Kept is how many of the offered records the window kept.
+func (s Span) Kept() int { return s.kept }
+
+// Span is what the collector's window saw (zero without a window).
+func (c *Collector) Span() Span { return c.span }
+
 // Window selects records of a trace by time: [From, To) in ns from the
 // trace start, To ≤ 0 meaning its end. The zero Window keeps everything.
 type Window struct {
@@ -37,6 +60,7 @@ type Collector struct {
 	values []unbias.Value
 	keys   Keys
 	window Window
+	span   Span
 
 	frames    *keyTable[frameKey]
 	frameVals []parse.Frame
@@ -85,8 +109,14 @@ func NewCollector(values []unbias.Value, keys Keys, w Window, sizeHint int64) *C
 // counts' encoding the parser learns only at the end (parse.Unresolved)
 // is kept, compactly, until Finish.
 func (c *Collector) Record(rec *parse.Record) {
+	if c.window.On && !rec.Breakdown {
+		c.span.see(rec.Time)
+	}
 	if rec.Breakdown && !c.keys.Thread || !c.window.keep(rec.Time) {
 		return
+	}
+	if c.window.On && !rec.Breakdown {
+		c.span.kept++
 	}
 	var k cellKey
 	if c.noStacks {

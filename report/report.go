@@ -5,6 +5,7 @@ import (
 	"math"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/heapest/heapest/aggregate"
 	"github.com/heapest/heapest/ci"
@@ -167,6 +168,16 @@ func (b *Builder) load(read Reader, namer Namer, sizeHint int64) (*parse.Profile
 	if b.opt.Window && !p.Timed {
 		return nil, nil, fmt.Errorf("%s: --from/--to select a time window of a trace; this %s profile has no event times", p.Source.Path, p.Source.Format)
 	}
+	if sp := c.Span(); b.opt.Window && sp.Offered > 0 && sp.Kept() == 0 {
+		// An empty report of one trace would read as "nothing allocated";
+		// in a merge, one trace may well have nothing in the window.
+		msg := fmt.Sprintf("no event falls in the window --from %v --to %v: the trace's events span %v to %v",
+			time.Duration(b.opt.From), windowEnd(b.opt.To), time.Duration(sp.First), time.Duration(sp.Last))
+		if b.opt.SingleInput {
+			return nil, nil, fmt.Errorf("%s: %s", p.Source.Path, msg)
+		}
+		p.Warnings = append(p.Warnings, msg)
+	}
 	var n aggregate.Namer
 	if namer != nil {
 		if n, err = namer(p); err != nil {
@@ -181,6 +192,14 @@ func (b *Builder) load(read Reader, namer Namer, sizeHint int64) (*parse.Profile
 		return nil, nil, err
 	}
 	return p, t, nil
+}
+
+// windowEnd is --to in words: its end, or the trace's.
+func windowEnd(to int64) string {
+	if to <= 0 {
+		return "(the end)"
+	}
+	return time.Duration(to).String()
 }
 
 // join adds a loaded input's table to the others. Inputs are joined in

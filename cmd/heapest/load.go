@@ -57,6 +57,11 @@ func (o *inputOptions) inputs(cmd *cobra.Command, args []string, listed bool) ([
 	if o.AllowDuplicates && o.LatestPerProcess {
 		return nil, usageError{fmt.Errorf("--allow-duplicates and --latest-per-process exclude each other")}
 	}
+	for _, dir := range o.SymbolPath {
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			return nil, usageError{fmt.Errorf("--symbol-path %s: not a directory", dir)}
+		}
+	}
 	paths, err := fleet.Expand(args, cmd.InOrStdin(), listed)
 	if err != nil {
 		return nil, err

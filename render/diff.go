@@ -86,7 +86,7 @@ func writeDiffTable(w io.Writer, d *compare.Diff) error {
 		return err
 	}
 	if d.Omitted > 0 {
-		fmt.Fprintf(bw, "(%d more rows; --top 0 shows all)\n", d.Omitted)
+		fmt.Fprintf(bw, "(%d more %s; --top 0 shows all)\n", d.Omitted, rowsWord(d.Omitted))
 	}
 	fmt.Fprintf(bw, "\n~ no significant change; CI is the change's interval; the total's is at %g%%, and it is not one of the rows tested\n", 100*d.Confidence)
 	return bw.err

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/olekukonko/tablewriter/tw"
@@ -42,7 +43,7 @@ func writeTable(w io.Writer, r *report.Report) error {
 	}
 	bw.Write(trimTrailing(buf.Bytes()))
 	if r.Omitted > 0 {
-		fmt.Fprintf(bw, "(%d more rows; --top 0 shows all)\n", r.Omitted)
+		fmt.Fprintf(bw, "(%d more %s; --top 0 shows all)\n", r.Omitted, rowsWord(r.Omitted))
 	}
 	notes.write(bw, r.Notes)
 	return bw.err
@@ -100,6 +101,12 @@ func writeSources(w io.Writer, r *report.Report) {
 }
 
 func keyText(row report.Row, by aggregate.By) string {
+	if by == aggregate.BySize {
+		// Sizes read as sizes, as every other byte count of the table.
+		if z, err := strconv.ParseFloat(row.Key, 64); err == nil {
+			return human(z, true)
+		}
+	}
 	if by != aggregate.ByStack || len(row.Stack) == 0 {
 		return row.Key
 	}
@@ -244,4 +251,12 @@ func plural(n int, what string) string {
 		return fmt.Sprintf("%d %ses", n, what)
 	}
 	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// rowsWord is "row" or "rows", for n of them.
+func rowsWord(n int) string {
+	if n == 1 {
+		return "row"
+	}
+	return "rows"
 }

@@ -65,6 +65,9 @@ func ParseLegacy(name string, r *bufio.Reader, opt parse.Options, sink parse.Sin
 	if err := lp.body(sc); err != nil {
 		return nil, err
 	}
+	if err := lp.checkTotals(opt); err != nil {
+		return nil, err
+	}
 	out.Source.Rate = h.rate
 	out.Source.Samples = lp.samples
 	return out, nil
@@ -212,6 +215,29 @@ type legacyParser struct {
 	goFrames []parse.Frame
 	// funcs interns function names: one string per distinct name.
 	funcs map[string]string
+	// sums are the records' counts (in use, then allocated), checked
+	// against the header's totals: a cut file has fewer.
+	sums [4]int64
+}
+
+// checkTotals compares the records' in-use counts with the header's
+// totals, which the producer computed over the same records: fewer means
+// the file was cut (a truncated copy, a full disk), and a report of it
+// would be far too low. (Allocation totals are not checked: real files'
+// headers disagree with their records there, and more than the header is
+// no truncation.) With --keep-going, what was read is kept with a warning.
+func (lp *legacyParser) checkTotals(opt parse.Options) error {
+	h := lp.h
+	if lp.sums[0] >= h.inN && lp.sums[1] >= h.inB {
+		return nil
+	}
+	msg := fmt.Sprintf("truncated: the header counts %d objects in use (%d bytes), the records only %d (%d bytes)",
+		h.inN, h.inB, lp.sums[0], lp.sums[1])
+	if opt.KeepGoing {
+		lp.out.Warnings = append(lp.out.Warnings, msg+"; salvaged what was read (--keep-going)")
+		return nil
+	}
+	return &parse.Error{File: lp.name, Line: lp.line, Msg: msg}
 }
 
 func (lp *legacyParser) body(sc *bufio.Scanner) error {
@@ -253,6 +279,9 @@ func (lp *legacyParser) sample(text []byte) error {
 	inN, inB, allocN, allocB, err := parseCountPairs(counts)
 	if err != nil {
 		return &parse.Error{File: lp.name, Line: lp.line, Msg: err.Error()}
+	}
+	for i, x := range []int64{inN, inB, allocN, allocB} {
+		lp.sums[i] += x
 	}
 	lp.addrs = lp.addrs[:0]
 	for rest := addrs; ; {

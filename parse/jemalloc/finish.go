@@ -36,6 +36,14 @@ func (p *parser) finish(hasMaps bool) error {
 		return &parse.Error{File: p.name, Line: p.line, Offset: -1,
 			Msg: "truncated: the dump has no MAPPED_LIBRARIES section and its lines do not add up to its totals"}
 	}
+	if !hasMaps && len(p.prof.Symbols) == 0 {
+		// Whole as far as its totals tell, but jemalloc always writes the
+		// section: a dump cut exactly before it has lost its mappings,
+		// which symbolization (and a merge's same-process guard) use.
+		// (jeprof --raw output carries symbols instead.)
+		p.prof.Warnings = append(p.prof.Warnings,
+			"no MAPPED_LIBRARIES section: the dump may have been cut just before it (its stacks add up to its totals); frames are symbolized only with --binary")
+	}
 	return nil
 }
 

@@ -212,6 +212,9 @@ type Source struct {
 	// Time is when the profile was taken, in nanoseconds since the Unix
 	// epoch, where the input says (pprof's time_nanos); 0 where not.
 	Time int64
+	// Salvaged is set when --keep-going kept what preceded a truncation
+	// or damage: the input's estimates are then of a part of it.
+	Salvaged bool
 }
 
 // Profile is what a parsed input says about itself besides its records

@@ -22,6 +22,8 @@ type jsonReport struct {
 	Merged     *jsonMerged  `json:"merged,omitempty"`
 	Omitted    int          `json:"omitted,omitempty"`
 	Notes      []string     `json:"notes,omitempty"`
+	// Warnings are the inputs' warnings, as standard error shows them.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 type jsonSource struct {
@@ -30,6 +32,8 @@ type jsonSource struct {
 	Rate    float64 `json:"rate"`
 	Samples float64 `json:"samples"`
 	Detail  string  `json:"detail,omitempty"`
+	// Salvaged: --keep-going kept only what preceded damage.
+	Salvaged bool `json:"salvaged,omitempty"`
 }
 
 // jsonMerged is what a merge was made of (report.Report.Merged).
@@ -71,9 +75,9 @@ func newJSONMerged(r *report.Report) *jsonMerged {
 func writeJSON(w io.Writer, r *report.Report) error {
 	l := newLayout(r)
 	out := jsonReport{Confidence: r.Confidence, Value: r.Value.String(), Unit: r.Value.Unit(), By: r.By.String(),
-		Total: jsonTotal(l.machine, &r.Total), Rows: []jsonObject{}, Omitted: r.Omitted, Notes: r.Notes, Merged: newJSONMerged(r)}
+		Total: jsonTotal(l.machine, &r.Total), Rows: []jsonObject{}, Omitted: r.Omitted, Notes: r.Notes, Merged: newJSONMerged(r), Warnings: r.Warnings}
 	for _, s := range r.Sources {
-		out.Sources = append(out.Sources, jsonSource{Path: s.Path, Format: s.Format, Rate: s.Rate, Samples: s.Samples, Detail: s.Detail})
+		out.Sources = append(out.Sources, jsonSource{Path: s.Path, Format: s.Format, Rate: s.Rate, Samples: s.Samples, Detail: s.Detail, Salvaged: s.Salvaged})
 	}
 	for i := range r.Rows {
 		out.Rows = append(out.Rows, jsonRow(l.machine, &r.Rows[i]))

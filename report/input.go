@@ -53,6 +53,7 @@ func (b *Builder) add(read Reader, in Input, hint int64) (*parse.Profile, []stri
 		return nil, nil, err
 	}
 	b.join(p, t)
+	b.inputs[len(b.inputs)-1].warnings = warns
 	return p, warns, nil
 }
 

@@ -104,6 +104,7 @@ func (b *Builder) joinInOrder(paths []string, results []chan loaded, window chan
 			b.skipped = append(b.skipped, Skip{Path: path, Err: r.err})
 		default:
 			b.join(r.p, r.t)
+			b.inputs[len(b.inputs)-1].warnings = r.warns
 		}
 		if opt.Done != nil {
 			opt.Done(path, r.size)

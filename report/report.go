@@ -86,6 +86,10 @@ type Report struct {
 	Merged *parse.Merged
 	// Skipped are the inputs left out because they could not be read.
 	Skipped []Skip
+	// Warnings are the inputs' warnings (the parsers' and the
+	// symbolizer's), each prefixed with its input's path, in input order:
+	// standard error shows them, and machine output carries them.
+	Warnings []string
 }
 
 // Builder runs the pipeline over any number of inputs: each input's
@@ -235,6 +239,8 @@ type joined struct {
 	// after the filter; totals, kept for --by source only, the statistics.
 	samples [4]float64
 	totals  []ci.Stats
+	// warnings are the input's, for Report.Warnings.
+	warnings []string
 }
 
 // profile is the input as the parse.Profile the helpers of this package
@@ -256,6 +262,17 @@ func (b *Builder) slim(p *parse.Profile, totals []ci.Stats) joined {
 		j.totals = totals
 	}
 	return j
+}
+
+// warnings are the joined inputs' warnings, each after its input's path.
+func (b *Builder) warnings() []string {
+	var out []string
+	for i := range b.inputs {
+		for _, w := range b.inputs[i].warnings {
+			out = append(out, b.inputs[i].src.Path+": "+w)
+		}
+	}
+	return out
 }
 
 // profiles returns the joined inputs as parse.Profiles.
@@ -346,7 +363,7 @@ func (b *Builder) Report() (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.Merged, r.Skipped = b.merged(), b.skipped
+	r.Merged, r.Skipped, r.Warnings = b.merged(), b.skipped, b.warnings()
 	if opt.FleetSize > 0 {
 		if err := b.fleetRows(r, opt, vi); err != nil {
 			return nil, err

@@ -118,6 +118,7 @@ func Parse(name string, r *bufio.Reader, opt parse.Options, sink parse.Sink) (*p
 			return nil, err
 		}
 		p.prof.Warnings = append(p.prof.Warnings, fmt.Sprintf("--keep-going: %v; kept the %d stacks before it", err, p.prof.Records))
+		p.prof.Source.Salvaged = true
 	}
 	return p.prof, nil
 }

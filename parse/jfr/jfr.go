@@ -257,6 +257,7 @@ func (d *decoder) profile() (*parse.Profile, error) {
 	}
 	if d.stopped != nil {
 		d.warnf("stopped early (--keep-going): %v; the %d records before it were kept, everything after it was skipped", d.stopped, p.Records)
+		p.Source.Salvaged = true
 	}
 	return p, nil
 }

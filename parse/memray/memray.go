@@ -248,6 +248,7 @@ func (d *decoder) profile() *parse.Profile {
 	}
 	if len(d.skipped) > 0 {
 		p.Warnings = append(p.Warnings, fmt.Sprintf("%d bad rows skipped (--keep-going): %s", len(d.skipped), strings.Join(d.skipped, "; ")))
+		p.Source.Salvaged = true
 	}
 	return p
 }

@@ -93,6 +93,8 @@ func (d *decoder) profile() *parse.Profile {
 			Rate:    samplingRate,
 			Samples: float64(d.records),
 			Detail:  detail,
+			// Salvaged: --keep-going stopped the read at damage.
+			Salvaged: d.stopped != nil,
 		},
 		Records:  d.records,
 		HasAlloc: true,

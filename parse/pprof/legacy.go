@@ -235,6 +235,7 @@ func (lp *legacyParser) checkTotals(opt parse.Options) error {
 		h.inN, h.inB, lp.sums[0], lp.sums[1])
 	if opt.KeepGoing {
 		lp.out.Warnings = append(lp.out.Warnings, msg+"; salvaged what was read (--keep-going)")
+		lp.out.Source.Salvaged = true
 		return nil
 	}
 	return &parse.Error{File: lp.name, Line: lp.line, Msg: msg}

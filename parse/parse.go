@@ -30,9 +30,10 @@ type Options struct {
 	SizeHint int64
 }
 
-// DefaultMaxDecompressed bounds decompressed input: no real heap profile
-// comes near it, and a gzip bomb stops here.
-const DefaultMaxDecompressed = 4 << 30
+// DefaultMaxDecompressed bounds decompressed input: real heap profiles
+// are tens of MB (a merge of a large fleet, a few hundred), and a gzip
+// bomb stops here, before it costs gigabytes. --max-decompressed raises it.
+const DefaultMaxDecompressed = 512 << 20
 
 // Error is a parse failure located in its input.
 type Error struct {
@@ -74,18 +75,29 @@ func Bounded(name string, r io.Reader, max int64) io.Reader {
 	if max <= 0 {
 		max = DefaultMaxDecompressed
 	}
-	return &boundedReader{r: r, left: max, name: name}
+	return &boundedReader{r: r, left: max, max: max, name: name}
 }
 
 type boundedReader struct {
-	r    io.Reader
-	left int64
-	name string
+	r         io.Reader
+	left, max int64
+	name      string
+}
+
+// sizeText is n bytes in binary units, for the bound's message.
+func sizeText(n int64) string {
+	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return fmt.Sprintf("%d GiB", n>>30)
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 func (b *boundedReader) Read(p []byte) (int, error) {
 	if b.left <= 0 {
-		return 0, &Error{File: b.name, Offset: -1, Msg: "gzip input", Err: ErrTooLarge}
+		return 0, &Error{File: b.name, Offset: -1, Msg: fmt.Sprintf("gzip input decompresses to more than %s (a gzip bomb, or --max-decompressed raises the bound)", sizeText(b.max)), Err: ErrTooLarge}
 	}
 	if int64(len(p)) > b.left {
 		p = p[:b.left]

@@ -29,6 +29,7 @@ type inputOptions struct {
 	Jobs             int
 	AllowDuplicates  bool
 	LatestPerProcess bool
+	MaxDecompressed  float64
 }
 
 func (o *inputOptions) addFlags(cmd *cobra.Command) {
@@ -41,6 +42,7 @@ func (o *inputOptions) addFlags(cmd *cobra.Command) {
 	f.BoolVar(&o.KeepAllocator, "keep-allocator-frames", false, "keep malloc/jemalloc/tcmalloc frames at the top of stacks")
 	f.IntVar(&o.Jobs, "jobs", 0, "read up to `N` inputs at once (0: one per CPU)")
 	f.BoolVar(&o.AllowDuplicates, "allow-duplicates", false, "sum inputs that are dumps of one process (they are refused by default)")
+	sizeVar(cmd, &o.MaxDecompressed, "max-decompressed", 1, "a size", "bound on what a gzipped input may decompress to (default 512MiB): a gzip bomb stops there")
 	f.BoolVar(&o.LatestPerProcess, "latest-per-process", false, "of the dumps of one process (by jemalloc's file names), keep only the newest")
 }
 
@@ -95,7 +97,8 @@ func (o *inputOptions) guardNames(stderr io.Writer, paths []string) ([]string, e
 // is read (a bad input is then skipped whole, not salvaged).
 func (o *inputOptions) input(several bool) report.Input {
 	return report.Input{
-		Parse:     parse.Options{JemallocUnbias: o.JemallocUnbias, Rate: o.Rate, KeepGoing: o.KeepGoing && !several},
+		Parse: parse.Options{JemallocUnbias: o.JemallocUnbias, Rate: o.Rate, KeepGoing: o.KeepGoing && !several,
+			MaxDecompressed: int64(o.MaxDecompressed)},
 		Symbolize: symbolize.Options{Binary: o.Binary, SymbolPath: o.SymbolPath, DropAllocator: !o.KeepAllocator},
 	}
 }

@@ -17,6 +17,12 @@ import (
 	"github.com/heapest/heapest/parse"
 )
 
+// maxField bounds one field's length: every field of a profile.proto is
+// one sample, location, function, mapping or string, a few KiB at most
+// (a long C++ name); a longer one is damage, or a bomb that would have the
+// decoder buffer gigabytes before it could tell.
+const maxField = 16 << 20
+
 // Field numbers of the messages heapest reads.
 const (
 	pbProfileSampleType        = 1
@@ -233,8 +239,8 @@ func (s *stream) payload() ([]byte, error) {
 		s.off += int64(n)
 		return b, nil
 	}
-	if n > math.MaxInt32 {
-		return nil, fmt.Errorf("length %d: no field of a heap profile is that long", n)
+	if n > maxField {
+		return nil, fmt.Errorf("length %d: no field of a heap profile is that long (each is one sample, location, function, mapping or string)", n)
 	}
 	// A long field is copied, in steps, so that a length the input does
 	// not back costs no more memory than the bytes that do arrive.

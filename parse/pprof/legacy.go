@@ -294,9 +294,11 @@ func (lp *legacyParser) sample(text []byte) error {
 		if err != nil || a == 0 {
 			return &parse.Error{File: lp.name, Line: lp.line, Msg: fmt.Sprintf("bad address %.40q: expected 0x-prefixed hex", f)}
 		}
-		// Stack addresses are return addresses; one less lands inside the
-		// call instruction, as pprof and jeprof do.
-		lp.addrs = append(lp.addrs, parse.Frame{Addr: a - 1})
+		// Stack addresses are return addresses, kept as written: the
+		// namer looks a caller up one byte back, inside its call (the one
+		// place that adjusts, as for jemalloc's stacks; subtracting here
+		// too moved runtime.goexit+1 into the function before it).
+		lp.addrs = append(lp.addrs, parse.Frame{Addr: a})
 	}
 	lp.rec.Stack = lp.addrs
 	lp.rec.InUse = lp.raw(inN, inB)

@@ -942,3 +942,23 @@ func FuzzLegacy(f *testing.F) {
 		}
 	})
 }
+
+// TestLegacyAddressesAsWritten checks that text stacks keep their return
+// addresses as written: the namer adjusts a caller's (one byte back, into
+// its call) in one place. Subtracting here too moved a frame that ends a
+// function, runtime.goexit+1 at the bottom of every goroutine, into the
+// function before it.
+func TestLegacyAddressesAsWritten(t *testing.T) {
+	text := "heap profile: 1: 64 [1: 64] @ heap_v2/524288\n1: 64 [1: 64] @ 0x401235 0x402001\n"
+	p, err := read("t", strings.NewReader(text), parse.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []uint64
+	for _, f := range p.Records[0].Stack {
+		got = append(got, f.Addr)
+	}
+	if want := []uint64{0x401235, 0x402001}; !slices.Equal(got, want) {
+		t.Errorf("stack %#x, want %#x as written", got, want)
+	}
+}

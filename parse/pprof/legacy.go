@@ -131,7 +131,9 @@ func parseLegacyHeader(line string) (legacyHeader, error) {
 	case "heap_v2", "heapz_v2":
 	case "heap":
 		h.goText = true
-	case "heapprofile":
+	case "heapprofile", "growthz", "growth":
+		// Every allocation recorded: a heap profile with sampling off,
+		// and the heap-growth profile (each growth of the heap).
 		h.complete = true
 	default:
 		return h, bad(fmt.Sprintf("unknown profile kind %q", kind))

@@ -174,6 +174,32 @@ func readTcmalloc(d *decoded, t sampleTypes, opt parse.Options, sink parse.Sink)
 	return e.finish(rate), nil
 }
 
+// readComplete reads an objects/space profile with period 1: every
+// allocation recorded (a heap-growth profile, or a heap profile with
+// sampling off), so its values are exact, whatever --rate says.
+func readComplete(d *decoded, t sampleTypes, opt parse.Options, sink parse.Sink) (*parse.Profile, error) {
+	out := newProfile(d, "pprof")
+	out.Source.Detail = "period 1: every allocation recorded (exact)"
+	if opt.Rate > 0 {
+		out.Warnings = append(out.Warnings, fmt.Sprintf("--rate %g ignored: the profile records every allocation (period 1)", opt.Rate))
+	}
+	isAlloc := d.DefaultSampleType == "objects"
+	out.HasAlloc, out.HasInUse = isAlloc, !isAlloc
+	e := newEmitter(d, out, sink)
+	_, err := emit(e, converter{chk: &sampleChecker{d: d, t: t}, scheme: parse.Exact, rate: 1,
+		counts: func(s *sample) (inuse, alloc parse.Counts) {
+			c := parse.Counts{Objects: float64(s.Value[t.objects]), Bytes: float64(s.Value[t.space]), Enc: parse.Raw}
+			if isAlloc {
+				return parse.Counts{}, c
+			}
+			return c, parse.Counts{}
+		}})
+	if err != nil {
+		return nil, err
+	}
+	return e.finish(1), nil
+}
+
 // tcmallocCounts is one tcmalloc sample: unbiased values, with the raw
 // count estimated from the sampled size (only an estimate: tcmalloc's
 // weights are random, so it is marked Approx).

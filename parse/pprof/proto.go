@@ -115,7 +115,9 @@ func readProducer(d *decoded, types sampleTypes, opt parse.Options, sink parse.S
 		return readScaledHeap(d, types, opt, "pprof-go", sink)
 	case types.isHeapprofd():
 		return readHeapprofd(d, types, opt, sink)
-	case types.isObjectsSpace() && d.Period <= 1:
+	case types.isObjectsSpace() && d.Period == 1:
+		return readComplete(d, types, opt, sink)
+	case types.isObjectsSpace() && d.Period <= 0:
 		return readTcmalloc(d, types, opt, sink)
 	case types.isObjectsSpace():
 		// objects/space with a period: a legacy heapz profile converted to

@@ -79,7 +79,7 @@ func ParseLegacy(name string, r *bufio.Reader, opt parse.Options, sink parse.Sin
 func legacyRate(name string, h *legacyHeader, opt parse.Options, out *parse.Profile) error {
 	switch {
 	case h.complete:
-		out.Source.Format, out.Source.Detail = "gperftools", "heapprofile: every allocation recorded"
+		out.Source.Format, out.Source.Detail = "gperftools", h.kind+": every allocation recorded"
 		h.rate = 1
 		if opt.Rate > 0 {
 			out.Warnings = append(out.Warnings, fmt.Sprintf(

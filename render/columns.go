@@ -79,6 +79,9 @@ type layout struct {
 func newLayout(r *report.Report) *layout {
 	l := &layout{cum: r.By == aggregate.ByFunc}
 	f := formatters{bytes: r.Value.IsSpace(), total: r.Total.Flat.Estimate, by: r.By}
+	if r.Filters != nil {
+		f.total = r.Unfiltered // percentages of everything, as pprof's
+	}
 	ciHead := fmt.Sprintf("%g%% CI", 100*r.Confidence)
 
 	l.table = []column{

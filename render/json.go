@@ -22,6 +22,10 @@ type jsonReport struct {
 	Merged     *jsonMerged  `json:"merged,omitempty"`
 	Omitted    int          `json:"omitted,omitempty"`
 	Notes      []string     `json:"notes,omitempty"`
+	// Filters are the active --focus and --ignore, Unfiltered the total
+	// before them.
+	Filters    *jsonFilters `json:"filters,omitempty"`
+	Unfiltered *float64     `json:"unfiltered_total,omitempty"`
 	// Warnings are the inputs' warnings, as standard error shows them.
 	Warnings []string `json:"warnings,omitempty"`
 }
@@ -34,6 +38,11 @@ type jsonSource struct {
 	Detail  string  `json:"detail,omitempty"`
 	// Salvaged: --keep-going kept only what preceded damage.
 	Salvaged bool `json:"salvaged,omitempty"`
+}
+
+type jsonFilters struct {
+	Focus  string `json:"focus,omitempty"`
+	Ignore string `json:"ignore,omitempty"`
 }
 
 // jsonMerged is what a merge was made of (report.Report.Merged).
@@ -76,6 +85,10 @@ func writeJSON(w io.Writer, r *report.Report) error {
 	l := newLayout(r)
 	out := jsonReport{Confidence: r.Confidence, Value: r.Value.String(), Unit: r.Value.Unit(), By: r.By.String(),
 		Total: jsonTotal(l.machine, &r.Total), Rows: []jsonObject{}, Omitted: r.Omitted, Notes: r.Notes, Merged: newJSONMerged(r), Warnings: r.Warnings}
+	if r.Filters != nil {
+		u := r.Unfiltered
+		out.Filters, out.Unfiltered = &jsonFilters{Focus: r.Filters.Focus, Ignore: r.Filters.Ignore}, &u
+	}
 	for _, s := range r.Sources {
 		out.Sources = append(out.Sources, jsonSource{Path: s.Path, Format: s.Format, Rate: s.Rate, Samples: s.Samples, Detail: s.Detail, Salvaged: s.Salvaged})
 	}

@@ -77,7 +77,11 @@ func writeHeader(w io.Writer, r *report.Report) {
 
 // writeValueLine says what the rows are.
 func writeValueLine(w io.Writer, r *report.Report) {
-	fmt.Fprintf(w, "Value: %s, by %s, %g%% confidence intervals\n\n", r.Value, r.By, 100*r.Confidence)
+	fmt.Fprintf(w, "Value: %s, by %s, %g%% confidence intervals\n", r.Value, r.By, 100*r.Confidence)
+	if r.Filters != nil {
+		fmt.Fprintf(w, "Active filters: %s (percentages are of the unfiltered total, %s)\n", r.Filters, human(r.Unfiltered, r.Value.IsSpace()))
+	}
+	fmt.Fprintln(w)
 }
 
 // writeSources names the inputs (or what a merge was made of).

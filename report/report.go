@@ -86,10 +86,32 @@ type Report struct {
 	Merged *parse.Merged
 	// Skipped are the inputs left out because they could not be read.
 	Skipped []Skip
+	// Filters are the active --focus and --ignore (nil when none);
+	// Unfiltered is then the total before them, which percentages are of,
+	// as pprof's are.
+	Filters    *Filters
+	Unfiltered float64
+	// FilterWarning is set when the filters leave nothing.
+	FilterWarning string
 	// Warnings are the inputs' warnings (the parsers' and the
 	// symbolizer's), each prefixed with its input's path, in input order:
 	// standard error shows them, and machine output carries them.
 	Warnings []string
+}
+
+// Filters are a report's active sample filters, as given.
+type Filters struct{ Focus, Ignore string }
+
+// String is "focus=RE ignore=RE", the parts given.
+func (f *Filters) String() string {
+	var parts []string
+	if f.Focus != "" {
+		parts = append(parts, "focus="+f.Focus)
+	}
+	if f.Ignore != "" {
+		parts = append(parts, "ignore="+f.Ignore)
+	}
+	return strings.Join(parts, " ")
 }
 
 // Builder runs the pipeline over any number of inputs: each input's
@@ -196,6 +218,14 @@ func (b *Builder) load(read Reader, namer Namer, sizeHint int64) (*parse.Profile
 		return nil, nil, err
 	}
 	return p, t, nil
+}
+
+// regexpText is re as given, "" for none.
+func regexpText(re *regexp.Regexp) string {
+	if re == nil {
+		return ""
+	}
+	return re.String()
 }
 
 // windowEnd is --to in words: its end, or the trace's.
@@ -364,6 +394,14 @@ func (b *Builder) Report() (*Report, error) {
 		return nil, err
 	}
 	r.Merged, r.Skipped, r.Warnings = b.merged(), b.skipped, b.warnings()
+	if opt.Focus != nil || opt.Ignore != nil {
+		r.Filters = &Filters{Focus: regexpText(opt.Focus), Ignore: regexpText(opt.Ignore)}
+		r.Unfiltered = b.table.Total(aggregate.Filter{})[vi].Estimate
+		if r.Total.Stats.N == 0 && r.Unfiltered > 0 {
+			r.FilterWarning = "the filters (" + r.Filters.String() + ") match no sample"
+			r.Warnings = append(r.Warnings, r.FilterWarning)
+		}
+	}
 	if opt.FleetSize > 0 {
 		if err := b.fleetRows(r, opt, vi); err != nil {
 			return nil, err

@@ -184,6 +184,9 @@ func (opts ReportOptions) render(cmd *cobra.Command, b *report.Builder) error {
 	if err != nil {
 		return err
 	}
+	if r.FilterWarning != "" {
+		fmt.Fprintf(cmd.ErrOrStderr(), "heapest: warning: %s\n", r.FilterWarning)
+	}
 	return writeOutput(opts.Output, cmd.OutOrStdout(), func(w io.Writer) error {
 		return render.Write(w, r, opts.Format)
 	})

@@ -29,6 +29,7 @@ standard error.
 		newCICommand(),
 		newDiffCommand(),
 		newVersionCommand(),
+		newGenCommand(),
 	)
 	return root
 }

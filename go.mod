@@ -17,6 +17,7 @@ require (
 require (
 	github.com/parquet-go/parquet-go v0.32.0
 	github.com/spf13/pflag v1.0.9
+	golang.org/x/term v0.48.0
 )
 
 require (
@@ -41,7 +42,7 @@ require (
 	github.com/russross/blackfriday/v2 v2.1.0 // indirect
 	github.com/twpayne/go-geom v1.6.1 // indirect
 	go.yaml.in/yaml/v3 v3.0.4 // indirect
-	golang.org/x/sys v0.38.0 // indirect
+	golang.org/x/sys v0.50.0 // indirect
 	golang.org/x/text v0.39.0 // indirect
 	google.golang.org/protobuf v1.36.11 // indirect
 )

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/heapest/heapest/aggregate"
 	"github.com/heapest/heapest/ci"
@@ -163,5 +164,42 @@ func TestColumnsDoNotDependOnRows(t *testing.T) {
 	}
 	if !strings.Contains(table.String(), " CUM ") {
 		t.Errorf("table has no CUM column:\n%s", table.String())
+	}
+}
+
+// TestTableFits checks the table on a terminal: at 80 and 100 columns the
+// least needed columns go (the cum interval first) until every line fits,
+// and a locale that is not UTF-8 gets ASCII, still aligned.
+func TestTableFits(t *testing.T) {
+	r := buildDump(t, "mixed_symbolized.heap", report.Options{By: aggregate.ByFunc})
+	for _, tt := range []struct {
+		name string
+		opt  TableOptions
+	}{
+		{"func.table80", TableOptions{Width: 80}},
+		{"func.table100", TableOptions{Width: 100}},
+		{"func.ascii", TableOptions{ASCII: true}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			if err := WriteTable(&buf, r, tt.opt); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, tt.name, buf.Bytes())
+			lines := strings.Split(buf.String(), "\n")
+			for _, l := range lines[2:] { // the header names the inputs, at any width
+				if tt.opt.Width > 0 && utf8.RuneCountInString(l) > tt.opt.Width && !strings.HasPrefix(l, "¹") && !strings.HasPrefix(l, "²") {
+					t.Errorf("line of %d characters at width %d: %q", utf8.RuneCountInString(l), tt.opt.Width, l)
+				}
+				if tt.opt.ASCII {
+					for _, c := range l {
+						if c > 127 {
+							t.Errorf("non-ASCII %q in %q", c, l)
+							break
+						}
+					}
+				}
+			}
+		})
 	}
 }

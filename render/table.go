@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/olekukonko/tablewriter/tw"
 
@@ -18,36 +19,149 @@ import (
 // maxStackFrames is how many frames a --by stack row shows in a table.
 const maxStackFrames = 6
 
+// TableOptions shape the text table for where it is shown.
+type TableOptions struct {
+	// Width, when > 0, is the terminal's: columns are dropped, least
+	// needed first, until the table fits (the key column is cut last).
+	Width int
+	// ASCII replaces the few non-ASCII characters (–, ±, ≤, ¹…) for a
+	// terminal whose locale is not UTF-8.
+	ASCII bool
+}
+
 // writeTable writes r as an aligned text table: a header naming the inputs,
 // one line per row, the total, and footnotes for the caveats.
-func writeTable(w io.Writer, r *report.Report) error {
-	bw := &errWriter{w: w}
+func writeTable(w io.Writer, r *report.Report) error { return WriteTable(w, r, TableOptions{}) }
+
+// WriteTable is the table format, fitted to opt.
+func WriteTable(w io.Writer, r *report.Report, opt TableOptions) error {
+	var out bytes.Buffer
+	bw := &errWriter{w: &out}
 	writeHeader(bw, r)
 	l := newLayout(r)
 	notes := &footnotes{}
-	var buf bytes.Buffer
-	tbl := newTable(&buf, cellConfig(l.table))
-	head := make([]string, len(l.table))
-	for i, col := range l.table {
-		head[i] = col.head
-	}
-	tbl.Header(head)
-	tot := l.tableTotal(r)
-	for _, row := range append(r.Rows[:len(r.Rows):len(r.Rows)], tot) {
-		if err := tbl.Append(tableCells(l.table, &cell{row: &row, notes: notes})); err != nil {
+	cols := l.table
+	var body []byte
+	keyMax := 0 // the key column's width limit once no column is left to drop
+	for {
+		b, err := tableBody(cols, l.tableTotal(r), r, notes, opt.ASCII, keyMax)
+		if err != nil {
 			return err
 		}
+		body = b
+		over := maxLineWidth(b) - opt.Width
+		if opt.Width <= 0 || over <= 0 {
+			break
+		}
+		notes = &footnotes{}
+		if narrower := dropColumn(cols); narrower != nil {
+			cols = narrower
+			continue
+		}
+		if keyMax > 0 {
+			break // the keys are as short as they go: the terminal wraps
+		}
+		keyMax = max(maxKeyWidth(r)-over, 12)
 	}
-	if err := tbl.Render(); err != nil {
-		return err
-	}
-	bw.Write(trimTrailing(buf.Bytes()))
+	bw.Write(body)
 	if r.Omitted > 0 {
 		fmt.Fprintf(bw, "(%d more %s; --top 0 shows all)\n", r.Omitted, rowsWord(r.Omitted))
 	}
+	if len(cols) < len(l.table) {
+		fmt.Fprintf(bw, "(%d columns left out to fit %d; --wide shows all)\n", len(l.table)-len(cols), opt.Width)
+	}
 	notes.write(bw, r.Notes)
-	return bw.err
+	if bw.err != nil {
+		return bw.err
+	}
+	text := out.Bytes()
+	if opt.ASCII {
+		text = []byte(asciiReplacer.Replace(string(text)))
+	}
+	_, err := w.Write(text)
+	return err
 }
+
+// tableBody renders the rows and the total in the columns cols.
+func tableBody(cols []column, tot report.Row, r *report.Report, notes *footnotes, ascii bool, keyMax int) ([]byte, error) {
+	var buf bytes.Buffer
+	tbl := newTable(&buf, cellConfig(cols))
+	head := make([]string, len(cols))
+	for i, col := range cols {
+		head[i] = col.head
+		if ascii {
+			head[i] = asciiReplacer.Replace(head[i])
+		}
+	}
+	tbl.Header(head)
+	for _, row := range append(r.Rows[:len(r.Rows):len(r.Rows)], tot) {
+		cells := tableCells(cols, &cell{row: &row, notes: notes})
+		if last := len(cells) - 1; keyMax > 0 && utf8.RuneCountInString(cells[last]) > keyMax {
+			// The key is the last column: cut it, its end marked.
+			cells[last] = string([]rune(cells[last])[:keyMax-1]) + "…"
+		}
+		if ascii {
+			// Before the layout, so that the columns align.
+			for i := range cells {
+				cells[i] = asciiReplacer.Replace(cells[i])
+			}
+		}
+		if err := tbl.Append(cells); err != nil {
+			return nil, err
+		}
+	}
+	if err := tbl.Render(); err != nil {
+		return nil, err
+	}
+	return trimTrailing(buf.Bytes()), nil
+}
+
+// dropOrder is which table columns go first when the table is too wide:
+// the cum interval, then the half width, the cum share, the flat share,
+// the method; the estimates, the flat interval, the samples and the key
+// stay.
+var dropOrder = []func(i int, c column) bool{
+	func(i int, c column) bool { return c.of == cumMeasure && c.head != "CUM" && c.head != "CUM%" },
+	func(i int, c column) bool { return c.head == "±" },
+	func(i int, c column) bool { return c.head == "CUM%" },
+	func(i int, c column) bool { return c.head == "FLAT%" },
+	func(i int, c column) bool { return c.head == "METHOD" },
+}
+
+// dropColumn returns cols without the first column dropOrder names, or
+// nil when none is left to drop.
+func dropColumn(cols []column) []column {
+	for _, drop := range dropOrder {
+		for i, c := range cols {
+			if drop(i, c) {
+				return append(append([]column{}, cols[:i]...), cols[i+1:]...)
+			}
+		}
+	}
+	return nil
+}
+
+// maxKeyWidth is the widest key the table shows, in characters.
+func maxKeyWidth(r *report.Report) int {
+	w := len("total")
+	for _, row := range r.Rows {
+		w = max(w, utf8.RuneCountInString(keyText(row, r.By)))
+	}
+	return w
+}
+
+// maxLineWidth is the widest line of b, in characters.
+func maxLineWidth(b []byte) int {
+	w := 0
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		w = max(w, utf8.RuneCount(line))
+	}
+	return w
+}
+
+// asciiReplacer spells the table's non-ASCII characters in ASCII.
+var asciiReplacer = strings.NewReplacer("–", "-", "±", "+/-", "≤", "<=", "−", "-", "×", "x", "…", "...",
+	"¹", "[1]", "²", "[2]", "³", "[3]", "⁴", "[4]", "⁵", "[5]", "⁶", "[6]", "⁷", "[7]", "⁸", "[8]", "⁹", "[9]")
 
 // tableCells formats one row, left to right.
 func tableCells(cols []column, c *cell) []string {

@@ -35,6 +35,8 @@ type ReportOptions struct {
 	FromParquet string
 	// ParquetRows says what --format parquet writes a row of.
 	ParquetRows parquetRows
+	// Wide keeps every column of a table on a narrow terminal.
+	Wide bool
 }
 
 func newReportCommand() *cobra.Command {
@@ -112,6 +114,7 @@ func (o *ReportOptions) addFlagsFormats(cmd *cobra.Command, formats []render.For
 	f.DurationVar(&o.From, "from", 0, "traces and JFR recordings: only events at or after this `time` from the start (e.g. 1m30s)")
 	f.DurationVar(&o.To, "to", 0, "traces and JFR recordings: only events before this `time` from the start")
 	enumVar(cmd, &o.Format, "format", formats, false, "output format")
+	f.BoolVar(&o.Wide, "wide", false, "on a terminal, keep every table column (by default the least needed go until the table fits)")
 	f.StringVarP(&o.Output, "output", "o", "", "write the report to `FILE` (atomically) instead of standard output")
 	o.ParquetRows = "groups"
 	if hasFormat(formats, render.Parquet) {
@@ -188,6 +191,9 @@ func (opts ReportOptions) render(cmd *cobra.Command, b *report.Builder) error {
 		fmt.Fprintf(cmd.ErrOrStderr(), "heapest: warning: %s\n", r.FilterWarning)
 	}
 	return writeOutput(opts.Output, cmd.OutOrStdout(), func(w io.Writer) error {
+		if opts.Format == render.Table {
+			return render.WriteTable(w, r, tableOptions(w, opts.Wide))
+		}
 		return render.Write(w, r, opts.Format)
 	})
 }

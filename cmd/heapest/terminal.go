@@ -1,0 +1,40 @@
+package main
+
+import (
+	"io"
+	"os"
+	"strings"
+
+	"golang.org/x/term"
+
+	"github.com/heapest/heapest/render"
+)
+
+// tableOptions fit the table to the terminal standard output is, if it is
+// one: its width (unless --wide) and its locale's character set. Files
+// and pipes get the whole table, as it is.
+func tableOptions(w io.Writer, wide bool) render.TableOptions {
+	f, ok := w.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return render.TableOptions{}
+	}
+	var opt render.TableOptions
+	if width, _, err := term.GetSize(int(f.Fd())); err == nil && !wide {
+		opt.Width = width
+	}
+	opt.ASCII = !utf8Locale()
+	return opt
+}
+
+// utf8Locale reports whether the locale's character set is UTF-8, as
+// LC_ALL, else LC_CTYPE, else LANG says (POSIX's order); unset is the C
+// locale, which is ASCII.
+func utf8Locale() bool {
+	for _, name := range []string{"LC_ALL", "LC_CTYPE", "LANG"} {
+		if v := os.Getenv(name); v != "" {
+			v = strings.ToLower(v)
+			return strings.Contains(v, "utf-8") || strings.Contains(v, "utf8")
+		}
+	}
+	return false
+}

@@ -9,7 +9,8 @@ import (
 
 // allocatorNames are the allocation entry points jeprof's
 // RemoveUninterestingFrames and pprof's legacy heap parser drop, plus the
-// libc and Rust allocator shims.
+// libc and Rust allocator shims, and the Go runtime's allocation entry
+// points.
 var allocatorNames = map[string]bool{
 	"malloc": true, "calloc": true, "realloc": true, "free": true, "cfree": true,
 	"posix_memalign": true, "__posix_memalign": true, "aligned_alloc": true,
@@ -21,6 +22,20 @@ var allocatorNames = map[string]bool{
 	"do_malloc_or_cpp_alloc": true, "DoSampledAllocation": true,
 	"__libc_calloc": true, "__libc_realloc": true, "__libc_memalign": true,
 	"__rust_alloc": true, "__rust_alloc_zeroed": true, "__rust_realloc": true,
+	// The Go runtime's allocation entry points, which a Go stack symbolized
+	// from its addresses (debug=1 text with --binary) has at its leaf end:
+	// the allocation belongs to their caller, as pprof shows it.
+	"runtime.newobject": true, "runtime.newarray": true, "runtime.makeslice": true,
+	"runtime.makeslicecopy": true, "runtime.growslice": true, "runtime.makemap": true,
+	"runtime.makemap_small": true, "runtime.makechan": true, "runtime.rawstring": true,
+	"runtime.rawbyteslice": true, "runtime.rawruneslice": true, "runtime.rawstringtmp": true,
+	"runtime.concatstrings": true, "runtime.concatstring2": true, "runtime.concatstring3": true,
+	"runtime.concatstring4": true, "runtime.concatstring5": true, "runtime.slicebytetostring": true,
+	"runtime.stringtoslicebyte": true, "runtime.stringtoslicerune": true, "runtime.convT": true,
+	"runtime.convTnoptr": true, "runtime.convTstring": true, "runtime.convTslice": true,
+	"runtime.convT16": true, "runtime.convT32": true, "runtime.convT64": true,
+	"runtime.mapassign": true, "runtime.mapassign_fast32": true, "runtime.mapassign_fast64": true,
+	"runtime.mapassign_faststr": true, "runtime.hashGrow": true, "runtime.growWork": true,
 }
 
 // allocatorPrefixes start the names of allocator internals: jemalloc's
@@ -33,6 +48,7 @@ var allocatorPrefixes = []string{
 	"__libc_malloc", "tc_", "jemalloc::", "tcmalloc::", "_rjem_",
 	"__rg_", "__rdl_", "tikv_jemallocator::", "<tikv_jemallocator::",
 	"<jemallocator::", "jemallocator::", "alloc::alloc::", "<alloc::alloc::Global",
+	"runtime.mallocgc", // and its size-class variants (mallocgcSmallNoscan…)
 }
 
 // IsAllocatorFunc reports whether a (demangled) function name is an

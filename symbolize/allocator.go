@@ -9,8 +9,7 @@ import (
 
 // allocatorNames are the allocation entry points jeprof's
 // RemoveUninterestingFrames and pprof's legacy heap parser drop, plus the
-// libc and Rust allocator shims, and the Go runtime's allocation entry
-// points.
+// libc and Rust allocator shims.
 var allocatorNames = map[string]bool{
 	"malloc": true, "calloc": true, "realloc": true, "free": true, "cfree": true,
 	"posix_memalign": true, "__posix_memalign": true, "aligned_alloc": true,
@@ -22,9 +21,26 @@ var allocatorNames = map[string]bool{
 	"do_malloc_or_cpp_alloc": true, "DoSampledAllocation": true,
 	"__libc_calloc": true, "__libc_realloc": true, "__libc_memalign": true,
 	"__rust_alloc": true, "__rust_alloc_zeroed": true, "__rust_realloc": true,
-	// The Go runtime's allocation entry points, which a Go stack symbolized
-	// from its addresses (debug=1 text with --binary) has at its leaf end:
-	// the allocation belongs to their caller, as pprof shows it.
+}
+
+// allocatorPrefixes start the names of allocator internals: jemalloc's
+// (je_, prof_, imalloc…, arena_, tcache_; _rjem_ in Rust's
+// tikv-jemalloc-sys), tcmalloc's (tc_, tcmalloc::), glibc's, and Rust's
+// global-allocator shims and std entry points (alloc::alloc::alloc,
+// exchange_malloc, Global::allocate: Rust's operator new).
+var allocatorPrefixes = []string{
+	"je_", "prof_", "imalloc", "ialloc", "arena_", "tcache_", "malloc_",
+	"__libc_malloc", "tc_", "jemalloc::", "tcmalloc::", "_rjem_",
+	"__rg_", "__rdl_", "tikv_jemallocator::", "<tikv_jemallocator::",
+	"<jemallocator::", "jemallocator::", "alloc::alloc::", "<alloc::alloc::Global",
+}
+
+// goAllocatorNames are the Go runtime's allocation entry points. A Go
+// stack symbolized here from its addresses (debug=1 text with --binary)
+// has them at its leaf end, and the allocation belongs to their caller, as
+// pprof shows it. A Go profile that names its own frames does not: the
+// runtime trimmed them, and a runtime.mallocgc left there is a real site.
+var goAllocatorNames = map[string]bool{
 	"runtime.newobject": true, "runtime.newarray": true, "runtime.makeslice": true,
 	"runtime.makeslicecopy": true, "runtime.growslice": true, "runtime.makemap": true,
 	"runtime.makemap_small": true, "runtime.makechan": true, "runtime.rawstring": true,
@@ -38,17 +54,11 @@ var allocatorNames = map[string]bool{
 	"runtime.mapassign_faststr": true, "runtime.hashGrow": true, "runtime.growWork": true,
 }
 
-// allocatorPrefixes start the names of allocator internals: jemalloc's
-// (je_, prof_, imalloc…, arena_, tcache_; _rjem_ in Rust's
-// tikv-jemalloc-sys), tcmalloc's (tc_, tcmalloc::), glibc's, and Rust's
-// global-allocator shims and std entry points (alloc::alloc::alloc,
-// exchange_malloc, Global::allocate: Rust's operator new).
-var allocatorPrefixes = []string{
-	"je_", "prof_", "imalloc", "ialloc", "arena_", "tcache_", "malloc_",
-	"__libc_malloc", "tc_", "jemalloc::", "tcmalloc::", "_rjem_",
-	"__rg_", "__rdl_", "tikv_jemallocator::", "<tikv_jemallocator::",
-	"<jemallocator::", "jemallocator::", "alloc::alloc::", "<alloc::alloc::Global",
-	"runtime.mallocgc", // and its size-class variants (mallocgcSmallNoscan…)
+// IsGoAllocatorFunc reports whether name is one of the Go runtime's
+// allocation entry points (runtime.mallocgc and its size-class variants
+// too).
+func IsGoAllocatorFunc(name string) bool {
+	return goAllocatorNames[name] || strings.HasPrefix(name, "runtime.mallocgc")
 }
 
 // IsAllocatorFunc reports whether a (demangled) function name is an

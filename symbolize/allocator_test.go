@@ -20,10 +20,19 @@ func TestIsAllocatorFunc(t *testing.T) {
 		"__rg_alloc", "newImpl", "newImpl<false>", "TCMalloc_ThreadCache::Allocate",
 		"_rjem_je_prof_backtrace", "<tikv_jemallocator::Jemalloc as core::alloc::global::GlobalAlloc>::alloc",
 		"alloc::alloc::exchange_malloc", "<alloc::alloc::Global as core::alloc::Allocator>::allocate",
-		"runtime.mallocgc", "runtime.mallocgcSmallNoscan", "runtime.newobject", "runtime.makeslice", "runtime.growslice",
 	}
 	no := []string{"", "main", "alloc_a", "std::vector::push_back", "my_malloc_wrapper", "operator delete", "freeList", "mallory",
-		"<alloc::raw_vec::RawVec>::grow_one", "alloc::vec::Vec::push", "runtime.main", "runtime.malg", "main.newobject"}
+		"<alloc::raw_vec::RawVec>::grow_one", "alloc::vec::Vec::push"}
+	for _, n := range []string{"runtime.mallocgc", "runtime.mallocgcSmallNoscan", "runtime.newobject", "runtime.makeslice", "runtime.growslice"} {
+		if !IsGoAllocatorFunc(n) || IsAllocatorFunc(n) {
+			t.Errorf("%q: a Go allocator (dropped where named from its address) %v, any input's %v", n, IsGoAllocatorFunc(n), IsAllocatorFunc(n))
+		}
+	}
+	for _, n := range []string{"runtime.main", "runtime.malg", "main.newobject"} {
+		if IsGoAllocatorFunc(n) {
+			t.Errorf("IsGoAllocatorFunc(%q) = true", n)
+		}
+	}
 	for _, n := range yes {
 		if !IsAllocatorFunc(n) {
 			t.Errorf("IsAllocatorFunc(%q) = false, want true", n)

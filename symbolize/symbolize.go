@@ -141,7 +141,8 @@ func (ss *Session) Resolve() error {
 		case r.allocKnown:
 			r.alloc = r.alloc || s.inAllocatorLib(q.addr)
 		default:
-			r.alloc = s.isAllocatorFrame(parse.Frame{Addr: q.addr, Func: r.fn})
+			// Named here from the address: Go's runtime entry points too.
+			r.alloc = s.isAllocatorFrame(parse.Frame{Addr: q.addr, Func: r.fn}) || IsGoAllocatorFunc(r.fn)
 		}
 		s.results[q.n] = r
 		if r.file != "" {

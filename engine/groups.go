@@ -50,8 +50,8 @@ type Grouped struct {
 }
 
 // Group sums the rows of value v (or, with v empty, of the one value
-// the rows have; where they have several, alloc_space for JFR rows,
-// else inuse_space, else alloc_space, as report chooses) per part and key:
+// the rows have; where they have several, the one report would show,
+// unbias.DefaultValue) per part and key:
 // rows an engine grouped are summed again only where the engine left
 // several of one key (as when it kept a label column), so heapest's own
 // files, ungrouped, give the merge of their inputs.
@@ -123,27 +123,28 @@ func Group(rows []Row, v string) (*Grouped, error) {
 func defaultValue(rows []Row) (string, error) {
 	seen := map[string]bool{}
 	var list []string
-	jfr := false
+	// The rows as the profile unbias.DefaultValue chooses for: which
+	// kinds of value they have, and whether they are JFR's.
+	var p parse.Profile
 	for _, r := range rows {
-		jfr = jfr || r.Format == "jfr"
+		if r.Format == "jfr" {
+			p.Source.Format = "jfr"
+		}
 		if !seen[r.Value] {
 			seen[r.Value] = true
 			list = append(list, r.Value)
+			v, err := unbias.ParseValue(r.Value)
+			p.HasInUse = p.HasInUse || err == nil && !v.IsAlloc()
+			p.HasAlloc = p.HasAlloc || err == nil && v.IsAlloc()
 		}
 	}
-	switch {
+	switch d := unbias.DefaultValue(&p).String(); {
 	case len(list) == 0:
 		return "", fmt.Errorf("no rows")
 	case len(list) == 1:
 		return list[0], nil
-	case jfr && seen[unbias.AllocSpace.String()]:
-		// As report chooses for JFR: its inuse values are only the few
-		// objects the leak profiler kept.
-		return unbias.AllocSpace.String(), nil
-	case seen[unbias.InUseSpace.String()]:
-		return unbias.InUseSpace.String(), nil
-	case seen[unbias.AllocSpace.String()]:
-		return unbias.AllocSpace.String(), nil
+	case seen[d]:
+		return d, nil
 	}
 	return "", fmt.Errorf("rows of several values (%s): choose one with --value", strings.Join(list, ", "))
 }

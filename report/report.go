@@ -364,6 +364,16 @@ func (b *Builder) valueIndex(v unbias.Value) int {
 	return -1
 }
 
+// Sources are the joined inputs' sources (their sample counts are per
+// value: Report's carry them).
+func (b *Builder) Sources() []parse.Source {
+	out := make([]parse.Source, len(b.inputs))
+	for i := range b.inputs {
+		out[i] = b.inputs[i].src
+	}
+	return out
+}
+
 // sources lists the inputs with the samples value index vi rests on.
 func (b *Builder) sources(vi int) []parse.Source {
 	out := make([]parse.Source, len(b.inputs))

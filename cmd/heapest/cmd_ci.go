@@ -185,8 +185,6 @@ func (o CIOptions) samples(cmd *cobra.Command) (unbias.Samples, error) {
 		return g, fmt.Errorf("--samples %v: want an integer from 0 to 10⁹", o.Samples)
 	case !cmd.Flags().Changed("rate"):
 		return g, errors.New("--rate is required: the mean sampling period in bytes (jemalloc: 2^lg_prof_sample, Go: MemProfileRate, .NET: 102400)")
-	case !(o.Rate >= 1) || math.IsInf(o.Rate, 0):
-		return g, fmt.Errorf("--rate %v: want a sampling period of at least 1 byte", o.Rate)
 	}
 	hasSize, hasOffset := cmd.Flags().Changed("size"), cmd.Flags().Changed("offset-bytes")
 	if (o.OpenStart || o.OpenEnd) && !hasOffset {
@@ -199,17 +197,11 @@ func (o CIOptions) samples(cmd *cobra.Command) (unbias.Samples, error) {
 	case hasSize && hasOffset:
 		return g, errors.New("--size and --offset-bytes exclude each other")
 	case hasOffset:
-		if !(o.OffsetBytes >= 0) || math.IsInf(o.OffsetBytes, 0) {
-			return g, fmt.Errorf("--offset-bytes %v: want a byte count ≥ 0", o.OffsetBytes)
-		}
 		if o.Samples == 0 && o.OffsetBytes > 0 {
 			return g, errors.New("--offset-bytes must be 0 when --samples is 0")
 		}
 		g.Offset, g.HasOffset, g.OpenStart, g.OpenEnd = o.OffsetBytes, true, o.OpenStart, o.OpenEnd
 	case hasSize:
-		if !(o.Size >= 1) || math.IsInf(o.Size, 0) {
-			return g, fmt.Errorf("--size %v: want a size of at least 1 byte", o.Size)
-		}
 		g.Size = o.Size
 	}
 	return g, nil
@@ -225,11 +217,6 @@ func (o CIOptions) checkSizes(cmd *cobra.Command, g *unbias.Samples) error {
 	}
 	if float64(len(o.Sizes)) != o.Samples {
 		return fmt.Errorf("--sizes lists %d sizes for --samples %v: give one size per sample", len(o.Sizes), o.Samples)
-	}
-	for _, z := range o.Sizes {
-		if !(z >= 1) || math.IsInf(z, 0) {
-			return fmt.Errorf("--sizes: %v: want sizes of at least 1 byte", z)
-		}
 	}
 	g.Sizes = o.Sizes
 	return nil

@@ -135,7 +135,11 @@ func (f sizeFlag) Type() string { return "SIZE" }
 func parseSize(s string, min float64, what string) (float64, error) {
 	x, _, err := units.ParseSize(s)
 	if err != nil || !(x >= min) || math.IsInf(x, 0) {
-		return 0, fmt.Errorf("want %s of at least %g byte%s, in bytes or with a unit (524288, 512KiB)", what, min, map[bool]string{true: "", false: "s"}[min == 1])
+		unit := "bytes"
+		if min == 1 {
+			unit = "byte"
+		}
+		return 0, fmt.Errorf("want %s of at least %g %s, in bytes or with a unit (524288, 512KiB)", what, min, unit)
 	}
 	return x, nil
 }

@@ -59,14 +59,7 @@ func (opts ReportOptions) parquetInput(cmd *cobra.Command, w *engine.Writer, rop
 	if err := opts.load(b, []string{path}, cmd.ErrOrStderr()); err != nil {
 		return err
 	}
-	r, err := b.Report() // the input's source, as the other formats name it
-	if err != nil && !ropt.AllValues {
-		return err
-	}
-	src := parse.Source{Path: path}
-	if r != nil && len(r.Sources) == 1 {
-		src = r.Sources[0]
-	}
+	src := b.Sources()[0] // one input: its source names every row
 	if opts.ParquetRows == "samples" {
 		return writeSamples(w, b, src)
 	}

@@ -117,6 +117,9 @@ func dispatch(s Stats, m Method, alpha float64) Result {
 		return s.gamma(alpha)
 	case Exact, CampPaulson, Auto:
 		approx := m == CampPaulson
+		if s.offsetApplies() && m == Auto {
+			return PresentOffsetWindowInterval(s.Estimate, s.Samples, 1/s.Rate, s.Offset, alpha, s.OpenStart, s.OpenEnd)
+		}
 		if s.offsetApplies() {
 			return OffsetWindowInterval(s.Estimate, s.Samples, 1/s.Rate, s.Offset, alpha, approx, s.OpenStart, s.OpenEnd)
 		}

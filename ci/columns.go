@@ -42,7 +42,7 @@ type Columns struct {
 	ExcessSum           float64 `parquet:"excess_sum"`
 	LargeMissedSum      float64 `parquet:"large_missed_sum"`
 	LargeMissedValueSum float64 `parquet:"large_missed_value_sum"`
-	ConditionalAny      bool    `parquet:"conditional_any"`
+	ConditionalAny      bool    `parquet:"conditional_any,optional"` // added in heapest-parquet/1 after its first files: absent reads as false
 }
 
 // ColumnsOf returns the columns of s.

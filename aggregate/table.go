@@ -45,6 +45,28 @@ func (n FuncNamer) Name(f parse.Frame, leaf bool) (string, bool) {
 // Unresolved does nothing.
 func (FuncNamer) Unresolved(uint64) {}
 
+// IDNamer is FuncNamer for a resolver whose frame addresses are
+// identifiers (parse.Profile.NamesByID): every frame is looked up as
+// written, none adjusted as a return address.
+type IDNamer func(addr uint64) string
+
+// Need does nothing: the resolver needs no preparation.
+func (IDNamer) Need(uint64, bool) {}
+
+// Resolve does nothing.
+func (IDNamer) Resolve() error { return nil }
+
+// Name returns f.Func, else the resolver's name for f.Addr.
+func (n IDNamer) Name(f parse.Frame, _ bool) (string, bool) {
+	if f.Func != "" || f.Addr == 0 {
+		return f.Func, false
+	}
+	return n(f.Addr), false
+}
+
+// Unresolved does nothing.
+func (IDNamer) Unresolved(uint64) {}
+
 // ModuleNamer is a Namer that can also name an address it could not
 // resolve by the file it lies in and its offset there ("libfoo.so+0x1a2b"):
 // a name that, unlike the address, is the same in every process that

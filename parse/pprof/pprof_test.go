@@ -77,6 +77,8 @@ func read(name string, r io.Reader, opt parse.Options) (*collected, error) {
 	switch {
 	case pprof.DetectLegacy(head):
 		parser = pprof.ParseLegacy
+	case pprof.DetectJavaHeap(head):
+		parser = pprof.ParseJavaHeap
 	case !pprof.Detect(head):
 		return nil, &parse.Error{File: name, Offset: -1, Err: parse.ErrUnrecognized, Msg: "cannot read"}
 	}

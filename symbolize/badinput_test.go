@@ -261,8 +261,8 @@ func TestMappingWithoutFileWarning(t *testing.T) {
 	tests := []struct {
 		name, file, want string
 	}{
-		{"anonymous", "", "executable mapping 0x555555554000-0x555555556000 has no file (anonymous memory: generated code?); 2 addresses unsymbolized"},
-		{"pseudo", "[vdso]", "executable mapping [vdso] at 0x555555554000-0x555555556000 is no file (anonymous memory: generated code?); 2 addresses unsymbolized"},
+		{"anonymous", "", "the profile's mapping 0x555555554000-0x555555556000 names no file; 2 addresses unsymbolized"},
+		{"pseudo", "[vdso]", "the profile's mapping [vdso] at 0x555555554000-0x555555556000 is no file; 2 addresses unsymbolized"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

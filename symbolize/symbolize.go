@@ -385,11 +385,10 @@ func (s *session) locate(fs *fileState, m parse.Mapping) {
 	if !isFilePath(m.File) && m.BuildID == "" {
 		// Nothing to look for: memory no file backs (generated code,
 		// the vdso). The warning says so rather than "cannot open".
-		fs.problem = fmt.Sprintf("executable mapping %#x-%#x has no file", m.Start, m.Limit)
+		fs.problem = fmt.Sprintf("the profile's mapping %#x-%#x names no file", m.Start, m.Limit)
 		if m.File != "" {
-			fs.problem = fmt.Sprintf("executable mapping %s at %#x-%#x is no file", m.File, m.Start, m.Limit)
+			fs.problem = fmt.Sprintf("the profile's mapping %s at %#x-%#x is no file", m.File, m.Start, m.Limit)
 		}
-		fs.problem += " (anonymous memory: generated code?)"
 		return
 	}
 	// Of several failed candidates the report names the most telling: a

@@ -148,7 +148,6 @@ func runReport(cmd *cobra.Command, opts ReportOptions, args []string) error {
 	if err != nil {
 		return err
 	}
-	ropt.ModuleKeys = len(paths) > 1
 	if err := checkFleet(ropt, paths); err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/heapest/heapest/aggregate"
 	"github.com/heapest/heapest/ci"
 	"github.com/heapest/heapest/unbias"
 )
@@ -146,3 +147,13 @@ func (t *tree) count(i int32) int {
 
 // name is node i's function name.
 func (t *tree) name(i int32) string { return t.funcName(t.nodes[i].fn) }
+
+// ReportBy is Report with rows grouped by by instead of Options.By, for a
+// page that switches between groupings of inputs read once. Grouping by
+// thread or size needs their keys kept (Options.ExtraKeys), and by source
+// the sources' totals (Options.SourceTotals).
+func (b *Builder) ReportBy(by aggregate.By) (*Report, error) {
+	c := *b
+	c.opt.By, c.opt.DefaultBy = by, false
+	return c.Report()
+}

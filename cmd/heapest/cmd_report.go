@@ -108,23 +108,8 @@ func (o *ReportOptions) addFlags(cmd *cobra.Command) {
 // addFlagsFormats adds report's flags with the given --format choices.
 func (o *ReportOptions) addFlagsFormats(cmd *cobra.Command, formats []render.Format) {
 	o.inputOptions.addFlags(cmd)
+	o.addSelectFlags(cmd)
 	f := cmd.Flags()
-	confidenceVar(cmd, &o.Confidence, "coverage of the intervals, in (0,1)")
-	enumVar(cmd, &o.Method, "method", methodChoices, false, "interval method; auto picks per row the best one valid for it")
-	enumVar(cmd, &o.Value, "value", valueChoices, true, "value to estimate (default: the one the input names, as pprof's default_sample_type; else inuse_space where the input has it, else alloc_space; alloc_space for JFR); --sample_index is an alias")
-	// pprof users type -sample_index=alloc_space.
-	f.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
-		if name == "sample_index" || name == "sample-index" {
-			name = "value"
-		}
-		return pflag.NormalizedName(name)
-	})
-	enumVar(cmd, &o.By, "by", byChoices, true, "what a row is; func has flat and cum (default func; type for .NET traces)")
-	f.IntVar(&o.Top, "top", 20, "show the `N` largest rows (0: all)")
-	f.StringVar(&o.Focus, "focus", "", "keep only samples with a frame (or type) matching `REGEX`")
-	f.StringVar(&o.Ignore, "ignore", "", "drop samples with a frame (or type) matching `REGEX`")
-	f.DurationVar(&o.From, "from", 0, "traces and JFR recordings: only events at or after this `time` from the start (e.g. 1m30s)")
-	f.DurationVar(&o.To, "to", 0, "traces and JFR recordings: only events before this `time` from the start")
 	enumVar(cmd, &o.Format, "format", formats, false, "output format")
 	f.BoolVar(&o.Wide, "wide", false, "on a terminal, keep every table column (by default the least needed go until the table fits)")
 	f.StringVarP(&o.Output, "output", "o", "", "write the report to `FILE` (atomically) instead of standard output")
@@ -234,6 +219,28 @@ func checkFleet(ropt report.Options, paths []string) error {
 		return usageError{fmt.Errorf("--fleet-size %d with %d inputs: want at least 2 sampled processes, and no more than the fleet", ropt.FleetSize, len(paths))}
 	}
 	return nil
+}
+
+// addSelectFlags adds the flags that say what a report shows (heapest
+// web's too): the value, the rows, the filters, the intervals.
+func (o *ReportOptions) addSelectFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	confidenceVar(cmd, &o.Confidence, "coverage of the intervals, in (0,1)")
+	enumVar(cmd, &o.Method, "method", methodChoices, false, "interval method; auto picks per row the best one valid for it")
+	enumVar(cmd, &o.Value, "value", valueChoices, true, "value to estimate (default: the one the input names, as pprof's default_sample_type; else inuse_space where the input has it, else alloc_space; alloc_space for JFR); --sample_index is an alias")
+	// pprof users type -sample_index=alloc_space.
+	f.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
+		if name == "sample_index" || name == "sample-index" {
+			name = "value"
+		}
+		return pflag.NormalizedName(name)
+	})
+	enumVar(cmd, &o.By, "by", byChoices, true, "what a row is; func has flat and cum (default func; type for .NET traces)")
+	f.IntVar(&o.Top, "top", 20, "show the `N` largest rows (0: all)")
+	f.StringVar(&o.Focus, "focus", "", "keep only samples with a frame (or type) matching `REGEX`")
+	f.StringVar(&o.Ignore, "ignore", "", "drop samples with a frame (or type) matching `REGEX`")
+	f.DurationVar(&o.From, "from", 0, "traces and JFR recordings: only events at or after this `time` from the start (e.g. 1m30s)")
+	f.DurationVar(&o.To, "to", 0, "traces and JFR recordings: only events before this `time` from the start")
 }
 
 // reportOptions checks what the flag types could not (ranges that

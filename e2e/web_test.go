@@ -47,14 +47,7 @@ func TestWebBrowser(t *testing.T) {
 	const dump = "testdata/jemalloc/mixed_symbolized.heap"
 	const topN = "6"
 
-	var want struct {
-		Rows []struct {
-			Key              string
-			Estimate, Lo, Hi float64
-			Samples          float64
-			Method           string
-		}
-	}
+	var want struct{ Rows []jsonRow }
 	report := exec.Command(heapest, "report", "--format", "json", "--top", topN, dump)
 	report.Dir = repoRoot(t)
 	out, err := report.Output()
@@ -87,7 +80,7 @@ func TestWebBrowser(t *testing.T) {
 	}
 	checkBars(t, "table", dom.TableBars, 4)
 	checkBars(t, "chart", dom.ChartBars, 4)
-	checkFlame(t, dom)
+	checkFlame(t, dom, relWidths(want.Rows))
 	// Sorted by estimate, ascending: a smallest row comes first.
 	smallest := math.Inf(1)
 	firstEst := math.NaN()
@@ -110,6 +103,14 @@ func TestWebBrowser(t *testing.T) {
 	checkPprofViews(t, sess, base)
 }
 
+// jsonRow is a row of report --format json.
+type jsonRow struct {
+	Key              string
+	Estimate, Lo, Hi float64
+	Samples          float64
+	Method           string
+}
+
 // pageFacts is what pageScript reads from the page once its script ran.
 type pageFacts struct {
 	TopKey         string
@@ -121,6 +122,7 @@ type pageFacts struct {
 	Frames         []frame
 	FlameWidth     float64
 	Tooltip        string
+	TopInterval    string
 	SortedAscFirst string
 	FilterShown    int
 	FilterText     string
@@ -166,6 +168,7 @@ out.Frames = q('g.frame', flame).map(g => {
 });
 const alloc = q('g.frame', flame).find(g => g.querySelector('title').textContent.startsWith('alloc_b\n'));
 out.Tooltip = alloc ? alloc.querySelector('title').textContent : '';
+out.TopInterval = first.querySelector('td.lo').textContent + ' – ' + first.querySelector('td.hi').textContent;
 const est = q('#rows thead th').find(th => th.classList.contains('estimate'));
 est.click(); est.click();
 out.SortedAscFirst = document.querySelector('#rows tbody tr td.key').textContent;
@@ -196,9 +199,10 @@ func checkBars(t *testing.T, where string, bars []bar, min int) {
 }
 
 // checkFlame checks the flame graph's geometry: the total spans the
-// graph, every frame has a width, a frame's callees fit under it, and a
-// frame with a wider interval is paler (alloc_b ±12% against alloc_c ±68%).
-func checkFlame(t *testing.T, dom pageFacts) {
+// graph, every frame has a width, a frame's callees fit under it, and of
+// alloc_b and alloc_c the one whose interval is relatively wider (rel, from
+// report's JSON) is paler; alloc_b's tooltip has the table's interval.
+func checkFlame(t *testing.T, dom pageFacts, rel map[string]float64) {
 	t.Helper()
 	if len(dom.Frames) < 8 || dom.Frames[0].Name != "total" {
 		t.Fatalf("flame graph: %d frames, first %+v", len(dom.Frames), dom.Frames)
@@ -232,12 +236,28 @@ func checkFlame(t *testing.T, dom pageFacts) {
 		}
 	}
 	b, c := byName["alloc_b"], byName["alloc_c"]
+	if rel["alloc_b"] > rel["alloc_c"] {
+		b, c = c, b
+	}
 	if !(b.Distrust < c.Distrust) || saturation(b.Fill) <= saturation(c.Fill) {
-		t.Errorf("alloc_b (±12%%) drawn %s, distrust %v; alloc_c (±68%%) %s, %v: want alloc_c paler", b.Fill, b.Distrust, c.Fill, c.Distrust)
+		t.Errorf("%s (±%.0f%%) drawn %s, distrust %v; %s (±%.0f%%) %s, %v: want the second paler",
+			b.Name, 100*rel[b.Name], b.Fill, b.Distrust, c.Name, 100*rel[c.Name], c.Fill, c.Distrust)
 	}
-	if !strings.Contains(dom.Tooltip, "40.5MiB (36.0MiB – 46.0MiB, ±12.4%)") {
-		t.Errorf("alloc_b's tooltip %q has no interval", dom.Tooltip)
+	if !strings.HasPrefix(dom.Tooltip, "alloc_b\n") || !strings.Contains(dom.Tooltip, dom.TopInterval) {
+		t.Errorf("alloc_b's tooltip %q has not its interval %q", dom.Tooltip, dom.TopInterval)
 	}
+}
+
+// relWidths are the rows' interval half widths relative to their
+// estimates.
+func relWidths(rows []jsonRow) map[string]float64 {
+	out := map[string]float64{}
+	for _, r := range rows {
+		if r.Estimate > 0 {
+			out[r.Key] = (r.Hi - r.Lo) / (2 * r.Estimate)
+		}
+	}
+	return out
 }
 
 // saturation is an rgb() colour's HSL saturation, from 0 to 1.

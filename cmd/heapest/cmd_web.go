@@ -90,7 +90,6 @@ func runWeb(ctx context.Context, cmd *cobra.Command, opts WebOptions, args []str
 	// Every value, for pprof's views; every key, for the --by switcher.
 	ropt.AllValues, ropt.SourceTotals = true, true
 	ropt.ExtraKeys = aggregate.Keys{Thread: true, Size: true}
-	ropt.ModuleKeys = len(paths) > 1
 	ropt.SingleInput = len(paths) == 1
 	// Listening first says at once that the address is bad or taken;
 	// connections wait for the inputs to be read.

@@ -81,6 +81,6 @@ func WriteDump(w io.Writer, lgR uint, samples []Sampled, e Encoding) error {
 		}
 		fmt.Fprintf(bw, "@ 0x%x 0x400800 0x400500\n  t*: %d: %d [0: 0]\n  t0: %d: %d [0: 0]\n", LeafAddr(i), c, b, c, b)
 	}
-	fmt.Fprintf(bw, "\nMAPPED_LIBRARIES:\n00400000-00402000 r-xp 00000000 08:01 1234 /usr/bin/simulated\n")
+	fmt.Fprintf(bw, "\nMAPPED_LIBRARIES:\n00400000-00500000 r-xp 00000000 08:01 1234 /usr/bin/simulated\n")
 	return bw.Flush()
 }

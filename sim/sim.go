@@ -121,8 +121,9 @@ func sortedSizes(s Sampled) []uint64 {
 }
 
 // LeafAddr is the leaf frame address written for stack i; a report by
-// leaf names the row "0x…" of it.
+// leaf names the row by its module and offset (RowKey).
 func LeafAddr(i int) uint64 { return 0x401000 + 0x10*uint64(i) }
 
-// RowKey is the report row key of stack i (aggregate.FrameName of its leaf).
-func RowKey(i int) string { return fmt.Sprintf("0x%x", LeafAddr(i)) }
+// RowKey is the report row key of stack i: its leaf's module (the dump
+// maps /usr/bin/simulated at 0x400000, which no file backs) and offset.
+func RowKey(i int) string { return fmt.Sprintf("simulated+0x%x", LeafAddr(i)-0x400000) }

@@ -127,11 +127,11 @@ func advise(r Row, current float64, t Target) (RowAdvice, error) {
 func PartsOf(mix map[float64]ci.Stats, v unbias.Value, dumps int) ([]Part, string) {
 	var parts []Part
 	for size, st := range mix {
+		if size <= 0 && !v.IsSpace() && !st.Complete {
+			return nil, "object counts of dump lines that mix sizes have no interval"
+		}
 		if why := unadvisable(st); why != "" {
 			return nil, why
-		}
-		if size <= 0 && !v.IsSpace() {
-			return nil, "object counts of dump lines that mix sizes have no interval"
 		}
 		bytes := st.Estimate
 		if !v.IsSpace() {

@@ -28,6 +28,7 @@ standard error.
 		newMergeCommand(),
 		newCICommand(),
 		newDiffCommand(),
+		newAdviseCommand(),
 		newVersionCommand(),
 		newGenCommand(),
 	)

@@ -71,6 +71,7 @@ func TestURLInputGoServer(t *testing.T) {
 		t.Errorf("main.holdBuffers: %v [%v, %v] misses the %v to %v bytes it holds", row.Estimate, row.Lo, row.Hi, lo, hi)
 	}
 	t.Logf("main.holdBuffers: %.0f bytes [%.0f, %.0f], %v samples", row.Estimate, row.Lo, row.Hi, row.Samples)
+	checkAdviseURL(t, heapest, url)
 
 	for _, tc := range []struct {
 		name string
@@ -98,4 +99,33 @@ func TestURLInputGoServer(t *testing.T) {
 			}
 		})
 	}
+}
+
+// checkAdviseURL runs heapest advise on the server's heap profile: 16 MiB
+// of 4 KiB buffers need about 420 samples for ±10% in 95% of dumps, so
+// a period near 40 KiB, and at the current 64 KiB two dumps.
+func checkAdviseURL(t *testing.T, heapest, url string) {
+	t.Helper()
+	out, errOut, err := runErr(nil, heapest, "advise", "--format", "json", "--rows", "^main\\.holdBuffers$", url)
+	if err != nil {
+		t.Fatalf("heapest advise %s: %v\n%s", url, err, errOut)
+	}
+	var a struct {
+		CurrentRate float64 `json:"current_rate"`
+		Rate        float64 `json:"rate"`
+		Dumps       int     `json:"dumps_at_current_rate"`
+		Rows        []struct {
+			Key string `json:"key"`
+		} `json:"rows"`
+	}
+	if err := json.Unmarshal(out, &a); err != nil {
+		t.Fatalf("heapest advise JSON: %v\n%s", err, out)
+	}
+	if len(a.Rows) != 1 || a.Rows[0].Key != "main.holdBuffers" || a.CurrentRate != 64<<10 {
+		t.Fatalf("advise rows %+v at %v, want main.holdBuffers at 64 KiB", a.Rows, a.CurrentRate)
+	}
+	if a.Rate < 25<<10 || a.Rate > 60<<10 || a.Dumps < 2 || a.Dumps > 3 {
+		t.Errorf("advise: R = %.0f, %d dumps at 64 KiB; want about 40 KiB and 2", a.Rate, a.Dumps)
+	}
+	t.Logf("advise: R = %.0f B, %d dumps at the current 64 KiB", a.Rate, a.Dumps)
 }

@@ -59,6 +59,7 @@ type Error struct {
 	Err error
 }
 
+// Error is the URL, what went wrong, and the cause.
 func (e *Error) Error() string {
 	if e.Err != nil {
 		return fmt.Sprintf("%s: %s: %v", e.URL, e.Msg, e.Err)
@@ -66,6 +67,7 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("%s: %s", e.URL, e.Msg)
 }
 
+// Unwrap is the cause, if any.
 func (e *Error) Unwrap() error { return e.Err }
 
 // schemeRE is an RFC 3986 scheme followed by "://": what makes an

@@ -17,6 +17,7 @@ require (
 require (
 	github.com/parquet-go/parquet-go v0.32.0
 	github.com/spf13/pflag v1.0.9
+	github.com/ulikunitz/xz v0.5.15
 	golang.org/x/term v0.48.0
 )
 

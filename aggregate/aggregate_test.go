@@ -17,7 +17,7 @@ func rec(n float64, stack ...string) parse.Record {
 		fr[i] = parse.Frame{Addr: uint64(0x1000 + len(f)*16 + i), Func: f}
 	}
 	return parse.Record{Stack: fr, Scheme: parse.Bernoulli, Rate: 1 << 19,
-		InUse: parse.Counts{Objects: n, Bytes: 48 * n}}
+		InUse: parse.Counts{Objects: n, Bytes: 48 * n, Size: 48}}
 }
 
 // agg is a table built from records, grouped one way.

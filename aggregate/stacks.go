@@ -92,5 +92,12 @@ func (t *Table) IsAddress(id uint32) (uint64, bool) {
 	return a, ok
 }
 
+// Module reports whether function id is a frame keyed by module and
+// offset (KeyByModule), and where it lies.
+func (t *Table) Module(id uint32) (ModuleFrame, bool) {
+	m, ok := t.modules[id]
+	return m, ok
+}
+
 // NumFuncs is the number of function ids.
 func (t *Table) NumFuncs() int { return len(t.funcs.names) }

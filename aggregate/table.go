@@ -45,12 +45,46 @@ func (n FuncNamer) Name(f parse.Frame, leaf bool) (string, bool) {
 // Unresolved does nothing.
 func (FuncNamer) Unresolved(uint64) {}
 
+// IDNamer is FuncNamer for a resolver whose frame addresses are
+// identifiers (parse.Profile.NamesByID): every frame is looked up as
+// written, none adjusted as a return address.
+type IDNamer func(addr uint64) string
+
+// Need does nothing: the resolver needs no preparation.
+func (IDNamer) Need(uint64, bool) {}
+
+// Resolve does nothing.
+func (IDNamer) Resolve() error { return nil }
+
+// Name returns f.Func, else the resolver's name for f.Addr.
+func (n IDNamer) Name(f parse.Frame, _ bool) (string, bool) {
+	if f.Func != "" || f.Addr == 0 {
+		return f.Func, false
+	}
+	return n(f.Addr), false
+}
+
+// Unresolved does nothing.
+func (IDNamer) Unresolved(uint64) {}
+
 // ModuleNamer is a Namer that can also name an address it could not
 // resolve by the file it lies in and its offset there ("libfoo.so+0x1a2b"):
 // a name that, unlike the address, is the same in every process that
 // loaded the same build of that file.
 type ModuleNamer interface {
 	ModuleOffset(addr uint64) string
+	// ModuleMapping is the mapping holding addr, with the file's whole
+	// build ID where known: pprof output writes it, so that pprof can
+	// symbolize the frame later with the right file.
+	ModuleMapping(addr uint64) (parse.Mapping, bool)
+}
+
+// ModuleFrame is where a frame keyed by module and offset lies: the
+// mapping of its module in the first input that had it, and its address
+// in that input's address space.
+type ModuleFrame struct {
+	Mapping parse.Mapping
+	Addr    uint64
 }
 
 // Table holds cells keyed by names: the mergeable form of any number of
@@ -71,8 +105,9 @@ type Table struct {
 	cells     *cellTable
 	stats     valueStats
 	// byModule keys unnamed frames by module and offset (see
-	// KeyByModule).
+	// KeyByModule); modules says where each such function lies.
 	byModule bool
+	modules  map[uint32]ModuleFrame
 }
 
 // KeyByModule makes frames that no namer could name keyed by the module
@@ -287,10 +322,25 @@ func (t *Table) addrFunc(addr uint64) uint32 {
 func (t *Table) moduleFunc(namer Namer, addr uint64) uint32 {
 	if mn, ok := namer.(ModuleNamer); ok {
 		if name := mn.ModuleOffset(addr); name != "" {
-			return t.funcs.intern(name)
+			id := t.funcs.intern(name)
+			if _, ok := t.modules[id]; !ok {
+				m, _ := mn.ModuleMapping(addr)
+				t.addModule(id, ModuleFrame{Mapping: m, Addr: addr})
+			}
+			return id
 		}
 	}
 	return t.addrFunc(addr)
+}
+
+// addModule records where module function id lies, unless it is known.
+func (t *Table) addModule(id uint32, m ModuleFrame) {
+	if t.modules == nil {
+		t.modules = map[uint32]ModuleFrame{}
+	}
+	if _, ok := t.modules[id]; !ok {
+		t.modules[id] = m
+	}
 }
 
 // funcName is function id's name: 0x… for an unnamed frame address.
@@ -344,6 +394,9 @@ func (t *Table) Merge(o *Table) {
 			funcs[i] = t.addrFunc(a)
 		} else {
 			funcs[i] = t.funcs.intern(n)
+		}
+		if m, ok := o.modules[uint32(i)]; ok {
+			t.addModule(funcs[i], m) // the first input's mapping stays
 		}
 	}
 	strs := make([]uint32, len(o.strs.names))

@@ -16,13 +16,14 @@ import (
 )
 
 // numStatsFields is the number of fields of Stats; a test checks it.
-const numStatsFields = 24
+const numStatsFields = 25
 
 // firstOptionalField is the first field added after the format was
 // fixed (Weighted, Spill, Excess: JFR's weights; LargeMissed, LargeMissedValue:
-// comparisons of large allocations): files written before lack them, and
-// they read as zero, which is what those files meant (or, for the last
-// two, what comparisons assumed before them).
+// comparisons of large allocations; Conditional: object counts of sampled
+// sizes): files written before lack them, and they read as zero, which is
+// what those files meant (or, for the last three, what intervals assumed
+// before them).
 const firstOptionalField = 19
 
 // field returns the name of field i of Stats, in struct order (the order
@@ -81,6 +82,8 @@ func (s *Stats) field(i int) (name string, count *int64, num *float64, flag *boo
 		return "LargeMissed", nil, &s.LargeMissed, nil
 	case 23:
 		return "LargeMissedValue", nil, &s.LargeMissedValue, nil
+	case 24:
+		return "Conditional", nil, nil, &s.Conditional
 	}
 	panic("ci: Stats has no field " + strconv.Itoa(i))
 }

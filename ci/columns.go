@@ -42,6 +42,7 @@ type Columns struct {
 	ExcessSum           float64 `parquet:"excess_sum"`
 	LargeMissedSum      float64 `parquet:"large_missed_sum"`
 	LargeMissedValueSum float64 `parquet:"large_missed_value_sum"`
+	ConditionalAny      bool    `parquet:"conditional_any,optional"` // added in heapest-parquet/1 after its first files: absent reads as false
 }
 
 // ColumnsOf returns the columns of s.
@@ -55,6 +56,7 @@ func ColumnsOf(s Stats) Columns {
 		BiasSum: s.Bias, CompleteAll: s.Complete, NoIntervalAny: s.NoInterval, ApproxAny: s.Approx,
 		WeightedAny: s.Weighted, SpillSum: s.Spill, ExcessSum: s.Excess,
 		LargeMissedSum: s.LargeMissed, LargeMissedValueSum: s.LargeMissedValue,
+		ConditionalAny: s.Conditional,
 	}
 }
 
@@ -82,6 +84,7 @@ func (c Columns) Stats() (Stats, error) {
 		Bias: c.BiasSum, Complete: c.CompleteAll, NoInterval: c.NoIntervalAny, Approx: c.ApproxAny,
 		Weighted: c.WeightedAny, Spill: c.SpillSum, Excess: c.ExcessSum,
 		LargeMissed: c.LargeMissedSum, LargeMissedValue: c.LargeMissedValueSum,
+		Conditional: c.ConditionalAny,
 	}
 	for _, r := range []struct {
 		name     string

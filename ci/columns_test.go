@@ -42,7 +42,7 @@ func sqlMerge(c *Columns, o Columns) {
 func TestColumnsSuffixes(t *testing.T) {
 	typ := reflect.TypeOf(Columns{})
 	for i := range typ.NumField() {
-		name := typ.Field(i).Tag.Get("parquet")
+		name, _, _ := strings.Cut(typ.Field(i).Tag.Get("parquet"), ",")
 		ok := false
 		for _, suf := range []string{"_sum", "_max", "_min", "_any", "_all"} {
 			ok = ok || strings.HasSuffix(name, suf)

@@ -53,7 +53,7 @@ func ends(s Stats, absent float64, whole bool) (lo, hi end) {
 	if whole {
 		w = math.Max(w, s.wholeWeight())
 	}
-	lo.y = math.Max(0, s.Estimate-s.Bias-s.Excess)
+	lo.y = math.Max(0, s.Estimate-s.Excess) // Bias is upward only
 	hi.y = s.Estimate + s.Bias + s.Spill + w
 	lo.shape = shape(lo.y, s.Var)
 	hi.shape = shape(hi.y, s.Var+w*w)

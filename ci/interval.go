@@ -37,6 +37,10 @@ type Result struct {
 const (
 	// MethodNone marks a group for which no honest interval exists.
 	MethodNone = "none"
+	// MethodConditional marks an interval on the count of allocations of
+	// the sizes that were sampled (Stats.Conditional), whatever method
+	// computed it.
+	MethodConditional = "conditional"
 )
 
 // Notes attached to results.
@@ -48,9 +52,11 @@ const (
 	NoteCampPaulson  = "approximate: Camp–Paulson normal approximation of the exact CDF"
 	NoteOpenEnd      = "upper bound at s+1 samples: the bytes after the last sample are unobserved (.NET design)"
 	NoteOpenStart    = "lower bound at s−1 samples: the window starts between samples (.NET design)"
-	NoteBias         = "estimate from the average size of mixed sizes; interval widened by its error bound"
+	NoteBias         = "estimate from the average size of a dump line's unknown sizes, the least its samples allow; upper bound widened to the most they allow"
 	NoteContains     = "interval widened to hold the estimate: allocations many sampling periods large are sampled almost surely, so the count is nearly exact and the estimate Z/π lies just above it"
 	NoteEstimator    = "interval widened to hold the estimate: the row prints Horvitz–Thompson's Σ Z/π, the interval is Approach 2's, whose own estimate s·(R−1)+u is further off here"
+	NoteConditional  = "conditional on the sampled sizes: counts the allocations of the sizes some sample hit; allocations of sizes no sample hit are not counted (their bytes are, within the bytes interval)"
+	NoteHidden       = "upper bound allows for allocations of sizes no sample hit: B bytes of them all go unseen with probability exp(−B/R), so up to 3.7 sampling periods of them at 95%"
 	NoteWeighted     = "JFR: the sum of the events' weights; model-based interval (each weight a Poisson count, gamma), coverage measured in docs/jfr.md"
 )
 
@@ -90,6 +96,10 @@ func Interval(s Stats, m Method, confidence float64) (Result, error) {
 			r.Notes = append(r.Notes, NoteContains)
 		}
 	}
+	if s.Conditional && r.Method != MethodNone && !s.Complete {
+		r.Method = MethodConditional
+		r.Notes = append(r.Notes, NoteConditional)
+	}
 	for _, x := range []float64{r.Estimate, r.Lo, r.Hi} {
 		if math.IsNaN(x) || math.IsInf(x, 0) {
 			return Result{}, fmt.Errorf("invalid statistics: %s interval of %+v is out of range", r.Method, s)
@@ -117,18 +127,23 @@ func dispatch(s Stats, m Method, alpha float64) Result {
 		return s.gamma(alpha)
 	case Exact, CampPaulson, Auto:
 		approx := m == CampPaulson
+		if s.offsetApplies() && m == Auto {
+			return PresentOffsetWindowInterval(s.Estimate, s.Samples, 1/s.Rate, s.Offset, alpha, s.OpenStart, s.OpenEnd)
+		}
 		if s.offsetApplies() {
 			return OffsetWindowInterval(s.Estimate, s.Samples, 1/s.Rate, s.Offset, alpha, approx, s.OpenStart, s.OpenEnd)
 		}
 		if s.exactApplies() {
 			if m == Auto {
-				return PresentExactInterval(s.Estimate, s.Samples, s.P, s.Unit, alpha)
+				return s.presentExact(alpha)
 			}
 			return ExactInterval(s.Estimate, s.Samples, s.P, s.Unit, alpha, approx)
 		}
 		r := s.gamma(alpha)
 		if m != Auto {
 			r.Notes = append(r.Notes, NoteNotExact)
+		} else {
+			r.Lo = s.presentGammaLower(alpha)
 		}
 		return r
 	}
@@ -154,12 +169,65 @@ func (s Stats) gamma(alpha float64) Result {
 	return r
 }
 
-// widened is the interval of a group whose estimate is only known to
-// within ±Bias of the HT estimate: the lower bound is the method's for the
-// smallest possible estimate, the upper bound for the largest.
+// presentGammaLower is auto's gamma lower bound for a group known to
+// have at least one sample, as PresentExactInterval's is for one size:
+// the bound at level a·P(S ≥ 1) instead of a = α/2, where P(S ≥ 1) =
+// 1 − exp(−L/w) is the chance that a group of L bytes whose samples
+// weigh w = Var/Estimate each on average shows at all. Iterating from
+// the plain bound descends to the fixed point. Without it, rows that
+// expect a fraction of a sample and whose sizes are unknown (a raw line
+// of two samples) were missed low 8% of the times they appeared; rows
+// of many samples, or of allocations much larger than R, are unchanged
+// (P(S ≥ 1) is 1 there).
+func (s Stats) presentGammaLower(alpha float64) float64 {
+	y, v := s.Estimate, s.Var
+	a := alpha / 2
+	lo := GammaInterval(y, v, s.MaxWeight, alpha).Lo
+	if !(y > 0 && v > 0) || s.Weighted {
+		return lo // JFR's weights are a model's, measured as they are (docs/jfr.md)
+	}
+	w := v / y
+	for range 60 {
+		next := gammaQuantile(y*y/v, w, a*-math.Expm1(-lo/w), false)
+		if next < y*1e-9 {
+			return 0 // one count: the group may be as small as it likes
+		}
+		if !(next < lo*(1-1e-12)) {
+			break
+		}
+		lo = next
+	}
+	return lo
+}
+
+// presentExact is auto's interval for a group of one size: the exact
+// interval of a row present because it was sampled, its upper end raised
+// to the gamma interval's where the group may hold allocations of sizes
+// no sample hit (MaxWeight above its own samples' weight, see
+// unbias.Samples.Stats). Without that, a row of a few allocations many
+// periods large had a near-zero-width interval, and 64 B allocations
+// worth R beside them at the same stack went unseen 37% of the time and
+// fell outside it.
+func (s Stats) presentExact(alpha float64) Result {
+	r := PresentExactInterval(s.Estimate, s.Samples, s.P, s.Unit, alpha)
+	own := s.Unit * (1 - s.P) / s.P
+	if s.MaxWeight > own*(1+1e-9) {
+		if g := s.gamma(alpha); g.Hi > r.Hi {
+			r.Hi = g.Hi
+			if s.MaxWeight > 2*own {
+				r.Notes = append(r.Notes, NoteHidden)
+			}
+		}
+	}
+	return r
+}
+
+// widened is the interval of a group whose estimate may lie up to Bias
+// below the HT estimate (never above it): the lower bound is the
+// method's for the estimate, the upper bound for the largest possible
+// one.
 func widened(s Stats, m Method, alpha float64) Result {
 	lo, hi := s, s
-	lo.Estimate = math.Max(0, s.Estimate-s.Bias)
 	hi.Estimate = s.Estimate + s.Bias
 	lo.Bias, hi.Bias = 0, 0
 	rl, rh := dispatch(lo, m, alpha), dispatch(hi, m, alpha)

@@ -47,10 +47,12 @@ type Stats struct {
 	// window): Approach 2's bounds then take s−1 and s+1 samples.
 	OpenStart, OpenEnd bool
 
-	// Bias bounds |Estimate − the HT estimate| when the estimate itself is
-	// approximate: a raw jemalloc line with mixed sizes, decoded with its
-	// average size, lies within n·R of the HT estimate. Intervals widen by
-	// it on both sides. Bounds add across groups.
+	// Bias bounds how far Estimate may lie below the HT estimate when the
+	// estimate itself is approximate: a raw dump line of unknown sizes,
+	// decoded with its average size, is the least HT value its samples
+	// allow (Jensen's inequality) and at most Bias below the HT value.
+	// The interval's upper end widens by it; its lower end needs not.
+	// Bounds add across groups.
 	Bias float64
 
 	// Complete is set when every allocation was recorded (π = 1): the
@@ -84,6 +86,14 @@ type Stats struct {
 	// negligible against a test's level, the upper end of an interval
 	// allows for one such allocation missed (see ends).
 	LargeMissed, LargeMissedValue float64
+
+	// Conditional is set when the value is a count of allocations whose
+	// sizes are known only from the samples (object counts of sampled
+	// profiles): allocations of sizes no sample hit may exist and weigh
+	// next to nothing in bytes, so no interval bounds their number. The
+	// interval is then on the allocations of the sampled sizes, and says
+	// so (MethodConditional, NoteConditional).
+	Conditional bool
 }
 
 // wholeWeight is what one missed large allocation typically weighs (see
@@ -135,6 +145,7 @@ func (s *Stats) Merge(o *Stats) {
 	s.Excess += o.Excess
 	s.LargeMissed += o.LargeMissed
 	s.LargeMissedValue += o.LargeMissedValue
+	s.Conditional = s.Conditional || o.Conditional
 	if s.Mixed {
 		s.P, s.Unit = 0, 0
 	}

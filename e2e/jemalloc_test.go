@@ -298,7 +298,8 @@ func checkJeprof(t *testing.T, runs []*jeRun) {
 
 // checkCoverage: the 95% intervals contain the true live bytes at least 93%
 // of the time over all (call site, run) pairs, and the true live objects for
-// single-size sites. A site with no sample has no row and counts as a miss.
+// single-size sites where the row has an object interval. A site with no
+// sample has no row and counts as a miss.
 func checkCoverage(t *testing.T, runs []*jeRun) {
 	var space, objects, alloc coverage
 	breakdown := map[string]*coverage{}
@@ -320,8 +321,10 @@ func checkCoverage(t *testing.T, runs []*jeRun) {
 				misses = append(misses, fmt.Sprintf("%s %s: truth %.0f, estimate %.0f [%.0f, %.0f] samples %.0f %s",
 					r.name(), s.Func, s.LiveBytes, row.Estimate, row.Lo, row.Hi, row.Samples, row.Method))
 			}
-			if s.SingleSize {
-				row = ob[s.Func]
+			if row = ob[s.Func]; s.SingleSize && row.Method != "none" {
+				// Raw lines of several samples have no object interval
+				// (their sizes are unknown); the others are intervals on
+				// the sampled sizes, which at a single-size site are all.
 				objects.add(row.Lo, s.LiveObjects, row.Hi)
 			}
 			if r.accum {
@@ -341,15 +344,18 @@ func checkCoverage(t *testing.T, runs []*jeRun) {
 		name string
 		cov  coverage
 		min  float64
+		minN int
 	}{
-		{"inuse_space", space, 0.93},
-		{"inuse_objects (single-size sites)", objects, 0.93},
-		{"alloc_space (prof_accum runs)", alloc, 0.90},
+		{"inuse_space", space, 0.93, 200},
+		// About 220 of the 576 pairs have an object interval (prof_unbias
+		// lines and raw lines of one sample).
+		{"inuse_objects (single-size sites)", objects, 0.93, 150},
+		{"alloc_space (prof_accum runs)", alloc, 0.90, 200},
 	} {
 		t.Logf("%s: 95%% interval contains the truth in %d of %d (call site, run) pairs = %.1f%%",
 			c.name, c.cov.hit, c.cov.n, 100*c.cov.rate())
-		if c.cov.n < 200 {
-			t.Errorf("%s: only %d pairs, want at least 200", c.name, c.cov.n)
+		if c.cov.n < c.minN {
+			t.Errorf("%s: only %d pairs, want at least %d", c.name, c.cov.n, c.minN)
 		}
 		if c.cov.rate() < c.min {
 			t.Errorf("%s: coverage %.1f%% < %.0f%%", c.name, 100*c.cov.rate(), 100*c.min)

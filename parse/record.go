@@ -243,6 +243,10 @@ type Profile struct {
 	// return address) is looked up at Addr-1, so that a call that ends a
 	// method names that method and not the next one.
 	Names func(addr uint64) string
+	// NamesByID says Names takes frame addresses as written, caller or
+	// not: they are identifiers, not instruction addresses (the location
+	// ids of Java heap text).
+	NamesByID bool
 	// Records and Breakdowns count what went to the Sink.
 	Records, Breakdowns int
 	// HasInUse and HasAlloc say which pairs the format provides.

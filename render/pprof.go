@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
+	"strconv"
 
+	"github.com/heapest/heapest/aggregate"
 	"github.com/heapest/heapest/ci"
 	"github.com/heapest/heapest/parse"
 	"github.com/heapest/heapest/parse/pprof"
@@ -17,19 +20,23 @@ import (
 // WritePprof writes the per-stack view s as a gzip-compressed
 // profile.proto that pprof viewers open: one sample per stack (and
 // allocated type, as the string label "heapest.type", for inputs that have
-// types), one sample type per value (its unbiased estimate, rounded), the first value the
-// default sample type. Every sample also carries, as the string label
-// "heapest.<value>", the exact ci.Stats behind each value, so that heapest
-// reading the file back (parse/pprof/heapest.go) recomputes the same
-// intervals and can merge such files again; and, for people looking at it
-// in pprof, numeric labels: samples (the raw sample count the default
-// value rests on), samples_bound (1 when that count is an upper bound),
-// size (the allocation size when the stack's samples share one) and rate.
+// types), one sample type per value (its unbiased estimate, rounded), the
+// first value the default sample type. Frames no symbol named keep their
+// mapping and address (the mapping's file, offset and build ID as the
+// input gave them), so that pprof given the binary can name them later.
+//
+// Every sample also carries one string label, "heapest": the exact
+// ci.Stats behind each value, so that heapest reading the file back
+// (parse/pprof/heapest.go) recomputes the same intervals and can merge
+// such files again. For people looking at it in pprof, a few numeric
+// labels: samples (the raw sample count the default value rests on),
+// samples_bound (1, only when that count is an upper bound), size (the
+// allocation size when the stack's samples share one) and rate.
 //
 // The profile is encoded as the stacks stream out of the table: strings,
-// functions and locations are written when first used (protobuf lets a
-// message's repeated fields interleave), so no copy of the profile is
-// built in memory.
+// functions, mappings and locations are written when first used (protobuf
+// lets a message's repeated fields interleave), so no copy of the profile
+// is built in memory.
 func WritePprof(w io.Writer, s *report.Stacks) error {
 	if len(s.Values) == 0 {
 		return fmt.Errorf("pprof output: no value to write")
@@ -57,6 +64,7 @@ func WritePprof(w io.Writer, s *report.Stacks) error {
 const (
 	pbSampleType        = 1
 	pbSample            = 2
+	pbMapping           = 3
 	pbLocation          = 4
 	pbFunction          = 5
 	pbStringTable       = 6
@@ -75,9 +83,10 @@ type pprofEncoder struct {
 	nloc uint64
 	// buf and msg are scratch space for one message and one submessage.
 	buf, msg, text []byte
-	// statKeys are the string ids of the "heapest.<value>" label keys.
-	statKeys []int64
+	// statsKey is the string id of the "heapest" label key.
+	statsKey int64
 	numKeys  struct{ samples, bound, size, rate, count, bytes, none int64 }
+	maps     pprofMappings
 }
 
 func newPprofEncoder(w *bufio.Writer, s *report.Stacks) *pprofEncoder {
@@ -94,8 +103,8 @@ func (e *pprofEncoder) header() error {
 			unit = "bytes"
 		}
 		e.valueType(pbSampleType, v.String(), unit)
-		e.statKeys = append(e.statKeys, e.str(pprof.StatsLabel(v.String())))
 	}
+	e.statsKey = e.str(pprof.StatsLabelKey)
 	e.valueType(pbPeriodType, "space", "bytes")
 	if rate, ok := commonRate(e.s.Sources); ok {
 		e.varintField(pbPeriod, uint64(math.Round(rate)))
@@ -126,13 +135,7 @@ func (e *pprofEncoder) sample(stack []uint32, typ string, st []ci.Stats) error {
 		vals[i] = uint64(int64(math.Round(st[i].Estimate)))
 	}
 	b = appendPacked(b, 2, vals)
-	for i := range st {
-		if st[i].N == 0 {
-			continue
-		}
-		e.text, _ = st[i].AppendText(e.text[:0]) // never fails
-		b = e.appendLabel(b, e.statKeys[i], e.str(string(e.text)), 0, 0, false)
-	}
+	b = e.appendLabel(b, e.statsKey, e.str(string(e.statsText(st))), 0, 0, false)
 	if typ != "" {
 		b = e.appendLabel(b, e.str(pprof.TypeLabel), e.str(typ), 0, 0, false)
 	}
@@ -144,15 +147,36 @@ func (e *pprofEncoder) sample(stack []uint32, typ string, st []ci.Stats) error {
 	return nil
 }
 
+// statsText is the "heapest" label of a sample's statistics st (see
+// pprof.StatsLabelKey): a value whose statistics equal an earlier one's
+// (alloc_* and inuse_* of a dump that records no frees) refers to it, to
+// keep the label short.
+func (e *pprofEncoder) statsText(st []ci.Stats) []byte {
+	e.text = e.text[:0]
+	for i := range st {
+		if i > 0 {
+			e.text = append(e.text, pprof.StatsSeparator...)
+		}
+		if st[i].N == 0 {
+			continue
+		}
+		if j := slices.Index(st[:i], st[i]); j >= 0 {
+			e.text = append(e.text, pprof.StatsSameAs...)
+			e.text = strconv.AppendInt(e.text, int64(j), 10)
+			continue
+		}
+		e.text, _ = st[i].AppendText(e.text) // never fails
+	}
+	return e.text
+}
+
 // numLabels appends the human-facing numeric labels of the default value.
 func (e *pprofEncoder) numLabels(b []byte, st ci.Stats, v unbias.Value) []byte {
 	k := &e.numKeys
 	b = e.appendLabel(b, k.samples, 0, int64(math.Round(st.Samples)), k.count, true)
-	bound := int64(0)
 	if st.SamplesBound {
-		bound = 1
+		b = e.appendLabel(b, k.bound, 0, 1, 0, true)
 	}
-	b = e.appendLabel(b, k.bound, 0, bound, 0, true)
 	if v.IsSpace() && !st.Mixed && st.Unit > 0 {
 		b = e.appendLabel(b, k.size, 0, int64(math.Round(st.Unit)), k.bytes, true)
 	}
@@ -192,7 +216,11 @@ func (e *pprofEncoder) location(f uint32) uint64 {
 	id := e.nloc
 	e.locs[f] = id
 	m := appendVarintField(nil, 1, id)
-	if addr, ok := e.s.Address(f); ok {
+	if mf, ok := e.s.Module(f); ok {
+		mapping, addr := e.mapping(mf)
+		m = appendVarintField(m, 2, mapping)
+		m = appendVarintField(m, 3, addr)
+	} else if addr, ok := e.s.Address(f); ok {
 		m = appendVarintField(m, 3, addr)
 	} else {
 		name := e.str(e.s.FuncName(f))
@@ -205,6 +233,64 @@ func (e *pprofEncoder) location(f uint32) uint64 {
 	}
 	e.bytesField(pbLocation, m)
 	return id
+}
+
+// pprofMappings are the mappings written so far.
+type pprofMappings struct {
+	ids    map[pprofMappingKey]writtenMapping
+	ranges [][2]uint64 // the address ranges taken
+	top    uint64      // the highest limit taken
+}
+
+// pprofMappingKey identifies a mapping of a file's code in any process.
+type pprofMappingKey struct {
+	file, buildID string
+	offset        uint64
+}
+
+type writtenMapping struct {
+	id, start uint64
+}
+
+// mapping returns the mapping id of a module frame and its address in
+// that mapping, writing the mapping the first time. A merge's inputs load
+// one file at different addresses: the frame's file offset, the same in
+// every process, places it in the mapping written. A mapping that would
+// overlap one already written (two files of two processes at the same
+// place) is moved above all others, as pprof wants them disjoint.
+func (e *pprofEncoder) mapping(mf aggregate.ModuleFrame) (id, addr uint64) {
+	m := mf.Mapping
+	k := pprofMappingKey{m.File, m.BuildID, m.Offset}
+	w, ok := e.maps.ids[k]
+	if !ok {
+		w = writtenMapping{id: uint64(len(e.maps.ids)) + 1, start: e.maps.place(m.Start, m.Limit-m.Start)}
+		if e.maps.ids == nil {
+			e.maps.ids = map[pprofMappingKey]writtenMapping{}
+		}
+		e.maps.ids[k] = w
+		msg := appendVarintField(nil, 1, w.id)
+		msg = appendVarintField(msg, 2, w.start)
+		msg = appendVarintField(msg, 3, w.start+m.Limit-m.Start)
+		msg = appendVarintField(msg, 4, m.Offset)
+		msg = appendVarintField(msg, 5, uint64(e.str(m.File)))
+		msg = appendVarintField(msg, 6, uint64(e.str(m.BuildID)))
+		e.bytesField(pbMapping, msg)
+	}
+	return w.id, w.start + (mf.Addr - m.Start)
+}
+
+// place returns where a range of n bytes wanted at start goes: there when
+// free, else above every range taken, page aligned.
+func (pm *pprofMappings) place(start, n uint64) uint64 {
+	for _, r := range pm.ranges {
+		if start < r[1] && r[0] < start+n {
+			start = (pm.top + 0xfffff) &^ 0xfffff
+			break
+		}
+	}
+	pm.ranges = append(pm.ranges, [2]uint64{start, start + n})
+	pm.top = max(pm.top, start+n)
+	return start
 }
 
 // str returns the string table index of s, writing s to the table the

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/google/pprof/profile"
@@ -19,6 +20,7 @@ import (
 	"github.com/heapest/heapest/parse/formats"
 	"github.com/heapest/heapest/parse/pprof"
 	"github.com/heapest/heapest/report"
+	"github.com/heapest/heapest/symbolize"
 	"github.com/heapest/heapest/unbias"
 )
 
@@ -28,6 +30,8 @@ var pprofInputs = []string{
 	"pprof/parca_1644509296350592000.pb.gz",
 	"pprof/google-pprof_gobench.heap",
 	"pprof/google-pprof_cppbench.heap",
+	// Its mapped files are not here: frames stay module+offset.
+	"jemalloc/google-pprof-pr690_jemalloc.heap",
 }
 
 func samplePath(t *testing.T, rel string) string {
@@ -196,7 +200,7 @@ func TestPprofOutputValid(t *testing.T) {
 	var got int64
 	for _, s := range p.Sample {
 		got += s.Value[0]
-		if s.Value[0] != 0 && (len(s.Label[pprof.StatsLabel("inuse_space")]) != 1 || len(s.NumLabel["samples"]) != 1) {
+		if s.Value[0] != 0 && (len(s.Label[pprof.StatsLabelKey]) != 1 || len(s.NumLabel["samples"]) != 1) {
 			t.Fatalf("sample without its statistics labels: %v %v", s.Label, s.NumLabel)
 		}
 	}
@@ -237,5 +241,72 @@ func TestPprofGoToolOpens(t *testing.T) {
 	}
 	if got != want || !bytes.Contains(out, []byte("Type: inuse_space")) {
 		t.Errorf("go tool pprof total %v (want %v) or type wrong:\n%s", got, want, out)
+	}
+}
+
+// TestPprofKeepsMappings: frames heapest could not name are written with
+// their mapping (the dump's file path) and an address inside it, so that
+// pprof can symbolize them given the files; no location is a bare
+// "<unknown>".
+func TestPprofKeepsMappings(t *testing.T) {
+	orig := readSample(t, "jemalloc/google-pprof-pr690_jemalloc.heap")
+	p, err := profile.ParseData(writeAll(t, orig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	maps, err := symbolize.ParseMaps(orig.p.MapsText)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]bool{}
+	for _, m := range maps {
+		files[m.File] = true
+	}
+	unnamed := 0
+	for _, l := range p.Location {
+		if len(l.Line) > 0 {
+			continue
+		}
+		unnamed++
+		if l.Mapping == nil || !files[l.Mapping.File] || l.Address < l.Mapping.Start || l.Address >= l.Mapping.Limit {
+			t.Fatalf("location %d at %#x: mapping %+v, want one of the dump's files holding the address", l.ID, l.Address, l.Mapping)
+		}
+	}
+	if unnamed == 0 || len(p.Mapping) == 0 {
+		t.Fatalf("%d unnamed locations, %d mappings: want the dump's unsymbolized frames with their mappings", unnamed, len(p.Mapping))
+	}
+}
+
+// TestPprofGoToolTags: go tool pprof -tags shows heapest's statistics as
+// one label beside the few numeric ones people read, not one per value;
+// -raw shows each unnamed location with its mapping.
+func TestPprofGoToolTags(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go not in PATH")
+	}
+	file := filepath.Join(t.TempDir(), "out.pb.gz")
+	if err := os.WriteFile(file, writeAll(t, readSample(t, "jemalloc/google-pprof-pr690_jemalloc.heap")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(goTool, "tool", "pprof", "-tags", file).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go tool pprof -tags: %v\n%s", err, out)
+	}
+	keys := regexp.MustCompile(`(?m)^ (\S+): Total`).FindAllStringSubmatch(string(out), -1)
+	var got []string
+	for _, k := range keys {
+		got = append(got, k[1])
+	}
+	// samples_bound and size: this dump has lines of mixed sizes.
+	if strings.Join(got, " ") != "heapest rate samples samples_bound size" {
+		t.Errorf("-tags keys %q, want heapest, rate, samples, samples_bound, size\n%s", got, out)
+	}
+	out, err = exec.Command(goTool, "tool", "pprof", "-raw", file).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go tool pprof -raw: %v\n%s", err, out)
+	}
+	if !regexp.MustCompile(`(?m)^\s+\d+: 0x[0-9a-f]+ M=\d+ $`).Match(out) || !bytes.Contains(out, []byte("/usr/local/bin/testbinary")) {
+		t.Errorf("-raw: no location with its mapping, or the dump's binary not named:\n%.2000s", out)
 	}
 }

@@ -27,6 +27,10 @@ const (
 	// systems, a summary for a pull request.
 	JUnit    Format = "junit"
 	Markdown Format = "markdown"
+	// SVG is the interval chart (WriteSVG); HTML one self-contained page
+	// with the table, the chart and a flame graph (WriteHTML).
+	SVG  Format = "svg"
+	HTML Format = "html"
 )
 
 // String is the format's command-line name.
@@ -41,8 +45,12 @@ func Write(w io.Writer, r *report.Report, f Format) error {
 		return writeCSV(w, r)
 	case JSON:
 		return writeJSON(w, r)
+	case SVG:
+		return WriteSVG(w, r, ChartOptions{})
 	case Pprof:
 		return fmt.Errorf("pprof output is per stack: write it with WritePprof from report.Builder.Stacks")
+	case HTML:
+		return fmt.Errorf("html output has a flame graph: write it with WriteHTML and report.Builder.Flame")
 	}
 	return fmt.Errorf("unknown format %q", f)
 }

@@ -72,6 +72,8 @@ func (b *Builder) loadInput(read Reader, in Input, hint int64) (*parse.Profile, 
 	var sess *symbolize.Session
 	namer := func(p *parse.Profile) (aggregate.Namer, error) {
 		switch {
+		case p.Names != nil && p.NamesByID:
+			return aggregate.IDNamer(p.Names), nil
 		case p.Names != nil:
 			return aggregate.FuncNamer(p.Names), nil
 		case len(p.Mappings) > 0 || len(p.MapsText) > 0 || len(p.Symbols) > 0 || in.Symbolize.Binary != "":

@@ -35,14 +35,13 @@ type Options struct {
 	// AllValues collects every value the inputs have, for pprof output
 	// (Builder.Stacks).
 	AllValues bool
+	// Flame keeps every input's stacks for Builder.Flame, whatever By
+	// needs.
+	Flame bool
 	// SingleInput says one input will be added: with DefaultValue, the
 	// value is then that input's own, and work on the other kind of value
 	// can be left out as soon as the input says what it holds.
 	SingleInput bool
-	// ModuleKeys keys frames no symbol names by module and offset instead
-	// of by address (aggregate.Table.KeyByModule): for merges, whose
-	// inputs load their libraries at different addresses.
-	ModuleKeys bool
 	// ExtraKeys are record attributes the cells keep besides those By
 	// needs, for Select (a thread budget on a report by function).
 	ExtraKeys aggregate.Keys
@@ -184,7 +183,7 @@ func (b *Builder) load(read Reader, namer Namer, sizeHint int64) (*parse.Profile
 	if b.opt.DefaultValue && b.opt.SingleInput && !b.opt.AllValues {
 		c.Narrow()
 	}
-	if b.opt.SingleInput && !b.opt.AllValues && b.opt.Focus == nil && b.opt.Ignore == nil {
+	if b.opt.SingleInput && !b.opt.AllValues && !b.opt.Flame && b.opt.Focus == nil && b.opt.Ignore == nil {
 		c.DropStacks(b.needStacks)
 	}
 	p, err := read(c, b.keys.Thread)
@@ -211,9 +210,10 @@ func (b *Builder) load(read Reader, namer Namer, sizeHint int64) (*parse.Profile
 		}
 	}
 	t := aggregate.NewTable(b.values, b.keys)
-	if b.opt.ModuleKeys {
-		t.KeyByModule()
-	}
+	// Frames no symbol names are keyed by module and offset, not by
+	// address: the same in every process (a merge's inputs load their
+	// libraries at different addresses), and a name a user can look up.
+	t.KeyByModule()
 	if err := c.Finish(t, n, p); err != nil {
 		return nil, nil, err
 	}

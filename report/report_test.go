@@ -56,7 +56,7 @@ func buildReport(t *testing.T, opt Options, ins ...input) (*Report, error) {
 }
 
 func rec(fn string, n float64) parse.Record {
-	c := parse.Counts{Objects: n, Bytes: 64 * n}
+	c := parse.Counts{Objects: n, Bytes: 64 * n, Size: 64}
 	return parse.Record{Stack: []parse.Frame{{Addr: 1, Func: fn}, {Addr: 2, Func: "main"}},
 		Scheme: parse.Bernoulli, Rate: 1 << 19, InUse: c, Alloc: c}
 }

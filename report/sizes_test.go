@@ -12,7 +12,7 @@ import (
 func TestSizeMix(t *testing.T) {
 	sized := func(fn string, n, z float64) parse.Record {
 		r := rec(fn, n)
-		r.InUse = parse.Counts{Objects: n, Bytes: n * z}
+		r.InUse = parse.Counts{Objects: n, Bytes: n * z, Size: z}
 		r.Alloc = r.InUse
 		return r
 	}

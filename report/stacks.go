@@ -85,3 +85,7 @@ func (s *Stacks) FuncName(id uint32) string { return s.table.FuncName(id) }
 // Address reports whether function id is a frame address nothing named,
 // and which.
 func (s *Stacks) Address(id uint32) (uint64, bool) { return s.table.IsAddress(id) }
+
+// Module reports whether function id is a frame keyed by module and
+// offset (a file's code no symbol names), and where it lies.
+func (s *Stacks) Module(id uint32) (aggregate.ModuleFrame, bool) { return s.table.Module(id) }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the test suite needs on a fresh Debian machine: jemalloc with
-# profiling (and its jeprof), gperftools, binutils. Idempotent; a no-op when
-# everything is present. Needs root (or sudo) for apt-get.
+# profiling (and its jeprof), gperftools, binutils, chromium and chromedriver.
+# Idempotent; a no-op when everything is present. Needs root (or sudo) for
+# apt-get.
 set -euo pipefail
 need=()
 [[ -e /usr/include/jemalloc/jemalloc.h ]] || need+=(libjemalloc-dev)
@@ -19,6 +20,10 @@ command -v rustc >/dev/null || need+=(rustc)
 # bench/run.sh only: hyperfine times the tools, GNU time measures peak RSS.
 command -v hyperfine >/dev/null || need+=(hyperfine)
 [[ -x /usr/bin/time ]] || need+=(time)
+# e2e/web_test.go drives heapest web in headless chromium through
+# chromedriver.
+command -v chromium >/dev/null || need+=(chromium)
+command -v chromedriver >/dev/null || need+=(chromium-driver)
 if ((${#need[@]})); then
   sudo=""
   [[ $(id -u) == 0 ]] || sudo="sudo"

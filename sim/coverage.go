@@ -68,6 +68,11 @@ type Options struct {
 	Seed       uint64
 	Confidence float64
 	Value      unbias.Value
+	// Conditional scores object counts against the allocations of the
+	// sizes that were sampled (per process and row), what heapest's
+	// object intervals claim to hold (ci.MethodConditional), rather
+	// than against every allocation.
+	Conditional bool
 	// Workers is the parallelism (0: GOMAXPROCS).
 	Workers int
 }
@@ -157,9 +162,13 @@ func replicate(rng *rand.Rand, w Workload, truth Truth, enc Encoding, opt Option
 	b := report.NewBuilder(report.Options{Value: opt.Value, By: aggregate.ByLeaf,
 		Confidence: opt.Confidence, Method: ci.Auto})
 	var buf bytes.Buffer
+	seen := make([]float64, len(truth.Objects)) // objects of sampled sizes, per row
+	seenTotal := 0.0                            // and in all, by the sizes sampled anywhere
 	for i, p := range w.Processes {
 		buf.Reset()
-		if err := WriteDump(&buf, p.LgRate, Sample(rng, p), enc); err != nil {
+		sampled := Sample(rng, p)
+		seenTotal += addSeen(seen, p, sampled)
+		if err := WriteDump(&buf, p.LgRate, sampled, enc); err != nil {
 			return err
 		}
 		if _, _, err := b.AddReader(fmt.Sprintf("sim-%d.heap", i), &buf, report.Input{}); err != nil {
@@ -174,6 +183,9 @@ func replicate(rng *rand.Rand, w Workload, truth Truth, enc Encoding, opt Option
 	wantTotal := truth.TotalBytes
 	if !opt.Value.IsSpace() {
 		want, wantTotal = truth.Objects, truth.TotalObjects
+		if opt.Conditional {
+			want, wantTotal = seen, seenTotal
+		}
 	}
 	index := rowIndex(len(want))
 	for _, row := range rep.Rows {
@@ -189,6 +201,31 @@ func replicate(rng *rand.Rand, w Workload, truth Truth, enc Encoding, opt Option
 		return acc.score(rep.Total.Stats, wantTotal, opt.Confidence, true)
 	}
 	return nil
+}
+
+// addSeen adds to seen, per row, process p's allocations of the sizes
+// that got at least one sample in that row, and returns p's allocations
+// of the sizes sampled in any row: a group's object interval holds the
+// allocations of the sizes sampled in the group.
+func addSeen(seen []float64, p Process, sampled []Sampled) float64 {
+	any := map[uint64]bool{}
+	for i, st := range p.Stacks {
+		for _, a := range st.Allocs {
+			if sampled[i][a.Size] > 0 {
+				seen[i] += float64(a.Count)
+				any[a.Size] = true
+			}
+		}
+	}
+	total := 0.0
+	for _, st := range p.Stacks {
+		for _, a := range st.Allocs {
+			if any[a.Size] {
+				total += float64(a.Count)
+			}
+		}
+	}
+	return total
 }
 
 func rowIndex(n int) map[string]int {
@@ -217,7 +254,7 @@ func (a *accumulator) score(s ci.Stats, truth, conf float64, total bool) error {
 		if r.Method == ci.MethodNone {
 			continue // no interval claimed: nothing to score
 		}
-		if (m == ci.Exact || m == ci.CampPaulson) && r.Method != m.String() {
+		if (m == ci.Exact || m == ci.CampPaulson) && r.Method != m.String() && r.Method != ci.MethodConditional {
 			continue // fell back to gamma: not this method's row
 		}
 		a.t[i].add(r, truth, exact, exactApplies)

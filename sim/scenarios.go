@@ -67,6 +67,20 @@ func sortAllocs(a []Alloc) {
 	}
 }
 
+// hiddenSmall is 20 rows of three 4 MiB allocations plus 64 B ones
+// worth f·R bytes at the same stack: sampling sees the 4 MiB ones
+// almost surely and the small ones with probability 1 − exp(−f), so a
+// row looks like one size while holding another.
+func hiddenSmall(f float64) Workload {
+	const r = 1 << defaultLgR
+	small := int64(math.Round(f * r / 64))
+	p := Process{LgRate: defaultLgR}
+	for range 20 {
+		p.Stacks = append(p.Stacks, Stack{Allocs: []Alloc{{Size: 64, Count: small}, {Size: 4 << 20, Count: 3}}})
+	}
+	return Workload{Processes: []Process{p}}
+}
+
 // Scenarios are the workloads of the study (SPEC §4.5). Each workload is
 // built once, on first use, and then shared.
 func Scenarios() []Scenario {
@@ -138,6 +152,28 @@ func scenarioList() []Scenario {
 					n = 200_000
 				}
 				p.Stacks = append(p.Stacks, logNormalRow(rng, n, med, 1))
+			}
+			return Workload{Processes: []Process{p}}
+		}},
+		{"hidden-0.1R", "rows of 3 × 4 MiB plus 64 B allocations worth 0.1R that sampling almost never shows", func() Workload {
+			return hiddenSmall(0.1)
+		}},
+		{"hidden-0.5R", "rows of 3 × 4 MiB plus 64 B allocations worth 0.5R (unseen 61% of the time)", func() Workload {
+			return hiddenSmall(0.5)
+		}},
+		{"hidden-1R", "rows of 3 × 4 MiB plus 64 B allocations worth R (unseen 37% of the time)", func() Workload {
+			return hiddenSmall(1)
+		}},
+		{"hidden-2R", "rows of 3 × 4 MiB plus 64 B allocations worth 2R", func() Workload {
+			return hiddenSmall(2)
+		}},
+		{"size-class-avg", "rows whose sampled sizes average to a size class: 6 × 1 MiB + 2 × 4 MiB (1.75 MiB), 1 MiB + 2 MiB (1.5 MiB), 32 B + 64 B expecting 2 samples each (48 B)", func() Workload {
+			p := Process{LgRate: defaultLgR}
+			for range 10 {
+				p.Stacks = append(p.Stacks,
+					Stack{Allocs: []Alloc{{Size: 1 << 20, Count: 6}, {Size: 4 << 20, Count: 2}}},
+					Stack{Allocs: []Alloc{{Size: 1 << 20, Count: 1}, {Size: 2 << 20, Count: 1}}},
+					Stack{Allocs: []Alloc{{Size: 32, Count: countsFor(2, 32, defaultLgR)}, {Size: 64, Count: countsFor(2, 64, defaultLgR)}}})
 			}
 			return Workload{Processes: []Process{p}}
 		}},

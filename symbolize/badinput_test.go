@@ -162,6 +162,15 @@ func FuzzELF(f *testing.F) {
 			f.Add(data)
 			f.Add(data[:len(data)/2])
 		}
+		if _, err := exec.LookPath("xz"); err == nil {
+			// A stripped file with MiniDebugInfo: the xz stream and the
+			// ELF file inside are fuzzed too.
+			mini := filepath.Join(f.TempDir(), "prog.mini")
+			miniDebugInfo(f, bin, mini)
+			if data, err := os.ReadFile(mini); err == nil {
+				f.Add(data)
+			}
+		}
 	}
 	f.Add([]byte("\x7fELF\x02\x01\x01\x00"))
 	f.Add([]byte("\x7fELF"))
@@ -243,5 +252,31 @@ func TestMappedFileNotELF(t *testing.T) {
 	p, _ = readDump("d.heap", strings.Replace(dump, notELF, filepath.Join(dir, "absent"), 1))
 	if warns, err := Symbolize(p, Options{}); err != nil || len(warns) == 0 {
 		t.Errorf("absent file: err %v, warnings %v; want a warning only", err, warns)
+	}
+}
+
+func TestMappingWithoutFileWarning(t *testing.T) {
+	// Legacy text and protos may map code no file backs; the warning says
+	// so instead of "cannot open : no such file".
+	tests := []struct {
+		name, file, want string
+	}{
+		{"anonymous", "", "the profile's mapping 0x555555554000-0x555555556000 names no file; 2 addresses unsymbolized"},
+		{"pseudo", "[vdso]", "the profile's mapping [vdso] at 0x555555554000-0x555555556000 is no file; 2 addresses unsymbolized"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &testProfile{
+				Records:  []parse.Record{{Stack: []parse.Frame{{Addr: 0x555555555123}, {Addr: 0x555555555456}}}},
+				Mappings: []parse.Mapping{{Start: 0x555555554000, Limit: 0x555555556000, File: tc.file}},
+			}
+			warnings, err := Symbolize(p, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(warnings) != 1 || warnings[0] != tc.want {
+				t.Errorf("warnings %q, want [%q]", warnings, tc.want)
+			}
+		})
 	}
 }

@@ -382,6 +382,15 @@ func (s *session) placeWithoutMaps(o *object) error {
 // locate finds the file for a mapping among the candidates (see
 // candidates), keeping the first that is ELF and fits the mapping.
 func (s *session) locate(fs *fileState, m parse.Mapping) {
+	if !isFilePath(m.File) && m.BuildID == "" {
+		// Nothing to look for: memory no file backs (generated code,
+		// the vdso). The warning says so rather than "cannot open".
+		fs.problem = fmt.Sprintf("the profile's mapping %#x-%#x names no file", m.Start, m.Limit)
+		if m.File != "" {
+			fs.problem = fmt.Sprintf("the profile's mapping %s at %#x-%#x is no file", m.File, m.Start, m.Limit)
+		}
+		return
+	}
 	// Of several failed candidates the report names the most telling: a
 	// file found but wrong beats one that is not ELF beats one not found.
 	problem, rank := "", -1
@@ -646,6 +655,8 @@ func (s *session) warnings() []string {
 			hasSymbols = s.hasNames(fs.obj)
 		}
 		switch {
+		case fs.obj == nil && fs.hint == "":
+			out = append(out, fmt.Sprintf("%s; %s unsymbolized", fs.problem, n))
 		case fs.obj == nil:
 			out = append(out, fmt.Sprintf("%s; %s unsymbolized; %s", fs.problem, n, fs.hint))
 		case !hasSymbols:
@@ -690,6 +701,20 @@ func (ss *Session) ModuleOffset(addr uint64) string {
 		name += "[" + id + "]"
 	}
 	return name + "+0x" + strconv.FormatUint(addr-m.Start+m.Offset, 16)
+}
+
+// ModuleMapping returns the mapping holding addr, with its file's whole
+// build ID (from the profile, else from the file when it was opened).
+func (ss *Session) ModuleMapping(addr uint64) (parse.Mapping, bool) {
+	m := ss.s.mappingFor(addr)
+	if m == nil {
+		return parse.Mapping{}, false
+	}
+	out := m.Mapping
+	if out.BuildID == "" && m.file != nil && m.file.obj != nil {
+		out.BuildID = m.file.obj.buildID
+	}
+	return out, true
 }
 
 // Build identifies the profiled program's build: its main file's build ID

@@ -171,6 +171,22 @@ func TestSymbolizeStripped(t *testing.T) {
 		})
 	})
 
+	t.Run("minidebuginfo", func(t *testing.T) {
+		// As Fedora and Debian's debhelper make it: the symbol table alone
+		// (no DWARF), xz-compressed into .gnu_debugdata of the stripped file.
+		bin := filepath.Join(dir, "prog.mini")
+		miniDebugInfo(t, full, bin)
+		p := &testProfile{Records: []parse.Record{{Stack: append([]parse.Frame(nil), stack...)}}, MapsText: []byte(mapsFor(t, bin, base))}
+		warnings, err := Symbolize(p, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(warnings) != 0 {
+			t.Errorf("warnings: %q", warnings)
+		}
+		checkStack(t, p, []wantFrame{{"leaf_fn", "", 0}, {"middle_fn", "", 0}, {"main", "", 0}})
+	})
+
 	t.Run("no-symbols", func(t *testing.T) {
 		bin := filepath.Join(dir, "prog.bare")
 		run(t, "strip", "-s", "--remove-section=.note.gnu.build-id", "-o", bin, full)
@@ -696,4 +712,70 @@ func TestConcurrentSymbolizeSharesFiles(t *testing.T) {
 	for _, p := range profiles {
 		checkStack(t, p, []wantFrame{{"leaf_fn", "", 0}, {"middle_fn", "", 0}, {"main", "", 0}})
 	}
+}
+
+// miniDebugInfo writes to out a stripped copy of full carrying its symbol
+// table as MiniDebugInfo: the symbols of an --only-keep-debug copy without
+// its DWARF, xz-compressed into a .gnu_debugdata section.
+func miniDebugInfo(t testing.TB, full, out string) {
+	t.Helper()
+	dir := t.TempDir()
+	syms := filepath.Join(dir, "syms")
+	run(t, "objcopy", "--only-keep-debug", full, syms)
+	run(t, "objcopy", "--strip-debug", syms)
+	run(t, "xz", "-k", syms)
+	run(t, "strip", "-s", "-o", out, full)
+	run(t, "objcopy", "--add-section", ".gnu_debugdata="+syms+".xz", out)
+}
+
+func TestSystemDebugFile(t *testing.T) {
+	// A real stripped Debian library: libc.so.6 names its static functions
+	// only through the debug file libc6-dbg installs under
+	// /usr/lib/debug/.build-id, found by the library's build ID.
+	const lib = "/usr/lib/x86_64-linux-gnu/libc.so.6"
+	id := ""
+	if _, err := os.Stat(lib); err == nil {
+		id = noteBuildID(t, lib)
+	}
+	debugPath := filepath.Join(systemDebugDirs[0], ".build-id", id[:min(2, len(id))], id[min(2, len(id)):]+".debug")
+	if _, err := os.Stat(debugPath); id == "" || err != nil {
+		t.Skipf("skipping: no %s with its debug file (apt-get install libc6-dbg)", lib)
+	}
+	sym := staticOnly(t, debugPath)
+	base := uint64(0x7f1234560000)
+	p := &testProfile{Records: []parse.Record{{Stack: []parse.Frame{{Addr: base + sym.Value + 1}}}}, MapsText: []byte(mapsFor(t, lib, base))}
+	warnings, err := Symbolize(p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Records[0].Stack[0].Func; got != sym.Name {
+		t.Errorf("%s+%#x: %q (warnings %q), want the static function %q from %s", lib, sym.Value, got, warnings, sym.Name, debugPath)
+	}
+}
+
+// staticOnly returns a sized local function of the debug file that is
+// alone at its address (local, so absent from .dynsym): one only the debug
+// file can name.
+func staticOnly(t *testing.T, debugPath string) elf.Symbol {
+	t.Helper()
+	f, err := elf.Open(debugPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	syms, err := f.Symbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := map[uint64]int{}
+	for _, s := range syms {
+		at[s.Value]++
+	}
+	for _, s := range syms {
+		if elf.ST_TYPE(s.Info) == elf.STT_FUNC && elf.ST_BIND(s.Info) == elf.STB_LOCAL && s.Size > 16 && at[s.Value] == 1 && !strings.Contains(s.Name, ".") {
+			return s
+		}
+	}
+	t.Skipf("skipping: %s has no lone static function", debugPath)
+	return elf.Symbol{}
 }

@@ -24,7 +24,7 @@ type symbol struct {
 type symbolTable struct {
 	syms  []symbol
 	names string
-	src   string // ".symtab", ".dynsym" or ""
+	src   string // ".symtab", ".dynsym", ".gnu_debugdata" (with .dynsym) or ""
 }
 
 // name returns symbol i's mangled name.
@@ -42,19 +42,34 @@ type rawSymbol struct {
 	info          uint8
 }
 
-// readSymbols returns the code symbols of .symtab, or of .dynsym when the
-// file was stripped, sorted by address with aliases resolved.
+// readSymbols returns the code symbols of .symtab, or, when the file was
+// stripped, of .dynsym together with those of its MiniDebugInfo
+// (.gnu_debugdata, see miniDebugSymbols), sorted by address with aliases
+// resolved.
 func readSymbols(ef *elf.File) symbolTable {
-	for _, typ := range []elf.SectionType{elf.SHT_SYMTAB, elf.SHT_DYNSYM} {
-		s := ef.SectionByType(typ)
-		if s == nil {
-			continue
-		}
+	if s := ef.SectionByType(elf.SHT_SYMTAB); s != nil {
 		if raw, strs := readCodeSymbols(ef, s); len(raw) > 0 {
 			return packSymbols(raw, strs, s.Name)
 		}
 	}
-	return symbolTable{}
+	var (
+		raw  []rawSymbol
+		strs []byte
+		src  string
+	)
+	if s := ef.SectionByType(elf.SHT_DYNSYM); s != nil {
+		raw, strs = readCodeSymbols(ef, s)
+		src = s.Name
+	}
+	// Both tables are kept: MiniDebugInfo leaves out what .dynsym has.
+	if mini, miniStrs := miniDebugSymbols(ef); len(mini) > 0 {
+		raw, strs = joinSymbols(raw, strs, mini, miniStrs)
+		src = ".gnu_debugdata"
+	}
+	if len(raw) == 0 {
+		return symbolTable{}
+	}
+	return packSymbols(raw, strs, src)
 }
 
 // readCodeSymbols reads the defined code symbols of one symbol table

@@ -62,6 +62,18 @@ func (g Samples) Stats(v Value) ci.Stats {
 		unit := pick(v, 1, z)
 		st = ci.Stats{Estimate: g.Count * unit / p, Var: g.Count * unit * unit * (1 - p) / (p * p),
 			Samples: g.Count, MaxWeight: unit * (1 - p) / p, P: p, Unit: unit}
+		if v.IsSpace() {
+			// The group's sizes are known only from its samples: beside
+			// them it may hold allocations of sizes no sample hit, whose
+			// bytes Z went unseen with probability exp(−Z/R) whatever the
+			// sizes. One more sample of such a size would weigh up to R,
+			// so R is the weight the interval allows for one more count.
+			st.MaxWeight = max(st.MaxWeight, g.Rate)
+		} else {
+			// Their count has no such bound (tiny allocations weigh
+			// nothing): the interval counts the sampled sizes only.
+			st.Conditional = true
+		}
 		if g.Size > 0 && z >= g.Rate {
 			st.LargeMissed = g.Count * (1 - p) / p
 			st.LargeMissedValue = unit * st.LargeMissed

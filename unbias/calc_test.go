@@ -59,7 +59,7 @@ func near6(a, b float64) bool { return math.Abs(a-b) <= 1e-6*math.Max(math.Abs(a
 // A one-size record is the calculator's group: Contribute and Samples.Stats
 // give intervals that agree to the byte.
 func TestRecordIsSamples(t *testing.T) {
-	r := rec(parse.Bernoulli, 1<<19, parse.Counts{Objects: 20, Bytes: 960})
+	r := rec(parse.Bernoulli, 1<<19, parse.Counts{Objects: 20, Bytes: 960, Size: 48})
 	c := Contribute(r, InUseSpace)
 	g := Samples{Count: 20, Rate: 1 << 19, Size: 48}.Stats(InUseSpace)
 	rc, err1 := ci.Interval(c.Stats, ci.Auto, 0.95)

@@ -2,7 +2,6 @@ package unbias
 
 import (
 	"math"
-	"sort"
 
 	"github.com/heapest/heapest/ci"
 	"github.com/heapest/heapest/parse"
@@ -101,7 +100,7 @@ func mixed(n, objects, bytes, rate float64, v Value) Contribution {
 		return out
 	}
 	out.Estimate = objects
-	out.NoInterval = true
+	out.NoInterval, out.Conditional = true, true
 	return out
 }
 
@@ -129,40 +128,40 @@ func bernoulli(c parse.Counts, v Value, rate float64) Contribution {
 	default: // Raw sampled sums
 		n := c.Objects
 		z := c.Size
+		if z == 0 && n == 1 {
+			z = c.Bytes // one sample: its size
+		}
 		if z == 0 {
-			z = c.Bytes / n
-			if !isSizeClass(z) {
-				// jeprof's average-size estimate: biased when sizes mix.
-				objs, bytes := JeprofDecode(c.Objects, c.Bytes, rate)
-				out := mixed(n, objs, bytes, rate, v)
-				out.Approx = true
-				if v.IsSpace() {
-					out.Bias = rawMixedBias(n, c.Bytes, bytes, rate)
-				}
-				return out
+			// Sizes unknown: an average that happens to be a size class
+			// ({32, 64} → 48 B, {1, 2} MiB → 1.5 MiB) is no evidence of
+			// one size, so the line is read with jeprof's average-size
+			// estimate and its error bound, as any mixed line.
+			objs, bytes := JeprofDecode(c.Objects, c.Bytes, rate)
+			out := mixed(n, objs, bytes, rate, v)
+			out.Approx = true
+			if v.IsSpace() {
+				out.Bias = rawMixedBias(n, c.Bytes, bytes, rate)
 			}
+			return out
 		}
 		return single(n, z, rate, v)
 	}
 }
 
-// rawMixedBias bounds the error of the average-size estimate est of a raw
-// line with n samples summing to b bytes: each sample's HT weight
-// z/(1−exp(−z/R)) lies in [max(z, R), z + R], so the HT estimate lies in
-// [max(n·R, b), b + n·R], and so does est.
+// rawMixedBias bounds how far the average-size estimate est of a raw line
+// with n samples summing to b bytes lies below the HT estimate Σ h(zᵢ),
+// h(z) = z/(1−exp(−z/R)). h is convex, so over all sizes with Σ zᵢ = b
+// the sum is least when the sizes are equal (Jensen): est = n·h(b/n) is
+// that least value, never above the HT estimate. It is largest at a
+// corner of the sizes' range: n−1 allocations of one byte and one of the
+// rest. The bound is that largest value less est.
 func rawMixedBias(n, b, est, rate float64) float64 {
-	lo, hi := math.Max(n*rate, b), b+n*rate
-	return math.Max(0, math.Max(est-lo, hi-est))
-}
-
-// isSizeClass reports whether z is an integral jemalloc size class: a raw
-// line whose average size is one almost surely has one size only.
-func isSizeClass(z float64) bool {
-	if z != math.Trunc(z) || z <= 0 || z > 1<<62 {
-		return false
+	if n < 2 {
+		return 0
 	}
-	i := sort.Search(len(sizeClasses), func(i int) bool { return float64(sizeClasses[i]) >= z })
-	return i < len(sizeClasses) && float64(sizeClasses[i]) == z
+	h := func(z float64) float64 { return z / inclusion(z, rate) }
+	most := (n-1)*h(1) + h(math.Max(1, b-(n-1)))
+	return math.Max(0, most-est)
 }
 
 // exact is a record from a profile that recorded every allocation.

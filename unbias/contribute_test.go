@@ -2,6 +2,7 @@ package unbias
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/heapest/heapest/parse"
@@ -25,8 +26,12 @@ func TestContribute(t *testing.T) {
 		mixed   bool
 		bound   bool
 	}{
-		{"raw single size bytes", rec(parse.Bernoulli, R, parse.Counts{Objects: 20, Bytes: 960}), InUseSpace, 960 / p48, 20, false, false},
-		{"raw single size objects", rec(parse.Bernoulli, R, parse.Counts{Objects: 20, Bytes: 960}), InUseObjects, 20 / p48, 20, false, false},
+		// An average that is a size class (48 B) is no evidence of one
+		// size: {32, 64} averages 48 too. The line is mixed.
+		{"raw average a size class bytes", rec(parse.Bernoulli, R, parse.Counts{Objects: 20, Bytes: 960}), InUseSpace, 960 / p48, 20, true, false},
+		{"raw average a size class objects", rec(parse.Bernoulli, R, parse.Counts{Objects: 20, Bytes: 960}), InUseObjects, 20 / p48, 20, true, false},
+		{"raw one sample", rec(parse.Bernoulli, R, parse.Counts{Objects: 1, Bytes: 48}), InUseSpace, 48 / p48, 1, false, false},
+		{"raw size given", rec(parse.Bernoulli, R, parse.Counts{Objects: 20, Bytes: 960, Size: 48}), InUseObjects, 20 / p48, 20, false, false},
 		{"raw mixed sizes: jeprof average", rec(parse.Bernoulli, R, parse.Counts{Objects: 14, Bytes: 3145760}), InUseSpace,
 			3145760 / (1 - math.Exp(-3145760.0/14/R)), 14, true, false},
 		{"unbias single size: exact HT", rec(parse.Bernoulli, R, parse.Counts{Objects: 20, Bytes: 960, Enc: parse.JemallocUnbias}), InUseSpace, 960 / p48, 20, false, false},
@@ -73,5 +78,28 @@ func TestContributeNothing(t *testing.T) {
 	}
 	if c := Contribute(r, AllocObjects); c.HasOffset {
 		t.Errorf("offset carried for objects: %+v", c)
+	}
+}
+
+// TestRawMixedBias draws lines of random sizes and checks that the HT sum
+// of their samples lies between the average-size estimate and that plus
+// its bias bound: the estimate is the least HT value (Jensen), the bound
+// the most.
+func TestRawMixedBias(t *testing.T) {
+	const R = 1 << 19
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := range 20000 {
+		n := 2 + rng.IntN(12)
+		var b, ht float64
+		for range n {
+			z := math.Floor(math.Exp(rng.Float64() * math.Log(64<<20)))
+			b += z
+			ht += z / inclusion(z, R)
+		}
+		_, est := JeprofDecode(float64(n), b, R)
+		bias := rawMixedBias(float64(n), b, est, R)
+		if ht < est*(1-1e-12) || ht > (est+bias)*(1+1e-12) {
+			t.Fatalf("draw %d: %d samples, %v bytes: HT %v outside [%v, %v]", i, n, b, ht, est, est+bias)
+		}
 	}
 }

@@ -129,7 +129,7 @@ func runAdvise(cmd *cobra.Command, opts AdviseOptions, args []string) error {
 	if err != nil {
 		return err
 	}
-	ropt.ModuleKeys, ropt.SingleInput = len(paths) > 1, len(paths) == 1
+	ropt.SingleInput = len(paths) == 1
 	b := report.NewBuilder(ropt)
 	if err := opts.load(b, paths, cmd.ErrOrStderr()); err != nil {
 		return err

@@ -1,16 +1,20 @@
 package main
 
 import (
+	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/heapest/heapest/ci"
+	"github.com/heapest/heapest/internal/units"
 	"github.com/heapest/heapest/render"
 	"github.com/heapest/heapest/unbias"
 )
@@ -151,12 +155,37 @@ func runCI(cmd *cobra.Command, opts CIOptions) error {
 	if err != nil {
 		return err // the flags were checked: this is heapest's own error
 	}
+	in := calculatorInputs(g)
 	return writeOutput(opts.Output, cmd.OutOrStdout(), func(w io.Writer) error {
-		if opts.Format == render.JSON {
-			return writeCIJSON(w, opts.Confidence, g.Estimator(), r)
+		switch opts.Format {
+		case render.JSON:
+			return writeCIJSON(w, opts.Confidence, in, g.Estimator(), r)
+		case render.CSV:
+			return writeCICSV(w, r)
 		}
 		return writeCITable(w, opts.Confidence, g.Estimator(), r)
 	})
+}
+
+// ciInputs are the calculator's inputs, as its JSON gives them: what the
+// interval is of. Absent fields were not given.
+type ciInputs struct {
+	Samples     float64   `json:"samples"`
+	Rate        float64   `json:"rate"`
+	Size        float64   `json:"size,omitempty"`
+	Sizes       []float64 `json:"sizes,omitempty"`
+	OffsetBytes *float64  `json:"offset_bytes,omitempty"`
+	OpenStart   bool      `json:"open_start,omitempty"`
+	OpenEnd     bool      `json:"open_end,omitempty"`
+}
+
+// calculatorInputs are g's inputs, as the flags gave them.
+func calculatorInputs(g unbias.Samples) ciInputs {
+	in := ciInputs{Samples: g.Count, Rate: g.Rate, Size: g.Size, Sizes: g.Sizes, OpenStart: g.OpenStart, OpenEnd: g.OpenEnd}
+	if g.HasOffset {
+		in.OffsetBytes = &g.Offset
+	}
+	return in
 }
 
 // calculatorOnly refuses, without input files, the flags that only
@@ -165,8 +194,8 @@ func (o CIOptions) calculatorOnly(cmd *cobra.Command) error {
 	if !cmd.Flags().Changed("samples") {
 		return errors.New("give input files (or --from-parquet FILE) to gate, or --samples (and --rate) for the interval calculator")
 	}
-	if o.Format != render.Table && o.Format != render.JSON {
-		return fmt.Errorf("--format %s: the calculator writes table or json", o.Format)
+	if o.Format != render.Table && o.Format != render.JSON && o.Format != render.CSV {
+		return fmt.Errorf("--format %s: the calculator writes table, csv or json", o.Format)
 	}
 	for _, name := range append(gateFlags, "value", "by", "top", "focus", "ignore", "from", "to", "fleet-size") {
 		if cmd.Flags().Changed(name) {
@@ -225,6 +254,8 @@ func (o CIOptions) checkSizes(cmd *cobra.Command, g *unbias.Samples) error {
 // ciJSON is the calculator's JSON output.
 type ciJSON struct {
 	Confidence float64     `json:"confidence"`
+	Unit       string      `json:"unit"`
+	Inputs     ciInputs    `json:"inputs"`
 	Total      ciJSONTotal `json:"total"`
 }
 
@@ -240,20 +271,35 @@ type ciJSONTotal struct {
 	Notes     []string `json:"notes,omitempty"`
 }
 
-func writeCIJSON(w io.Writer, conf float64, estimator string, r ci.Result) error {
+func writeCIJSON(w io.Writer, conf float64, in ciInputs, estimator string, r ci.Result) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(ciJSON{Confidence: conf, Total: ciJSONTotal{
+	return enc.Encode(ciJSON{Confidence: conf, Unit: "bytes", Inputs: in, Total: ciJSONTotal{
 		Estimate: r.Estimate, Lo: r.Lo, Hi: r.Hi, Samples: r.Samples, Method: r.Method, Estimator: estimator, Notes: r.Notes}})
 }
 
-// writeCITable writes the result as one table row, then which estimate it
-// is, then the result's notes.
+// writeCICSV writes the result as report's CSV writes a total: a header
+// and one row, every number unrounded.
+func writeCICSV(w io.Writer, r ci.Result) error {
+	cw := csv.NewWriter(w)
+	num := func(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
+	cw.Write([]string{"estimate", "lo", "hi", "samples", "method", "notes"})
+	cw.Write([]string{num(r.Estimate), num(r.Lo), num(r.Hi), num(r.Samples), r.Method, strings.Join(r.Notes, "; ")})
+	cw.Flush()
+	return cw.Error()
+}
+
+// writeCITable writes the result as one table row, sizes in human units as
+// report's table prints them, then the same in bytes (to check against
+// published tables), which estimate it is, and the result's notes.
 func writeCITable(w io.Writer, conf float64, estimator string, r ci.Result) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "estimate\t%g%% lo\t%g%% hi\tsamples\tmethod\t\n", conf*100, conf*100)
-	fmt.Fprintf(tw, "%.0f\t%.0f\t%.0f\t%.0f\t%s\t\n", r.Estimate, r.Lo, r.Hi, r.Samples, r.Method)
+	fmt.Fprintf(tw, "%s\t%s\t%s\t%.0f\t%s\t\n", units.Format(r.Estimate, true), units.Format(r.Lo, true), units.Format(r.Hi, true), r.Samples, r.Method)
 	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if _, err := fmt.Fprintf(w, "in bytes: %.0f [%.0f, %.0f]\n", r.Estimate, r.Lo, r.Hi); err != nil {
 		return err
 	}
 	if _, err := fmt.Fprintf(w, "estimate: %s\n", estimator); err != nil {

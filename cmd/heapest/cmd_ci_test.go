@@ -41,7 +41,9 @@ func TestCICalculatorDotnetTable(t *testing.T) {
 		}
 		lo, _ := strconv.ParseFloat(fields[1], 64)
 		hi, _ := strconv.ParseFloat(fields[2], 64)
-		j := ciJSONOut(t, "--samples", fields[0], "--rate", "102400", "--offset-bytes", "0")
+		// The design's table is its formula, unconditioned: --method
+		// exact (auto conditions on the row's presence).
+		j := ciJSONOut(t, "--samples", fields[0], "--rate", "102400", "--offset-bytes", "0", "--method", "exact")
 		if math.Abs(j.Total.Lo-lo) > 1 || math.Abs(j.Total.Hi-hi) > 1 {
 			t.Errorf("s=%s: [%v, %v], table [%v, %v]", fields[0], j.Total.Lo, j.Total.Hi, lo, hi)
 		}
@@ -61,7 +63,7 @@ func mustFloat(s string) float64 {
 }
 
 func TestCICalculatorWorkedExample(t *testing.T) {
-	j := ciJSONOut(t, "--samples", "8", "--rate", "102400", "--offset-bytes", "10908")
+	j := ciJSONOut(t, "--samples", "8", "--rate", "102400", "--offset-bytes", "10908", "--method", "exact")
 	if math.Abs(j.Total.Lo-364574) > 1 || math.Abs(j.Total.Hi-1487778) > 1 {
 		t.Errorf("[%v, %v], want [364574, 1487778]", j.Total.Lo, j.Total.Hi)
 	}
@@ -128,3 +130,42 @@ func TestCalculatorMatchesSizeRows(t *testing.T) {
 		t.Errorf("compared %d rows, want every single-size row of the bundled dumps", compared)
 	}
 }
+
+// TestCICalculatorOutputs: the calculator takes the formats and -o that
+// report takes, and its JSON says what the interval is of.
+func TestCICalculatorOutputs(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want ciInputs
+	}{
+		{"size", []string{"--samples", "3", "--rate", "512KiB", "--size", "4KiB"}, ciInputs{Samples: 3, Rate: 524288, Size: 4096}},
+		{"offset", []string{"--samples", "8", "--rate", "102400", "--offset-bytes", "10908", "--open-end"},
+			ciInputs{Samples: 8, Rate: 102400, OffsetBytes: ptr(10908.0), OpenEnd: true}},
+		{"sizes", []string{"--samples", "2", "--rate", "4096", "--sizes", "10,20"}, ciInputs{Samples: 2, Rate: 4096, Sizes: []float64{10, 20}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "out.json")
+			out, errOut, code := runCLI(t, append([]string{"ci", "--format", "json", "-o", path}, tt.args...)...)
+			if code != 0 || out != "" {
+				t.Fatalf("exit %d, stdout %q, stderr %s", code, out, errOut)
+			}
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var j ciJSON
+			if err := json.Unmarshal(data, &j); err != nil {
+				t.Fatal(err)
+			}
+			got, _ := json.Marshal(j.Inputs)
+			want, _ := json.Marshal(tt.want)
+			if string(got) != string(want) || j.Unit != "bytes" {
+				t.Errorf("inputs %s unit %q, want %s bytes", got, j.Unit, want)
+			}
+		})
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

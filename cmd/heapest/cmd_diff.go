@@ -86,7 +86,7 @@ func runDiff(cmd *cobra.Command, opts DiffOptions, args []string) error {
 	if err != nil {
 		return usageError{err}
 	}
-	ropt.Top, ropt.AllValues, ropt.ModuleKeys = 0, false, true
+	ropt.Top, ropt.AllValues = 0, false
 	if opts.Format == render.Pprof {
 		ropt.By, ropt.DefaultBy = aggregate.ByStack, false // a profile is per stack
 	}

@@ -158,7 +158,6 @@ func runGates(cmd *cobra.Command, opts CIOptions, args []string) error {
 	if len(opts.Baseline) > 0 {
 		ropt.Top = 0
 	}
-	ropt.ModuleKeys = len(opts.Baseline) > 0
 	newR, budgets, inputs, err := opts.loadNew(cmd, ropt, setup, args)
 	if err != nil {
 		return err
@@ -246,7 +245,6 @@ func (opts CIOptions) loadNew(cmd *cobra.Command, ropt report.Options, setup gat
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	ropt.ModuleKeys = ropt.ModuleKeys || len(paths) > 1
 	b := report.NewBuilder(withSingle(ropt, paths))
 	if err := opts.load(b, paths, cmd.ErrOrStderr()); err != nil {
 		return nil, nil, 0, err

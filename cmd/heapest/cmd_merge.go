@@ -83,7 +83,6 @@ func runMerge(cmd *cobra.Command, opts MergeOptions, args []string) error {
 	if err != nil {
 		return err
 	}
-	ropt.ModuleKeys = true
 	if err := checkFleet(ropt, paths); err != nil {
 		return err
 	}

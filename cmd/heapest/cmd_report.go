@@ -37,6 +37,9 @@ type ReportOptions struct {
 	ParquetRows parquetRows
 	// Wide keeps every column of a table on a narrow terminal.
 	Wide bool
+	// LogScale draws the value axis of --format svg and html on a log
+	// scale.
+	LogScale bool
 }
 
 func newReportCommand() *cobra.Command {
@@ -58,6 +61,10 @@ An input may be an http or https URL, such as a Go program's
 ?seconds=30) passed through untouched, within --timeout (default 60s plus
 the seconds= asked for) and --max-decompressed; the report names the URL.
 Redirects are followed to http and https only.
+
+--format svg draws the rows as an interval chart; --format html writes one
+self-contained page (no network) with the table, the chart and a flame graph
+whose frames are shaded by how wide their intervals are (docs/web.md).
 
 Several inputs (files, directories, quoted globs, URLs) are merged, as "heapest
 merge" does: each sample is unbiased with its own input's rate, then the
@@ -87,7 +94,12 @@ Successive dumps of one process are refused (--latest-per-process,
   heapest report --binary ./server --symbol-path ./debug dump.heap
 
   # The dumps of a fleet, merged; one row per process
-  heapest report --by source dumps/`,
+  heapest report --by source dumps/
+
+  # Pictures: an interval chart, and one page with the table, the chart and
+  # a flame graph that shows how sure each frame is (docs/web.md)
+  heapest report --format svg --log-scale -o chart.svg dump.heap
+  heapest report --format html -o report.html dump.heap`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runReport(cmd, opts, args)
@@ -105,27 +117,15 @@ func (o *ReportOptions) addFlags(cmd *cobra.Command) {
 // addFlagsFormats adds report's flags with the given --format choices.
 func (o *ReportOptions) addFlagsFormats(cmd *cobra.Command, formats []render.Format) {
 	o.inputOptions.addFlags(cmd)
+	o.addSelectFlags(cmd)
 	f := cmd.Flags()
-	confidenceVar(cmd, &o.Confidence, "coverage of the intervals, in (0,1)")
-	enumVar(cmd, &o.Method, "method", methodChoices, false, "interval method; auto picks per row the best one valid for it")
-	enumVar(cmd, &o.Value, "value", valueChoices, true, "value to estimate (default: the one the input names, as pprof's default_sample_type; else inuse_space where the input has it, else alloc_space; alloc_space for JFR); --sample_index is an alias")
-	// pprof users type -sample_index=alloc_space.
-	f.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
-		if name == "sample_index" || name == "sample-index" {
-			name = "value"
-		}
-		return pflag.NormalizedName(name)
-	})
-	enumVar(cmd, &o.By, "by", byChoices, true, "what a row is; func has flat and cum (default func; type for .NET traces)")
-	f.IntVar(&o.Top, "top", 20, "show the `N` largest rows (0: all)")
-	f.StringVar(&o.Focus, "focus", "", "keep only samples with a frame (or type) matching `REGEX`")
-	f.StringVar(&o.Ignore, "ignore", "", "drop samples with a frame (or type) matching `REGEX`")
-	f.DurationVar(&o.From, "from", 0, "traces and JFR recordings: only events at or after this `time` from the start (e.g. 1m30s)")
-	f.DurationVar(&o.To, "to", 0, "traces and JFR recordings: only events before this `time` from the start")
 	enumVar(cmd, &o.Format, "format", formats, false, "output format")
 	f.BoolVar(&o.Wide, "wide", false, "on a terminal, keep every table column (by default the least needed go until the table fits)")
 	f.StringVarP(&o.Output, "output", "o", "", "write the report to `FILE` (atomically) instead of standard output")
 	o.ParquetRows = "groups"
+	if hasFormat(formats, render.SVG) {
+		f.BoolVar(&o.LogScale, "log-scale", false, "with --format svg or html: draw the value axis on a log scale")
+	}
 	if hasFormat(formats, render.Parquet) {
 		enumVar(cmd, &o.ParquetRows, "parquet-rows", parquetRowsChoices, false, "with --format parquet: a row per group of --by, or per distinct stack (samples: regroup them by anything)")
 	}
@@ -157,7 +157,6 @@ func runReport(cmd *cobra.Command, opts ReportOptions, args []string) error {
 	if err != nil {
 		return err
 	}
-	ropt.ModuleKeys = len(paths) > 1
 	if err := checkFleet(ropt, paths); err != nil {
 		return err
 	}
@@ -199,13 +198,28 @@ func (opts ReportOptions) render(cmd *cobra.Command, b *report.Builder) error {
 	if r.FilterWarning != "" {
 		fmt.Fprintf(cmd.ErrOrStderr(), "heapest: warning: %s\n", r.FilterWarning)
 	}
+	var flame *report.Flame
+	if opts.Format == render.HTML {
+		if flame, err = b.Flame(flameMinShare); err != nil {
+			return err
+		}
+	}
 	return writeOutput(opts.Output, cmd.OutOrStdout(), func(w io.Writer) error {
-		if opts.Format == render.Table {
+		switch opts.Format {
+		case render.Table:
 			return render.WriteTable(w, r, tableOptions(w, opts.Wide))
+		case render.SVG:
+			return render.WriteSVG(w, r, render.ChartOptions{Log: opts.LogScale})
+		case render.HTML:
+			return render.WriteHTML(w, r, flame, render.HTMLOptions{Chart: render.ChartOptions{Log: opts.LogScale}})
 		}
 		return render.Write(w, r, opts.Format)
 	})
 }
+
+// flameMinShare is the narrowest flame graph frame drawn, as a share of
+// the total: a thousandth is about a pixel of a page's width.
+const flameMinShare = 0.001
 
 // checkFleet checks --fleet-size against the inputs.
 func checkFleet(ropt report.Options, paths []string) error {
@@ -215,6 +229,28 @@ func checkFleet(ropt report.Options, paths []string) error {
 	return nil
 }
 
+// addSelectFlags adds the flags that say what a report shows (heapest
+// web's too): the value, the rows, the filters, the intervals.
+func (o *ReportOptions) addSelectFlags(cmd *cobra.Command) {
+	f := cmd.Flags()
+	confidenceVar(cmd, &o.Confidence, "coverage of the intervals, in (0,1)")
+	enumVar(cmd, &o.Method, "method", methodChoices, false, "interval method; auto picks per row the best one valid for it")
+	enumVar(cmd, &o.Value, "value", valueChoices, true, "value to estimate (default: the one the input names, as pprof's default_sample_type; else inuse_space where the input has it, else alloc_space; alloc_space for JFR); --sample_index is an alias")
+	// pprof users type -sample_index=alloc_space.
+	f.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
+		if name == "sample_index" || name == "sample-index" {
+			name = "value"
+		}
+		return pflag.NormalizedName(name)
+	})
+	enumVar(cmd, &o.By, "by", byChoices, true, "what a row is; func has flat and cum (default func; type for .NET traces)")
+	f.IntVar(&o.Top, "top", 20, "show the `N` largest rows (0: all)")
+	f.StringVar(&o.Focus, "focus", "", "keep only samples with a frame (or type) matching `REGEX`")
+	f.StringVar(&o.Ignore, "ignore", "", "drop samples with a frame (or type) matching `REGEX`")
+	f.DurationVar(&o.From, "from", 0, "traces and JFR recordings: only events at or after this `time` from the start (e.g. 1m30s)")
+	f.DurationVar(&o.To, "to", 0, "traces and JFR recordings: only events before this `time` from the start")
+}
+
 // reportOptions checks what the flag types could not (ranges that
 // involve several flags, regular expressions) and builds the report's
 // options.
@@ -222,6 +258,13 @@ func (o ReportOptions) reportOptions(cmd *cobra.Command) (report.Options, error)
 	r := report.Options{Confidence: o.Confidence, Method: o.Method, Value: o.Value, By: o.By,
 		DefaultValue: !cmd.Flags().Changed("value"), DefaultBy: !cmd.Flags().Changed("by")}
 	r.AllValues = o.Format == render.Pprof
+	r.Flame = o.Format == render.HTML
+	if o.LogScale && o.Format != render.SVG && o.Format != render.HTML {
+		return r, fmt.Errorf("--log-scale applies to --format svg and html")
+	}
+	if o.Format == render.HTML && o.FromParquet != "" {
+		return r, fmt.Errorf("--format html draws a flame graph of the profiles' stacks: give profiles, not --from-parquet")
+	}
 	if o.From < 0 || o.To < 0 || o.To > 0 && o.To <= o.From {
 		return r, fmt.Errorf("--from %v --to %v: want 0 ≤ from < to", o.From, o.To)
 	}
@@ -243,6 +286,8 @@ func (o ReportOptions) reportOptions(cmd *cobra.Command) (report.Options, error)
 			return r, fmt.Errorf("--fleet-size %d: want the number of processes in the fleet, at least 2", o.FleetSize)
 		case o.Format == render.Pprof:
 			return r, fmt.Errorf("--fleet-size applies to the report formats (table, csv, json): a merged profile keeps the statistics of the processes it read")
+		case o.Format == render.HTML:
+			return r, fmt.Errorf("--fleet-size applies to the report formats (table, csv, json, svg): html's flame graph is of the processes read, not of the fleet")
 		case o.By == aggregate.BySource:
 			return r, fmt.Errorf("--fleet-size scales a fleet's rows; --by source shows the sampled processes themselves")
 		}

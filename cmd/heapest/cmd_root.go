@@ -28,6 +28,7 @@ standard error.
 		newMergeCommand(),
 		newCICommand(),
 		newDiffCommand(),
+		newWebCommand(),
 		newAdviseCommand(),
 		newVersionCommand(),
 		newGenCommand(),

@@ -24,7 +24,7 @@ var (
 	methodChoices       = []ci.Method{ci.Auto, ci.Exact, ci.CampPaulson, ci.Gamma, ci.Normal}
 	valueChoices        = []unbias.Value{unbias.InUseSpace, unbias.InUseObjects, unbias.AllocSpace, unbias.AllocObjects}
 	byChoices           = []aggregate.By{aggregate.ByFunc, aggregate.ByStack, aggregate.ByLeaf, aggregate.ByThread, aggregate.BySize, aggregate.ByType, aggregate.BySource}
-	reportFormatChoices = []render.Format{render.Table, render.CSV, render.JSON, render.Pprof, render.Parquet}
+	reportFormatChoices = []render.Format{render.Table, render.CSV, render.JSON, render.Pprof, render.Parquet, render.SVG, render.HTML}
 	ciFormatChoices     = []render.Format{render.Table, render.CSV, render.JSON, render.JUnit, render.Markdown}
 	diffFormatChoices   = []render.Format{render.Table, render.CSV, render.JSON, render.Pprof}
 )

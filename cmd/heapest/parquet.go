@@ -37,7 +37,7 @@ func hasFormat(formats []render.Format, f render.Format) bool {
 // keyed by module and offset, as a merge keys them, so that the rows of
 // different processes meet in one group.
 func (opts ReportOptions) writeParquet(cmd *cobra.Command, ropt report.Options, paths []string) error {
-	ropt.ModuleKeys, ropt.SingleInput, ropt.Top = true, true, 0
+	ropt.SingleInput, ropt.Top = true, 0
 	ropt.AllValues = ropt.DefaultValue || opts.ParquetRows == "samples"
 	return writeOutput(opts.Output, cmd.OutOrStdout(), func(out io.Writer) error {
 		w := engine.NewWriter(out)

@@ -37,6 +37,8 @@ type Format struct {
 // number (or, for memray's CSV, an exact header line) first, pprof protobuf
 // (which has none) last.
 var List = []Format{
+	// Before jemalloc, whose jeprof --raw header "--- heap" it starts like.
+	{Name: "java-heapz", Detect: pprof.DetectJavaHeap, Parse: pprof.ParseJavaHeap},
 	{Name: "jemalloc", Detect: jemalloc.Detect, Parse: jemalloc.Parse},
 	{Name: "gperftools", Detect: pprof.DetectLegacy, Parse: pprof.ParseLegacy},
 	{Name: "nettrace", Detect: nettrace.Detect, Parse: nettrace.Parse},
@@ -143,7 +145,7 @@ func notAProfile(head []byte) string {
 			line = append(line[:57:57], "..."...)
 		}
 		return fmt.Sprintf("a text file no format recognises (it starts %q); heapest reads jemalloc heap_v2 dumps, "+
-			"gperftools and Go heap profile text, pprof protos (gzipped or not), nettrace, JFR and memray files", line)
+			"gperftools, Go and Java heap profile text, pprof protos (gzipped or not), nettrace, JFR and memray files", line)
 	}
 	return ""
 }

@@ -611,6 +611,9 @@ const (
 	// labelHeapestType is heapest's "heapest.type" label: the allocated
 	// type of a sample's statistics.
 	labelHeapestType = labelHeapest + uint8(len(heapestValueNames))
+	// labelHeapestAll is heapest's "heapest" label: every value's
+	// statistics (StatsLabelKey).
+	labelHeapestAll = labelHeapestType + 1
 )
 
 // classifyLabels gives a role to the strings the samples use as label keys.
@@ -622,6 +625,8 @@ func (d *decoded) classifyLabels() {
 			d.labelRole[i] = labelBytes
 		case "request":
 			d.labelRole[i] = labelRequest
+		case StatsLabelKey:
+			d.labelRole[i] = labelHeapestAll
 		}
 		if len(s) <= len(statsLabelPrefix) || string(s[:len(statsLabelPrefix)]) != statsLabelPrefix {
 			continue

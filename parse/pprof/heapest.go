@@ -2,25 +2,47 @@ package pprof
 
 // heapest's own pprof output (render/pprof.go) read back. Each sample is one
 // stack with the exact ci.Stats of every value heapest computed for it,
-// carried as string labels "heapest.<value>" in ci.Stats' text form
-// (numeric labels are int64 and would round the variance); the sample
-// values are those estimates rounded, for pprof viewers. Reading the labels
+// carried in one string label "heapest": the statistics of each sample
+// type in ci.Stats' text form, in sample type order, separated by "|"
+// (numeric labels are int64 and would round the variance). The sample
+// values are those estimates rounded, for pprof viewers. Reading the label
 // back reproduces the statistics, and so the intervals, exactly, and lets
-// such files be merged again.
+// such files be merged again. Files of the first version
+// ("heapest-pprof/1") carried one label "heapest.<value>" per value; they
+// are still read.
 
 import (
 	"fmt"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/heapest/heapest/ci"
 	"github.com/heapest/heapest/parse"
 )
 
 // HeapestMarker is the comment that marks a profile.proto written by
 // heapest; its version changes when the label encoding does.
-const HeapestMarker = "heapest-pprof/1"
+const HeapestMarker = "heapest-pprof/2"
+
+// heapestMarkerV1 marks heapest's output with one statistics label per value.
+const heapestMarkerV1 = "heapest-pprof/1"
+
+// StatsLabelKey is the string label key carrying every value's statistics
+// in heapest's pprof output: ci.Stats.MarshalText of each sample type, in
+// sample type order, separated by StatsSeparator ("" for a value the
+// sample has nothing of).
+const StatsLabelKey = "heapest"
+
+// StatsSeparator separates the values' statistics in the StatsLabelKey
+// label; ci.Stats' text form never holds it.
+const StatsSeparator = "|"
+
+// StatsSameAs starts a part of the StatsLabelKey label that stands for
+// the statistics of an earlier sample type: "=0" repeats the first.
+const StatsSameAs = "="
 
 // heapestValueNames are the four values in unbias.Value order, which
 // Precomputed's arrays follow.
@@ -116,7 +138,7 @@ func readMerged(d *decoded) (*parse.Merged, error) {
 
 func isHeapestProfile(d *decoded) bool {
 	for _, c := range d.Comments {
-		if c == HeapestMarker {
+		if c == HeapestMarker || c == heapestMarkerV1 {
 			return true
 		}
 	}
@@ -179,6 +201,11 @@ func readHeapest(d *decoded, opt parse.Options, sink parse.Sink) (*parse.Profile
 // readPre reads sample i's statistics labels into pre.
 func readPre(d *decoded, i int, s *sample, pre *parse.Precomputed) error {
 	*pre = parse.Precomputed{}
+	if text, ok := d.strLabel(s, labelHeapestAll); ok {
+		if err := readStatsLabel(d, text, pre); err != nil {
+			return &parse.Error{File: d.name, Offset: -1, Msg: fmt.Sprintf("sample %d: label %s", i, StatsLabelKey), Err: err}
+		}
+	}
 	for v := range heapestValueNames {
 		text, ok := d.strLabel(s, labelHeapest+uint8(v))
 		if !ok {
@@ -190,7 +217,46 @@ func readPre(d *decoded, i int, s *sample, pre *parse.Precomputed) error {
 		pre.Has[v] = true
 	}
 	if !pre.Has[0] && !pre.Has[1] && !pre.Has[2] && !pre.Has[3] {
-		return &parse.Error{File: d.name, Offset: -1, Msg: fmt.Sprintf("sample %d has no heapest.* statistics label (file marked %s)", i, HeapestMarker)}
+		return &parse.Error{File: d.name, Offset: -1, Msg: fmt.Sprintf("sample %d has no heapest statistics label (file marked %s)", i, HeapestMarker)}
 	}
 	return nil
+}
+
+// readStatsLabel reads a StatsLabelKey label: one part per sample type.
+func readStatsLabel(d *decoded, text []byte, pre *parse.Precomputed) error {
+	parts := strings.Split(string(text), StatsSeparator)
+	if len(parts) != len(d.SampleType) {
+		return fmt.Errorf("%d statistics for %d sample types", len(parts), len(d.SampleType))
+	}
+	for k, part := range parts {
+		if part == "" {
+			continue
+		}
+		v := slices.Index(heapestValueNames[:], d.SampleType[k].Type)
+		if v < 0 {
+			return fmt.Errorf("statistics for sample type %q, which heapest does not write", d.SampleType[k].Type)
+		}
+		if pre.Has[v] {
+			return fmt.Errorf("sample type %s given twice", d.SampleType[k].Type)
+		}
+		if err := readStatsPart(parts, k, part, &pre.Stats[v]); err != nil {
+			return fmt.Errorf("%s: %w", d.SampleType[k].Type, err)
+		}
+		pre.Has[v] = true
+	}
+	return nil
+}
+
+// readStatsPart reads part k of a StatsLabelKey label into st: statistics,
+// or StatsSameAs and the number of an earlier part holding statistics.
+func readStatsPart(parts []string, k int, part string, st *ci.Stats) error {
+	ref, same := strings.CutPrefix(part, StatsSameAs)
+	if !same {
+		return st.UnmarshalText([]byte(part))
+	}
+	j, err := strconv.Atoi(ref)
+	if err != nil || j < 0 || j >= k || strings.HasPrefix(parts[j], StatsSameAs) || parts[j] == "" {
+		return fmt.Errorf("%q: want %sN, N an earlier sample type with statistics", part, StatsSameAs)
+	}
+	return st.UnmarshalText([]byte(parts[j]))
 }

@@ -314,9 +314,14 @@ func (lp *legacyParser) sample(text []byte) error {
 
 // raw makes a Raw pair. The size is known when the line holds one object, or
 // for Go, whose lines are one (stack, size) bucket each.
-func (lp *legacyParser) raw(n, b int64) parse.Counts {
+func (lp *legacyParser) raw(n, b int64) parse.Counts { return rawCounts(n, b, lp.h.goText) }
+
+// rawCounts makes the Raw pair of a text line of n sampled objects of b
+// bytes. The size is known when the line holds one object, or when the
+// line is one (stack, size) bucket (bucket: Go's lines), and b divides.
+func rawCounts(n, b int64, bucket bool) parse.Counts {
 	c := parse.Counts{Objects: float64(n), Bytes: float64(b), Enc: parse.Raw, Samples: float64(n)}
-	if n == 1 || (n > 0 && lp.h.goText && b%n == 0) {
+	if n == 1 || (n > 0 && bucket && b%n == 0) {
 		c.Size = float64(b / n)
 	}
 	return c

@@ -77,6 +77,8 @@ func read(name string, r io.Reader, opt parse.Options) (*collected, error) {
 	switch {
 	case pprof.DetectLegacy(head):
 		parser = pprof.ParseLegacy
+	case pprof.DetectJavaHeap(head):
+		parser = pprof.ParseJavaHeap
 	case !pprof.Detect(head):
 		return nil, &parse.Error{File: name, Offset: -1, Err: parse.ErrUnrecognized, Msg: "cannot read"}
 	}
@@ -638,7 +640,8 @@ func FuzzPprofProducers(f *testing.F) {
 
 // heapestProfile is heapest's pprof output as render/pprof.go writes it:
 // the marker comment, one sample per stack, the statistics of each value
-// as a "heapest.<value>" string label in ci.Stats' text form.
+// as a "heapest.<value>" string label in ci.Stats' text form (the first
+// version's labels, still read).
 func heapestProfile(t *testing.T, stacks [][]string, stats []map[string]ci.Stats) []byte {
 	t.Helper()
 	p := &profile.Profile{Comments: []string{pprof.HeapestMarker},
@@ -722,7 +725,7 @@ func TestHeapestReadBack(t *testing.T) {
 		label string
 		want  string
 	}{
-		{"no statistics", []map[string]ci.Stats{{"inuse_space": a}, {}}, "", "sample 1 has no heapest.* statistics label"},
+		{"no statistics", []map[string]ci.Stats{{"inuse_space": a}, {}}, "", "sample 1 has no heapest statistics label"},
 		{"field missing", []map[string]ci.Stats{{"inuse_space": a}}, "N=1 Estimate=2", "label heapest.alloc_space"},
 	}
 	for _, tt := range bad {
@@ -737,6 +740,56 @@ func TestHeapestReadBack(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), tt.name) {
 			t.Errorf("%s: error %v, want one saying %q", tt.name, err, tt.want)
 		}
+	}
+}
+
+// TestHeapestStatsLabel: the one "heapest" label of heapest's output
+// holds every sample type's statistics, an empty part for a value the
+// sample lacks, "=N" for the same statistics as sample type N; each is read
+// back bit for bit, and malformed labels are refused with the sample named.
+func TestHeapestStatsLabel(t *testing.T) {
+	a := ci.Stats{N: 2, Estimate: 1e6 + 1.0/3, Var: 4.5e11, Samples: 2, MaxWeight: 524288, P: 0.0078, Unit: 4096, Rate: 524288}
+	c := ci.Stats{N: 5, Estimate: 3e7, Var: 1e13, Samples: 9, SamplesBound: true, Mixed: true, Rate: 524288, Approx: true}
+	at, _ := a.MarshalText()
+	ct, _ := c.MarshalText()
+	tests := []struct {
+		name, label string
+		want        [2]*ci.Stats // inuse_space, alloc_space; nil: absent
+		err         string
+	}{
+		{"both", string(at) + "|" + string(ct), [2]*ci.Stats{&a, &c}, ""},
+		{"same as", string(at) + "|=0", [2]*ci.Stats{&a, &a}, ""},
+		{"alloc only", "|" + string(ct), [2]*ci.Stats{nil, &c}, ""},
+		{"too few parts", string(at), [2]*ci.Stats{}, "1 statistics for 2 sample types"},
+		{"forward reference", "=1|" + string(ct), [2]*ci.Stats{}, `"=1": want =N`},
+		{"reference to nothing", "|=0", [2]*ci.Stats{}, `"=0": want =N`},
+		{"bad statistics", string(at) + "|N=1", [2]*ci.Stats{}, "alloc_space: statistics"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := &profile.Profile{Comments: []string{pprof.HeapestMarker},
+				SampleType: []*profile.ValueType{{Type: "inuse_space", Unit: "bytes"}, {Type: "alloc_space", Unit: "bytes"}},
+				Function:   []*profile.Function{{ID: 1, Name: "main.f"}}}
+			p.Location = []*profile.Location{{ID: 1, Line: []profile.Line{{Function: p.Function[0]}}}}
+			p.Sample = []*profile.Sample{{Value: []int64{1, 1}, Location: p.Location, Label: map[string][]string{pprof.StatsLabelKey: {tt.label}}}}
+			got, err := read(tt.name, bytes.NewReader(encode(t, p)), parse.Options{})
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) || !strings.Contains(err.Error(), "sample 0: label heapest") {
+					t.Fatalf("error %v, want one saying %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			pre := got.Records[0].Pre
+			for i, v := range []int{0, 2} {
+				w := tt.want[i]
+				if pre.Has[v] != (w != nil) || w != nil && pre.Stats[v] != *w {
+					t.Errorf("value %d: has %v %+v, want %+v", v, pre.Has[v], pre.Stats[v], w)
+				}
+			}
+		})
 	}
 }
 

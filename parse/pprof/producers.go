@@ -58,6 +58,9 @@ func readScaledHeap(d *decoded, t sampleTypes, opt parse.Options, format string,
 			b, hasB := d.numLabel(s, labelBytes)
 			if io >= 0 {
 				inuse = inv.invertScaled(s.Value[io], s.Value[is], b, hasB, rate)
+				if format != "pprof-go" {
+					inuse = asTextLine(inuse, rate)
+				}
 			}
 			if ao >= 0 {
 				alloc = inv.invertScaled(s.Value[ao], s.Value[as], b, hasB, rate)
@@ -130,6 +133,43 @@ func (v *inverter) invertScaled(count, space, b int64, hasB bool, rate float64) 
 	}
 	c.Samples, c.Size = n, size
 	return c
+}
+
+// asTextLine turns the inverted counts c of a legacy text profile that
+// pprof converted to proto back into the text line they were scaled from,
+// so that the same samples give the same statistics in either form (one
+// rule: rawCounts). pprof's "bytes" label on such a sample is the line's
+// average size, not the size of each object: a line of several objects is
+// of unknown sizes, as in the text. c is kept when its count did not
+// invert to a whole number.
+func asTextLine(c parse.Counts, rate float64) parse.Counts {
+	if c.Enc != parse.Scaled || c.Approx || c.Samples < 1 || c.Size <= 0 {
+		return c
+	}
+	n := int64(c.Samples)
+	return rawCounts(n, rawLineBytes(n, int64(c.Size), c.Objects, c.Bytes, rate), false)
+}
+
+// maxLineSearch bounds the raw byte totals rawLineBytes tries.
+const maxLineSearch = 4096
+
+// rawLineBytes recovers the raw bytes r of a text line of n objects from
+// its scaled count and space: pprof scaled both by s(r/n) =
+// 1/(1−exp(−(r/n)/R)), with the exact average, and labelled the average
+// truncated, b = ⌊r/n⌋, so r is one of n·b … n·b+n−1: the one that scales
+// to both (space alone can fit two). Past maxLineSearch candidates, or if
+// none matches (rescaled values), r is estimated with s(b).
+func rawLineBytes(n, b int64, count, space, rate float64) int64 {
+	scale := func(avg float64) float64 { return 1 / -math.Expm1(-avg/rate) }
+	if n <= maxLineSearch {
+		for r := n * b; r < n*b+n; r++ {
+			s := scale(float64(r) / float64(n))
+			if math.Floor(float64(r)*s) == space && math.Floor(float64(n)*s) == count {
+				return r
+			}
+		}
+	}
+	return int64(math.Round(space / scale(float64(b))))
 }
 
 // defaultTcmallocRate is tcmalloc's default profile sampling interval

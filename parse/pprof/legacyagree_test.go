@@ -1,0 +1,51 @@
+package pprof_test
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/heapest/heapest/parse"
+)
+
+// TestLegacyTextAndProtoAgree: the same gperftools samples, as text and as
+// the proto pprof converts the text to, give the same records: one rule
+// for a line's size (known for one object, else of unknown sizes), so
+// object counts get an interval from both forms or from neither.
+func TestLegacyTextAndProtoAgree(t *testing.T) {
+	tests := []struct{ name, line string }{
+		{"one object", "1: 4096 [1: 4096] @ 0x401000"},
+		{"three of average 100", "3: 300 [3: 300] @ 0x401000"},
+		{"four of a size class", "4: 256 [4: 256] @ 0x401000"},
+		{"bytes not a multiple", "2: 301 [2: 301] @ 0x401000"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			n, b, _ := strings.Cut(tt.line, ":")
+			b, _, _ = strings.Cut(b, "[")
+			text := "heap profile: " + n + ":" + b + "[" + n + ":" + b + "] @ heap_v2/524288\n" + tt.line + "\n"
+			fromText, err := read("text", strings.NewReader(text), parse.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			converted, err := profile.ParseData([]byte(text)) // pprof's own conversion
+			if err != nil {
+				t.Fatal(err)
+			}
+			var buf bytes.Buffer
+			if err := converted.Write(&buf); err != nil {
+				t.Fatal(err)
+			}
+			fromProto, err := read("proto", &buf, parse.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			a, p := fromText.Records[0].InUse, fromProto.Records[0].InUse
+			if a != p {
+				t.Errorf("text %+v, proto %+v", a, p)
+			}
+		})
+	}
+}

@@ -1,0 +1,77 @@
+package report
+
+import (
+	"testing"
+
+	"github.com/heapest/heapest/aggregate"
+	"github.com/heapest/heapest/ci"
+	"github.com/heapest/heapest/parse"
+	"github.com/heapest/heapest/unbias"
+)
+
+// deep is a record of a three-frame stack, leaf first.
+func deep(leaf, mid string, n float64) parse.Record {
+	r := rec(leaf, n)
+	r.Stack = []parse.Frame{{Addr: 3, Func: leaf}, {Addr: 4, Func: mid}, {Addr: 2, Func: "main"}}
+	return r
+}
+
+// A flame node's statistics are those of every stack through its path, so
+// main's interval is the report's cum interval of main, and the root's is
+// the total's; children come widest first.
+func TestFlame(t *testing.T) {
+	p := profile("jemalloc", true, false, rec("a", 5), deep("b", "mid", 3), deep("c", "mid", 1))
+	opt := Options{Value: unbias.InUseSpace, By: aggregate.ByFunc, Confidence: 0.9, Method: ci.Auto, Flame: true}
+	b, err := builder(t, opt, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := b.Flame(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := b.Report()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Root.Result.Estimate != r.Total.Flat.Estimate || f.Root.Result.Lo != r.Total.Flat.Lo || f.Root.Result.Hi != r.Total.Flat.Hi {
+		t.Errorf("root interval %+v, total %+v", f.Root.Result, r.Total.Flat)
+	}
+	if len(f.Root.Children) != 1 || f.Root.Children[0].Name != "main" {
+		t.Fatalf("root's children: %+v", f.Root.Children)
+	}
+	main := f.Root.Children[0]
+	for _, row := range r.Rows {
+		if row.Key == "main" && (main.Result.Lo != row.Cum.Lo || main.Result.Hi != row.Cum.Hi || main.Stats.Samples != 9) {
+			t.Errorf("main: flame %+v, report cum %+v", main.Result, row.Cum)
+		}
+	}
+	if len(main.Children) != 2 || main.Children[0].Name != "a" || main.Children[1].Name != "mid" {
+		t.Fatalf("main's children: %+v", main.Children)
+	}
+	mid := main.Children[1]
+	if mid.Stats.Samples != 4 || len(mid.Children) != 2 || mid.Children[0].Name != "b" || mid.Children[1].Stats.Samples != 1 {
+		t.Errorf("mid: %+v", mid)
+	}
+	if !(mid.Result.Lo < mid.Result.Estimate && mid.Result.Estimate < mid.Result.Hi) {
+		t.Errorf("mid's interval %+v", mid.Result)
+	}
+}
+
+// Nodes narrower than the minimum share go, with their callees, and are
+// counted.
+func TestFlamePrune(t *testing.T) {
+	p := profile("jemalloc", true, false, rec("a", 50), deep("b", "mid", 1))
+	b, err := builder(t, Options{Value: unbias.InUseSpace, By: aggregate.ByType, Confidence: 0.95, Flame: true, SingleInput: true}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := b.Flame(0.05)
+	if err != nil {
+		t.Fatal(err)
+	}
+	main := f.Root.Children[0]
+	if len(main.Children) != 1 || main.Children[0].Name != "a" || f.Pruned != 2 {
+		t.Errorf("main's children %+v, pruned %d; want a alone, 2 pruned", main.Children, f.Pruned)
+	}
+}

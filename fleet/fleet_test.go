@@ -130,3 +130,21 @@ func TestExpand(t *testing.T) {
 		t.Errorf("empty directory: %v", err)
 	}
 }
+
+func TestExpandKeepsURLs(t *testing.T) {
+	// Glob characters and a path-like tail do not make a URL a pattern
+	// or a file: it passes through as given, sorted with the rest.
+	args := []string{
+		"http://127.0.0.1:6060/debug/pprof/heap?seconds=30",
+		"https://host/heap*?[x]",
+		"ftp://host/heap",
+	}
+	got, err := Expand(args, nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"ftp://host/heap", "http://127.0.0.1:6060/debug/pprof/heap?seconds=30", "https://host/heap*?[x]"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("Expand(%q) = %q, want %q", args, got, want)
+	}
+}

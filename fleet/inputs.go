@@ -9,14 +9,18 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/heapest/heapest/fetch"
 )
 
 // Expand turns command-line arguments into input paths: a directory
 // becomes every regular file under it (recursively, hidden entries
 // skipped), a glob the files it matches, and "-" — when stdin lists paths
 // (listed) — the non-empty lines read from stdin. Other arguments stay as
-// they are (a missing file is reported when it is read). With listed
-// false, "-" stays "-": the profile itself is read from standard input.
+// they are (a missing file is reported when it is read), and so does a
+// URL (fetch.IsURL): it is never a glob or a path, whatever it holds.
+// With listed false, "-" stays "-": the profile itself is read from
+// standard input.
 //
 // The result is sorted and without repeats, so that the same set of
 // inputs, given in any order, is merged in one order and gives the same
@@ -28,7 +32,7 @@ func Expand(args []string, stdin io.Reader, listed bool) ([]string, error) {
 		switch {
 		case a == "-" && listed:
 			out, err = readList(out, stdin)
-		case a == "-":
+		case a == "-" || fetch.IsURL(a):
 			out = append(out, a)
 		default:
 			out, err = expandArg(out, a)

@@ -1,10 +1,14 @@
 package report
 
 import (
+	"bytes"
+	"context"
+	"errors"
 	"io"
 	"os"
 
 	"github.com/heapest/heapest/aggregate"
+	"github.com/heapest/heapest/fetch"
 	"github.com/heapest/heapest/fleet"
 	"github.com/heapest/heapest/parse"
 	"github.com/heapest/heapest/parse/formats"
@@ -15,11 +19,13 @@ import (
 type Input struct {
 	Parse     parse.Options
 	Symbolize symbolize.Options
+	// Fetch bounds the fetching of inputs that are URLs.
+	Fetch fetch.Options
 }
 
-// AddFile reads the profile at path ("-": standard input) and adds it. It
-// returns the profile and its warnings: the parser's, then the
-// symbolizer's.
+// AddFile reads the profile at path ("-": standard input; an http or
+// https URL is fetched, see package fetch) and adds it. It returns the
+// profile and its warnings: the parser's, then the symbolizer's.
 func (b *Builder) AddFile(path string, in Input) (*parse.Profile, []string, error) {
 	var hint int64
 	if st, err := os.Stat(path); err == nil && st.Mode().IsRegular() {
@@ -38,8 +44,11 @@ func (b *Builder) AddReader(name string, r io.Reader, in Input) (*parse.Profile,
 	return b.add(read, in, 0)
 }
 
-// fileReader is the Reader of the profile at path.
+// fileReader is the Reader of the profile at path, or at a URL.
 func fileReader(path string, in Input) Reader {
+	if fetch.IsURL(path) {
+		return urlReader(path, in)
+	}
 	return func(sink parse.Sink, threads bool) (*parse.Profile, error) {
 		opt := in.Parse
 		opt.Threads = threads
@@ -90,4 +99,28 @@ func (b *Builder) loadInput(read Reader, in Input, hint int64) (*parse.Profile, 
 		p.Source.Process = fleet.MappingsProcess(p.Mappings)
 	}
 	return p, t, warns, nil
+}
+
+// urlReader is the Reader of the profile at a URL: fetched whole (within
+// in.Fetch's bounds), then read like a file named by the URL. A body no
+// format recognises is said to be no profile, with the type the server
+// gave it.
+func urlReader(raw string, in Input) Reader {
+	return func(sink parse.Sink, threads bool) (*parse.Profile, error) {
+		body, err := fetch.Get(context.Background(), raw, in.Fetch)
+		if err != nil {
+			return nil, err
+		}
+		opt := in.Parse
+		opt.Threads = threads
+		opt.SizeHint = int64(len(body.Data))
+		p, err := formats.Read(raw, bytes.NewReader(body.Data), opt, sink)
+		var pe *parse.Error
+		if errors.As(err, &pe) && pe.Offset == -1 && pe.Line == 0 && !errors.Is(err, parse.ErrTooLarge) {
+			// Offset -1 without a line: the input as a whole was refused
+			// (empty, or no format recognised), not damaged somewhere.
+			return nil, body.NotProfile(err)
+		}
+		return p, err
+	}
 }

@@ -17,7 +17,7 @@ type MergeOptions struct {
 func newMergeCommand() *cobra.Command {
 	opts := MergeOptions{ReportOptions{Format: render.Pprof}}
 	cmd := &cobra.Command{
-		Use:   "merge [flags] FILE|DIR|GLOB|- ... -o merged.pb.gz",
+		Use:   "merge [flags] FILE|DIR|GLOB|URL|- ... -o merged.pb.gz",
 		Short: "Merge the profiles of a fleet into one, unbiasing each sample first",
 		Long: `Merge reads the heap profiles of many processes, unbiases every sample of
 each with that input's own sampling rate, and sums the statistics behind the
@@ -27,8 +27,9 @@ with every stack's exact statistics, so a merge can be merged again: merging
 merges gives the rows and intervals of merging all their inputs at once.
 
 Inputs are files, directories (walked recursively; hidden entries skipped),
-glob patterns (quoted, so that heapest expands them), and "-", which reads
-paths from standard input, one a line (as find prints them). Any mix of
+glob patterns (quoted, so that heapest expands them), http(s) URLs (a
+running program's /debug/pprof/heap; see "heapest report --help"), and "-",
+which reads paths from standard input, one a line (as find prints them). Any mix of
 formats and sampling rates merges, as long as every input has the value
 estimated. The same set of inputs gives the same bytes whatever their order.
 

@@ -45,7 +45,7 @@ type ReportOptions struct {
 func newReportCommand() *cobra.Command {
 	opts := ReportOptions{Format: render.Table}
 	cmd := &cobra.Command{
-		Use:   "report [flags] FILE...",
+		Use:   "report [flags] FILE|URL...",
 		Short: "Estimates with confidence intervals, per function, stack, thread, size or type",
 		Long: `Report unbiases every sample of a heap profile, then aggregates, and prints
 each estimate with a confidence interval, the raw samples it rests on, and the
@@ -56,11 +56,17 @@ heap text, pprof protos, nettrace traces, JFR recordings, memray transform csv
 output) and may be gzip-compressed; "-" reads standard input. JFR estimates are
 sums of the events' weights and their intervals model-based (docs/jfr.md).
 
+An input may be an http or https URL, such as a Go program's
+/debug/pprof/heap (net/http/pprof): it is fetched once, its query (?gc=1,
+?seconds=30) passed through untouched, within --timeout (default 60s plus
+the seconds= asked for) and --max-decompressed; the report names the URL.
+Redirects are followed to http and https only.
+
 --format svg draws the rows as an interval chart; --format html writes one
 self-contained page (no network) with the table, the chart and a flame graph
 whose frames are shaded by how wide their intervals are (docs/web.md).
 
-Several inputs (files, directories, quoted globs) are merged, as "heapest
+Several inputs (files, directories, quoted globs, URLs) are merged, as "heapest
 merge" does: each sample is unbiased with its own input's rate, then the
 statistics are summed, and the header says what was merged (docs/merge.md).
 Successive dumps of one process are refused (--latest-per-process,
@@ -80,6 +86,9 @@ Successive dumps of one process are refused (--latest-per-process,
 
   # Allocating stacks of a Java program (JFR, e.g. settings=profile)
   heapest report --by stack recording.jfr
+
+  # A running Go program's heap, as go tool pprof reads it
+  heapest report http://127.0.0.1:6060/debug/pprof/heap
 
   # A dump taken on another machine
   heapest report --binary ./server --symbol-path ./debug dump.heap

@@ -29,6 +29,7 @@ standard error.
 		newCICommand(),
 		newDiffCommand(),
 		newWebCommand(),
+		newAdviseCommand(),
 		newVersionCommand(),
 		newGenCommand(),
 	)

@@ -9,9 +9,11 @@ import (
 	"runtime/debug"
 	"runtime/metrics"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/heapest/heapest/fetch"
 	"github.com/heapest/heapest/fleet"
 	"github.com/heapest/heapest/parse"
 	"github.com/heapest/heapest/report"
@@ -30,6 +32,8 @@ type inputOptions struct {
 	AllowDuplicates  bool
 	LatestPerProcess bool
 	MaxDecompressed  float64
+	// Timeout bounds fetching each URL input (0: fetch's default).
+	Timeout time.Duration
 }
 
 func (o *inputOptions) addFlags(cmd *cobra.Command) {
@@ -42,7 +46,8 @@ func (o *inputOptions) addFlags(cmd *cobra.Command) {
 	f.BoolVar(&o.KeepAllocator, "keep-allocator-frames", false, "keep malloc/jemalloc/tcmalloc frames at the top of stacks")
 	f.IntVar(&o.Jobs, "jobs", 0, "read up to `N` inputs at once (0: one per CPU)")
 	f.BoolVar(&o.AllowDuplicates, "allow-duplicates", false, "sum inputs that are dumps of one process (they are refused by default)")
-	sizeVar(cmd, &o.MaxDecompressed, "max-decompressed", 1, "a size", "bound on what a gzipped input may decompress to (default 512MiB): a gzip bomb stops there")
+	sizeVar(cmd, &o.MaxDecompressed, "max-decompressed", 1, "a size", "bound on what a gzipped input may decompress to, and on the body a URL input sends (default 512MiB): a gzip bomb stops there")
+	f.DurationVar(&o.Timeout, "timeout", 0, "URL inputs: give up on a server that has not sent the whole profile within this `duration` (default 60s plus the URL's seconds=)")
 	f.BoolVar(&o.LatestPerProcess, "latest-per-process", false, "of the dumps of one process (by jemalloc's file names), keep only the newest")
 }
 
@@ -55,6 +60,9 @@ func (o *inputOptions) inputs(cmd *cobra.Command, args []string, listed bool) ([
 		return nil, usageError{fmt.Errorf("--jobs %d: want 1 or more (0: one per CPU)", o.Jobs)}
 	case o.Jobs == 0:
 		o.Jobs = runtime.GOMAXPROCS(0)
+	}
+	if o.Timeout < 0 {
+		return nil, usageError{fmt.Errorf("--timeout %v: want a positive duration (0: the default)", o.Timeout)}
 	}
 	if o.AllowDuplicates && o.LatestPerProcess {
 		return nil, usageError{fmt.Errorf("--allow-duplicates and --latest-per-process exclude each other")}
@@ -70,6 +78,12 @@ func (o *inputOptions) inputs(cmd *cobra.Command, args []string, listed bool) ([
 	}
 	if len(paths) == 0 {
 		return nil, fmt.Errorf("no input: standard input listed no path")
+	}
+	for _, p := range paths {
+		// A URL heapest cannot fetch fails before any input is read.
+		if _, err := fetch.Check(p); fetch.IsURL(p) && err != nil {
+			return nil, err
+		}
 	}
 	return o.guardNames(cmd.ErrOrStderr(), paths)
 }
@@ -100,6 +114,7 @@ func (o *inputOptions) input(several bool) report.Input {
 		Parse: parse.Options{JemallocUnbias: o.JemallocUnbias, Rate: o.Rate, KeepGoing: o.KeepGoing && !several,
 			MaxDecompressed: int64(o.MaxDecompressed)},
 		Symbolize: symbolize.Options{Binary: o.Binary, SymbolPath: o.SymbolPath, DropAllocator: !o.KeepAllocator},
+		Fetch:     fetch.Options{Timeout: o.Timeout, MaxBytes: int64(o.MaxDecompressed)},
 	}
 }
 

@@ -1,0 +1,463 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/heapest/heapest/advise"
+	"github.com/heapest/heapest/aggregate"
+	"github.com/heapest/heapest/ci"
+	"github.com/heapest/heapest/internal/units"
+	"github.com/heapest/heapest/parse"
+	"github.com/heapest/heapest/render"
+	"github.com/heapest/heapest/report"
+	"github.com/heapest/heapest/unbias"
+)
+
+// AdviseOptions are the flags of heapest advise.
+type AdviseOptions struct {
+	inputOptions
+	Confidence float64
+	Method     ci.Method
+	// Value and By default to what suits the input when not given.
+	Value     unbias.Value
+	By        aggregate.By
+	Top       int
+	Rows      string
+	Precision float64
+	Format    render.Format
+	Output    string
+}
+
+// adviseFormatChoices are advise's --format values.
+var adviseFormatChoices = []render.Format{render.Table, render.JSON}
+
+func newAdviseCommand() *cobra.Command {
+	opts := AdviseOptions{Format: render.Table, Top: 20, Precision: 0.1}
+	cmd := &cobra.Command{
+		Use:   "advise [flags] FILE|URL...",
+		Short: "The sampling period that gets the rows that matter to a target precision",
+		Long: `Advise says which sampling period R gets the rows that matter to a target
+precision: the largest R (the fewest samples, the least overhead) at which each
+row's confidence interval, as report computes it, is within ±--precision of
+its estimate in 95% of dumps. The rows are report's top --top of --by (or all
+rows whose key matches --rows), each split by allocation size: an allocation
+of Z bytes is sampled with probability 1 − exp(−Z/R), so R sets how many
+samples each part of a row gets. A row's parts whose sizes a dump hides
+(jemalloc lines that mix sizes) are taken as small allocations, the case that
+needs the most samples.
+
+R is printed as each allocator's setting: jemalloc's lg_prof_sample (R rounded
+down to a power of two), Go's runtime.MemProfileRate, gperftools'
+TCMALLOC_SAMPLE_PARAMETER and tcmalloc's SetProfileSamplingRate. .NET's
+AllocationSampled period is fixed (100 KiB): advise says how many traces of
+processes like this one reach the target instead. The overhead is the samples
+taken per GiB allocated, about 2^30/R, against the current period's. Advise
+also says how many dumps at the current period, merged (independent
+processes of one kind), reach the target without changing R.
+
+Several inputs are merged as report merges them and advised as their average
+dump. The math and its simulation check are in docs/statistics.md.
+` + exitStatusHelp,
+		Example: `  # Which lg_prof_sample gets the top 20 functions to ±10%?
+  heapest advise jeprof.1234.0.m0.heap
+
+  # Two stacks of interest to ±5% at 99% confidence
+  heapest advise --by stack --rows 'parse_request|cache_fill' --precision 5% --confidence 0.99 dump.heap
+
+  # A running Go program, as JSON
+  heapest advise --format json http://127.0.0.1:6060/debug/pprof/heap`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runAdvise(cmd, opts, args)
+		},
+	}
+	opts.addFlags(cmd)
+	return cmd
+}
+
+func (o *AdviseOptions) addFlags(cmd *cobra.Command) {
+	o.inputOptions.addFlags(cmd)
+	f := cmd.Flags()
+	confidenceVar(cmd, &o.Confidence, "coverage of the intervals, in (0,1)")
+	enumVar(cmd, &o.Method, "method", methodChoices, false, "interval method the precision is judged with; auto picks per row, as report does")
+	enumVar(cmd, &o.Value, "value", valueChoices, true, "value to estimate (default: as report chooses)")
+	enumVar(cmd, &o.By, "by", byChoices[:len(byChoices)-1], true, "what a row is (default func, flat; type for .NET traces)")
+	f.IntVar(&o.Top, "top", o.Top, "advise for report's `N` largest rows")
+	f.StringVar(&o.Rows, "rows", "", "advise for every row whose key matches `REGEX` instead of the top ones")
+	f.Var((*percentFlag)(&o.Precision), "precision", "the interval's half width wanted, as a `PERCENT` of the estimate (the report's ± column)")
+	enumVar(cmd, &o.Format, "format", adviseFormatChoices, false, "output format")
+	f.StringVarP(&o.Output, "output", "o", "", "write the advice to `FILE` (atomically) instead of standard output")
+}
+
+// percentFlag is a percentage above 0 ("10%"), held as a fraction.
+type percentFlag float64
+
+func (p *percentFlag) String() string {
+	return strconv.FormatFloat(100*float64(*p), 'g', -1, 64) + "%"
+}
+
+func (p *percentFlag) Set(s string) error {
+	x, err := units.ParsePercent(s)
+	if err != nil || !(x > 0) {
+		return fmt.Errorf("want a percentage above 0, such as 10%%")
+	}
+	*p = percentFlag(x)
+	return nil
+}
+
+func (p *percentFlag) Type() string { return "PERCENT" }
+
+func runAdvise(cmd *cobra.Command, opts AdviseOptions, args []string) error {
+	ropt, rowsRE, err := opts.reportOptions(cmd)
+	if err != nil {
+		return usageError{err}
+	}
+	if len(args) == 0 {
+		return usageError{fmt.Errorf("no input: give profiles (files or URLs)")}
+	}
+	paths, err := opts.inputs(cmd, args, false)
+	if err != nil {
+		return err
+	}
+	ropt.SingleInput = len(paths) == 1
+	b := report.NewBuilder(ropt)
+	if err := opts.load(b, paths, cmd.ErrOrStderr()); err != nil {
+		return err
+	}
+	v, err := opts.advise(b, rowsRE)
+	if err != nil {
+		return err
+	}
+	return writeOutput(opts.Output, cmd.OutOrStdout(), func(w io.Writer) error {
+		if opts.Format == render.JSON {
+			return v.writeJSON(w)
+		}
+		return v.writeTable(w)
+	})
+}
+
+// reportOptions checks the flags and builds the options of the report
+// whose rows are advised.
+func (o AdviseOptions) reportOptions(cmd *cobra.Command) (report.Options, *regexp.Regexp, error) {
+	r := report.Options{Confidence: o.Confidence, Method: o.Method, Value: o.Value, By: o.By,
+		DefaultValue: !cmd.Flags().Changed("value"), DefaultBy: !cmd.Flags().Changed("by"),
+		Top: o.Top, ExtraKeys: aggregate.Keys{Size: true}}
+	if o.Top < 1 {
+		return r, nil, fmt.Errorf("--top %d: want 1 or more rows", o.Top)
+	}
+	re, err := compile("--rows", o.Rows)
+	if re != nil {
+		r.Top = 0 // every row is a candidate
+	}
+	return r, re, err
+}
+
+// adviceView is what advise prints: the report's rows of interest with
+// their advice.
+type adviceView struct {
+	report *report.Report
+	shown  []report.Row
+	plan   *advise.Plan
+	// hidden marks the rows with parts whose sizes the dump hides.
+	hidden []bool
+}
+
+// advise picks the rows of interest and advises them.
+func (o AdviseOptions) advise(b *report.Builder, rowsRE *regexp.Regexp) (*adviceView, error) {
+	r, err := b.Report()
+	if err != nil {
+		return nil, err
+	}
+	v := &adviceView{report: r, shown: pickRows(r.Rows, rowsRE)}
+	if len(v.shown) == 0 {
+		return nil, fmt.Errorf("--rows %q matches no row with an estimate of its own", o.Rows)
+	}
+	keys := make([]string, len(v.shown))
+	for i, row := range v.shown {
+		keys[i] = row.Key
+	}
+	mix, err := b.SizeMix(keys)
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]advise.Row, len(v.shown))
+	v.hidden = make([]bool, len(keys))
+	for i, k := range keys {
+		rows[i] = advise.Row{Key: k}
+		rows[i].Parts, rows[i].Skip = advise.PartsOf(mix[k], r.Value, len(r.Sources))
+		_, v.hidden[i] = mix[k][0]
+	}
+	t := advise.Target{Precision: o.Precision, Confidence: o.Confidence, Method: o.Method, Value: r.Value}
+	v.plan, err = advise.Advise(rows, commonRate(r.Sources), t)
+	return v, err
+}
+
+// pickRows are the rows with an estimate of their own (not functions
+// that are only callers), those whose key matches re when it is given.
+func pickRows(rows []report.Row, re *regexp.Regexp) []report.Row {
+	var out []report.Row
+	for _, row := range rows {
+		if row.Flat.Estimate > 0 && (re == nil || re.MatchString(row.Key)) {
+			out = append(out, row)
+		}
+	}
+	return out
+}
+
+// commonRate is the sampling period all sources share (0: several, or
+// none known).
+func commonRate(sources []parse.Source) float64 {
+	rate := 0.0
+	for i, s := range sources {
+		if i > 0 && s.Rate != rate {
+			return 0
+		}
+		rate = s.Rate
+	}
+	return rate
+}
+
+// writeTable prints the advice for people.
+func (v *adviceView) writeTable(w io.Writer) error {
+	p, r := v.plan, v.report
+	fmt.Fprintf(w, "Target: ±%s at %s confidence, %s by %s, in %s of dumps\n", pct(p.Target.Precision),
+		pct(r.Confidence), r.Value, r.By, pct(p.Target.Assurance))
+	fmt.Fprintf(w, "Input: %s\n\n", v.inputLine())
+	if err := v.writeRows(w); err != nil {
+		return err
+	}
+	if p.Rate == 0 {
+		_, err := fmt.Fprintln(w, "\nNo row can be advised (see the notes above).")
+		return err
+	}
+	v.writeSettings(w)
+	return nil
+}
+
+// inputLine names the inputs and their period.
+func (v *adviceView) inputLine() string {
+	src := v.report.Sources
+	name := src[0].Path
+	if len(src) > 1 {
+		name = fmt.Sprintf("%d inputs merged, advised as their average dump", len(src))
+	}
+	if cur := v.plan.Current; cur > 0 {
+		return fmt.Sprintf("%s (%s, sampling period %s)", name, src[0].Format, bytesText(cur))
+	}
+	return name + " (sampling periods differ)"
+}
+
+// writeRows prints one line per row of interest, and why rows got no
+// advice.
+func (v *adviceView) writeRows(w io.Writer) error {
+	bytes := v.report.Value.IsSpace()
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	dumps := "DUMPS NOW"
+	if cur := v.plan.Current; cur > 0 {
+		dumps = "DUMPS AT " + bytesText(cur)
+	}
+	fmt.Fprintf(tw, "ESTIMATE\t±\tSAMPLES\tPERIOD R\tLG_PROF_SAMPLE\t%s\t  %s\n", dumps, strings.ToUpper(v.report.By.String()))
+	var notes []string
+	for i, a := range v.plan.Rows {
+		row := v.shown[i]
+		est := units.Format(row.Flat.Estimate, bytes)
+		pm := "-"
+		if row.Flat.Method != ci.MethodNone {
+			pm = fmt.Sprintf("%.1f%%", 100*(row.Flat.Hi-row.Flat.Lo)/2/row.Flat.Estimate)
+		}
+		if a.Skip != "" {
+			v.hidden[i] = false // the note is of advice given
+			notes = append(notes, fmt.Sprintf("%s: no advice: %s", a.Key, a.Skip))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t-\t-\t-\t  %s\n", est, pm, samplesText(row), a.Key)
+			continue
+		}
+		rate := bytesText(a.Rate)
+		if v.hidden[i] {
+			rate += "¹"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t  %s\n", est, pm, samplesText(row), rate,
+			advise.KnobsFor(a.Rate).JemallocLg, countText(a.Dumps), a.Key)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if slices.Contains(v.hidden, true) {
+		notes = append([]string{"¹ the dump hides the sizes of some of the row's allocations (lines that mix sizes): they are taken as small ones, which need the most samples"}, notes...)
+	}
+	for _, n := range notes {
+		fmt.Fprintln(w, n)
+	}
+	return nil
+}
+
+// writeSettings prints the period every row needs as each allocator's
+// setting, its overhead, and the dumps that would do instead.
+func (v *adviceView) writeSettings(w io.Writer) {
+	p := v.plan
+	k := p.Knobs
+	fmt.Fprintf(w, "\nFor every row above: R ≤ %s (set by %s)\n", bytesText(p.Rate), v.tightest())
+	fmt.Fprintf(w, "  jemalloc  MALLOC_CONF=prof:true,lg_prof_sample:%d  (R = %s: the largest power of two at or below R, so the fewest samples that still reach the target; default 19)\n",
+		k.JemallocLg, bytesText(k.JemallocRate()))
+	fmt.Fprintf(w, "  Go        runtime.MemProfileRate = %d  (default 524288)\n", k.GoMemProfileRate)
+	fmt.Fprintf(w, "  tcmalloc  TCMALLOC_SAMPLE_PARAMETER=%d (gperftools; unset, it does not sample); MallocExtension::SetProfileSamplingRate(%d) (tcmalloc; default 2 MiB)\n",
+		k.TcmallocSample, k.TcmallocSample)
+	fmt.Fprintf(w, "  .NET      not tunable: AllocationSampled samples every 100 KiB on average; %s\n", dotnetText(p.DotnetDumps))
+	fmt.Fprintf(w, "Overhead: about %s samples per GiB allocated in small objects (2^30/R)", units.Format(k.SamplesPerGiB, false))
+	if p.Current > 0 {
+		fmt.Fprintf(w, ", against %s at the current %s (×%.3g)", units.Format(p.CurrentKnobs.SamplesPerGiB, false),
+			bytesText(p.Current), k.SamplesPerGiB/p.CurrentKnobs.SamplesPerGiB)
+	}
+	fmt.Fprintln(w)
+	v.writeDumps(w)
+}
+
+// writeDumps says what merging dumps at the current period would do.
+func (v *adviceView) writeDumps(w io.Writer) {
+	p := v.plan
+	switch {
+	case p.Current == 0:
+	case p.Dumps <= 1:
+		fmt.Fprintf(w, "The current %s already reaches the target for every row; R up to %s would too, with fewer samples.\n",
+			bytesText(p.Current), bytesText(p.Rate))
+	default:
+		fmt.Fprintf(w, "Or keep the current %s and merge %d dumps of independent processes of this kind (dumps of one process over time do not add up).\n",
+			bytesText(p.Current), p.Dumps)
+	}
+}
+
+// dotnetText says how many .NET traces reach the target.
+func dotnetText(n int) string {
+	if n <= 1 {
+		return "one trace of a process like this one reaches the target"
+	}
+	return fmt.Sprintf("merge %d traces of processes like this one instead", n)
+}
+
+// tightest names the row that sets the period.
+func (v *adviceView) tightest() string {
+	for _, a := range v.plan.Rows {
+		if a.Skip == "" && a.Rate == v.plan.Rate {
+			return a.Key
+		}
+	}
+	return "-"
+}
+
+func pct(x float64) string {
+	if math.IsInf(x, 0) || math.IsNaN(x) {
+		return "-"
+	}
+	return strconv.FormatFloat(100*x, 'g', 3, 64) + "%"
+}
+
+func bytesText(x float64) string { return strings.TrimSuffix(units.Format(x, true), "B") + "B" }
+
+func countText(n int) string {
+	if n == 0 {
+		return "-"
+	}
+	return strconv.Itoa(n)
+}
+
+func samplesText(row report.Row) string {
+	s := strconv.FormatFloat(row.Flat.Samples, 'g', -1, 64)
+	if row.Stats.SamplesBound {
+		return "≤" + s
+	}
+	return s
+}
+
+// adviceJSON is advise's JSON output; every number unrounded.
+type adviceJSON struct {
+	Precision   float64          `json:"precision"`
+	Confidence  float64          `json:"confidence"`
+	Assurance   float64          `json:"assurance"`
+	Value       string           `json:"value"`
+	By          string           `json:"by"`
+	Sources     []sourceJSON     `json:"sources"`
+	CurrentRate float64          `json:"current_rate"`
+	Rows        []adviceRowJSON  `json:"rows"`
+	Rate        float64          `json:"rate"`
+	Settings    *settingsJSON    `json:"settings"`
+	Current     *settingsJSON    `json:"current"`
+	Dumps       int              `json:"dumps_at_current_rate"`
+	Dotnet      adviceDotnetJSON `json:"dotnet"`
+}
+
+type sourceJSON struct {
+	Path   string  `json:"path"`
+	Format string  `json:"format"`
+	Rate   float64 `json:"rate"`
+}
+
+type adviceRowJSON struct {
+	Key      string  `json:"key"`
+	Estimate float64 `json:"estimate"`
+	Lo       float64 `json:"lo"`
+	Hi       float64 `json:"hi"`
+	Samples  float64 `json:"samples"`
+	Rate     float64 `json:"rate,omitempty"`
+	Lg       *int    `json:"jemalloc_lg_prof_sample,omitempty"`
+	Dumps    int     `json:"dumps_at_current_rate,omitempty"`
+	Skip     string  `json:"skip,omitempty"`
+}
+
+type settingsJSON struct {
+	Rate             float64 `json:"rate"`
+	JemallocLg       int     `json:"jemalloc_lg_prof_sample"`
+	JemallocRate     float64 `json:"jemalloc_rate"`
+	GoMemProfileRate int64   `json:"go_mem_profile_rate"`
+	TcmallocSample   int64   `json:"tcmalloc_sample_parameter"`
+	SamplesPerGiB    float64 `json:"samples_per_gib"`
+}
+
+type adviceDotnetJSON struct {
+	Rate    float64 `json:"rate"`
+	Tunable bool    `json:"tunable"`
+	Dumps   int     `json:"dumps"`
+}
+
+func settings(k advise.Knobs) *settingsJSON {
+	return &settingsJSON{Rate: k.Rate, JemallocLg: k.JemallocLg, JemallocRate: k.JemallocRate(),
+		GoMemProfileRate: k.GoMemProfileRate, TcmallocSample: k.TcmallocSample, SamplesPerGiB: k.SamplesPerGiB}
+}
+
+// writeJSON prints the advice for programs.
+func (v *adviceView) writeJSON(w io.Writer) error {
+	p, r := v.plan, v.report
+	out := adviceJSON{Precision: p.Target.Precision, Confidence: r.Confidence, Assurance: p.Target.Assurance,
+		Value: r.Value.String(), By: r.By.String(), CurrentRate: p.Current, Rate: p.Rate, Dumps: p.Dumps,
+		Dotnet: adviceDotnetJSON{Rate: advise.DotnetRate, Dumps: p.DotnetDumps}}
+	for _, s := range r.Sources {
+		out.Sources = append(out.Sources, sourceJSON{Path: s.Path, Format: s.Format, Rate: s.Rate})
+	}
+	for i, a := range p.Rows {
+		row := v.shown[i]
+		j := adviceRowJSON{Key: a.Key, Estimate: row.Flat.Estimate, Lo: row.Flat.Lo, Hi: row.Flat.Hi,
+			Samples: row.Flat.Samples, Rate: a.Rate, Dumps: a.Dumps, Skip: a.Skip}
+		if a.Skip == "" {
+			lg := advise.KnobsFor(a.Rate).JemallocLg
+			j.Lg = &lg
+		}
+		out.Rows = append(out.Rows, j)
+	}
+	if p.Rate > 0 {
+		out.Settings = settings(p.Knobs)
+	}
+	if p.Current > 0 {
+		out.Current = settings(p.CurrentKnobs)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}

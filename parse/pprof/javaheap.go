@@ -153,17 +153,9 @@ func (jp *javaParser) sample(text []byte) error {
 	if !ok || err1 != nil || err2 != nil || extra != nil || bytesN < 0 || count <= 0 {
 		return &parse.Error{File: jp.name, Line: jp.line, Msg: fmt.Sprintf("expected \"BYTES COUNT @ ids\" with COUNT > 0, got %.60q", text)}
 	}
-	jp.stack = jp.stack[:0]
-	for rest := addrs; ; {
-		var f []byte
-		if f, rest = textscan.Next(rest); f == nil {
-			break
-		}
-		id, err := strconv.ParseUint(string(f), 0, 64)
-		if err != nil || id == 0 {
-			return &parse.Error{File: jp.name, Line: jp.line, Msg: fmt.Sprintf("bad location id %.40q: expected 0x-prefixed hex", f)}
-		}
-		jp.stack = append(jp.stack, parse.Frame{Addr: id})
+	var bad []byte
+	if jp.stack, bad = hexFrames(jp.stack[:0], addrs); bad != nil {
+		return &parse.Error{File: jp.name, Line: jp.line, Msg: fmt.Sprintf("bad location id %.40q: expected 0x-prefixed hex", bad)}
 	}
 	jp.rec.Stack = jp.stack
 	jp.rec.InUse = rawCounts(count, bytesN, false)

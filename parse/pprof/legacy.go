@@ -286,21 +286,13 @@ func (lp *legacyParser) sample(text []byte) error {
 	for i, x := range []int64{inN, inB, allocN, allocB} {
 		lp.sums[i] += x
 	}
-	lp.addrs = lp.addrs[:0]
-	for rest := addrs; ; {
-		var f []byte
-		if f, rest = textscan.Next(rest); f == nil {
-			break
-		}
-		a, err := strconv.ParseUint(string(f), 0, 64)
-		if err != nil || a == 0 {
-			return &parse.Error{File: lp.name, Line: lp.line, Msg: fmt.Sprintf("bad address %.40q: expected 0x-prefixed hex", f)}
-		}
-		// Stack addresses are return addresses, kept as written: the
-		// namer looks a caller up one byte back, inside its call (the one
-		// place that adjusts, as for jemalloc's stacks; subtracting here
-		// too moved runtime.goexit+1 into the function before it).
-		lp.addrs = append(lp.addrs, parse.Frame{Addr: a})
+	// Stack addresses are return addresses, kept as written: the namer
+	// looks a caller up one byte back, inside its call (the one place
+	// that adjusts, as for jemalloc's stacks; subtracting here too moved
+	// runtime.goexit+1 into the function before it).
+	var bad []byte
+	if lp.addrs, bad = hexFrames(lp.addrs[:0], addrs); bad != nil {
+		return &parse.Error{File: lp.name, Line: lp.line, Msg: fmt.Sprintf("bad address %.40q: expected 0x-prefixed hex", bad)}
 	}
 	lp.rec.Stack = lp.addrs
 	lp.rec.InUse = lp.raw(inN, inB)
@@ -398,4 +390,21 @@ func (lp *legacyParser) mappings(sc *bufio.Scanner) error {
 		return &parse.Error{File: lp.name, Line: lp.line + 1, Msg: "reading", Err: err}
 	}
 	return nil
+}
+
+// hexFrames appends to dst a frame for each field of list, a
+// space-separated list of non-zero numbers (0x-prefixed hex in practice);
+// bad is the first field that is not one.
+func hexFrames(dst []parse.Frame, list []byte) (frames []parse.Frame, bad []byte) {
+	for rest := list; ; {
+		var f []byte
+		if f, rest = textscan.Next(rest); f == nil {
+			return dst, nil
+		}
+		a, err := strconv.ParseUint(string(f), 0, 64)
+		if err != nil || a == 0 {
+			return dst, f
+		}
+		dst = append(dst, parse.Frame{Addr: a})
+	}
 }

@@ -188,7 +188,14 @@ func (s Stats) presentGammaLower(alpha float64) float64 {
 	}
 	w := v / y
 	for range 60 {
-		next := gammaQuantile(y*y/v, w, a*-math.Expm1(-lo/w), false)
+		level := a * -math.Expm1(-lo/w)
+		if level < 1e-12 {
+			// The bound lies far below one sample's weight (and gonum's
+			// incomplete gamma inverse fails at such levels): 0 is the
+			// honest end.
+			return 0
+		}
+		next := gammaQuantile(y*y/v, w, level, false)
 		if next < y*1e-9 {
 			return 0 // one count: the group may be as small as it likes
 		}

@@ -18,6 +18,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/heapest/heapest/internal/units"
 )
 
 // DefaultTimeout is how long a fetch may take when --timeout is not
@@ -180,7 +182,7 @@ func readCapped(r io.Reader, max int64) ([]byte, error) {
 		return nil, err
 	}
 	if int64(len(data)) > max {
-		return nil, fmt.Errorf("%w: more than %s (--max-decompressed raises the bound)", errTooLarge, sizeText(max))
+		return nil, fmt.Errorf("%w: more than %s (--max-decompressed raises the bound)", errTooLarge, units.Exact(max))
 	}
 	return data, nil
 }
@@ -250,17 +252,4 @@ func (b *Body) NotProfile(err error) error {
 		what = ": a web page, not a profile (a Go program serves its heap profile at /debug/pprof/heap)"
 	}
 	return fmt.Errorf("%w (the server sent Content-Type %s%s)", err, ct, what)
-}
-
-// sizeText is n bytes in binary units.
-func sizeText(n int64) string {
-	switch {
-	case n >= 1<<30 && n%(1<<30) == 0:
-		return fmt.Sprintf("%d GiB", n>>30)
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%d KiB", n>>10)
-	}
-	return fmt.Sprintf("%d bytes", n)
 }

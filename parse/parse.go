@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/heapest/heapest/internal/units"
 )
 
 // Options tune parsing. The zero value is usable.
@@ -84,20 +86,9 @@ type boundedReader struct {
 	name      string
 }
 
-// sizeText is n bytes in binary units, for the bound's message.
-func sizeText(n int64) string {
-	switch {
-	case n >= 1<<30 && n%(1<<30) == 0:
-		return fmt.Sprintf("%d GiB", n>>30)
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	}
-	return fmt.Sprintf("%d bytes", n)
-}
-
 func (b *boundedReader) Read(p []byte) (int, error) {
 	if b.left <= 0 {
-		return 0, &Error{File: b.name, Offset: -1, Msg: fmt.Sprintf("gzip input decompresses to more than %s (a gzip bomb, or --max-decompressed raises the bound)", sizeText(b.max)), Err: ErrTooLarge}
+		return 0, &Error{File: b.name, Offset: -1, Msg: fmt.Sprintf("gzip input decompresses to more than %s (a gzip bomb, or --max-decompressed raises the bound)", units.Exact(b.max)), Err: ErrTooLarge}
 	}
 	if int64(len(p)) > b.left {
 		p = p[:b.left]

@@ -94,3 +94,18 @@ func sig3(x float64) string {
 	}
 	return fmt.Sprintf("%.2f", x)
 }
+
+// Exact writes n bytes in the largest binary unit that divides it
+// exactly (512 MiB, 3 KiB), or in bytes: for limits quoted in messages,
+// which must not round.
+func Exact(n int64) string {
+	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return fmt.Sprintf("%d GiB", n>>30)
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}

@@ -1,6 +1,8 @@
 package aggregate
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"regexp"
 	"testing"
 
@@ -174,5 +176,34 @@ func TestParseBy(t *testing.T) {
 	}
 	if _, err := ParseBy("color"); err == nil {
 		t.Error("ParseBy accepted color")
+	}
+}
+
+// TestGroupsTopOrder checks that asking for the first top groups gives
+// the same groups in the same order as the whole sorted list, ties
+// included: the first top are picked before sorting (pickTop).
+func TestGroupsTopOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for trial := range 50 {
+		var recs []parse.Record
+		for i := range 200 + rng.IntN(300) {
+			// Few distinct counts: many groups tie on flat and cum.
+			recs = append(recs, rec(float64(1+rng.IntN(4)), fmt.Sprintf("f%d", i%97), fmt.Sprintf("g%d", rng.IntN(40)), "main"))
+		}
+		for _, by := range []By{ByFunc, ByLeaf, ByStack} {
+			a := collect(t, by, unbias.InUseSpace, Filter{}, Window{}, recs...)
+			all, _, _ := a.t.Groups(by, Filter{}, 0, 0)
+			for _, top := range []int{1, 3, 10, 20} {
+				got, cut, _ := a.t.Groups(by, Filter{}, 0, top)
+				if len(got) != top || cut != len(all)-top {
+					t.Fatalf("trial %d by %v top %d: %d groups, cut %d; want %d, %d", trial, by, top, len(got), cut, top, len(all)-top)
+				}
+				for i := range got {
+					if got[i].Key != all[i].Key {
+						t.Fatalf("trial %d by %v top %d: group %d is %q, want %q", trial, by, top, i, got[i].Key, all[i].Key)
+					}
+				}
+			}
+		}
 	}
 }

@@ -86,6 +86,9 @@ type Collector struct {
 
 	buf     []uint32
 	contrib []unbias.Contribution
+	// counted marks the frames whose addresses were told unresolved
+	// (Finish).
+	counted []bool
 }
 
 // NewCollector returns an empty Collector for values (at least one).

@@ -95,6 +95,9 @@ func newGrouper(t *Table, b By, main int, keep []bool) grouper {
 		g.stacks = make([]uint32, 0, bound)
 	}
 	g.keys = make([]string, 0, bound)
+	if b == ByFunc || b == ByLeaf {
+		g.funcs = make([]uint32, 0, bound)
+	}
 	if g.direct {
 		g.cells = make([]uint32, 0, bound)
 		return g
@@ -139,9 +142,10 @@ type grouper struct {
 	// are read in place (see newGrouper).
 	direct bool
 	cells  []uint32
-	// addrFunc holds the function id of each group whose key is an
-	// unnamed address, made only when shown (see name).
-	addrFunc map[int32]uint32
+	// funcs holds, for ByFunc and ByLeaf, each group's function id
+	// (noFunc: a group of no function): the key of an unnamed function
+	// is made only when shown (see name).
+	funcs []uint32
 	// byFunc and byStack find groups by table id without building keys
 	// (index+1; 0: none yet).
 	byFunc  []int32
@@ -167,30 +171,39 @@ func (g *grouper) cumEstimate(i int32) float64 {
 
 // order returns the group indexes sorted by estimate, then cum, largest
 // first, then key; keys are built only where the first top need them.
+// With 0 < top < the number of groups, only the first top are in order
+// and the rest follow in no order: the groups that can be among the
+// first top are picked before anything is sorted, so a report of a
+// million functions sorts a few hundred.
 func (g *grouper) order(top int) []int32 {
-	idx := make([]int32, len(g.keys))
-	est := make([]float64, len(g.keys))
-	cum := make([]float64, len(g.keys))
+	n := len(g.keys)
+	idx := make([]int32, n)
+	est := make([]float64, n)
+	cum := make([]float64, n)
 	for i := range idx {
 		idx[i] = int32(i)
 		est[i], cum[i] = g.estimate(int32(i)), g.cumEstimate(int32(i))
 	}
-	sort.Slice(idx, func(a, b int) bool {
-		x, y := idx[a], idx[b]
+	before := func(x, y int32) bool {
 		if est[x] != est[y] {
 			return est[x] > est[y]
 		}
 		return cum[x] > cum[y]
-	})
-	if top <= 0 || top > len(idx) {
-		top = len(idx)
 	}
+	if top <= 0 || top > n {
+		top = n
+	}
+	head := idx
+	if top < n/4 {
+		head = pickTop(idx, top, before)
+	}
+	sort.Slice(head, func(a, b int) bool { return before(head[a], head[b]) })
 	for i := 0; i < top; {
 		j := i + 1
-		for j < len(idx) && est[idx[j]] == est[idx[i]] && cum[idx[j]] == cum[idx[i]] {
+		for j < len(head) && !before(head[i], head[j]) {
 			j++
 		}
-		run := idx[i:j]
+		run := head[i:j]
 		for _, gi := range run {
 			g.name(gi)
 		}
@@ -202,6 +215,57 @@ func (g *grouper) order(top int) []int32 {
 	return idx
 }
 
+// pickTop moves to the front of idx every index that is not after the
+// top-th (by before: ties with it included) and returns that front part.
+// It keeps the top best in a small heap, so it costs one pass over idx.
+func pickTop(idx []int32, top int, before func(x, y int32) bool) []int32 {
+	// h is a heap of the best top seen, its worst at h[0].
+	h := make([]int32, 0, top)
+	worse := func(a, b int) bool { return before(h[b], h[a]) }
+	down := func(i int) {
+		for {
+			c := 2*i + 1
+			if c >= len(h) {
+				return
+			}
+			if c+1 < len(h) && worse(c+1, c) {
+				c++
+			}
+			if !worse(c, i) {
+				return
+			}
+			h[i], h[c] = h[c], h[i]
+			i = c
+		}
+	}
+	for _, x := range idx {
+		switch {
+		case len(h) < top:
+			h = append(h, x)
+			for i := len(h) - 1; i > 0; {
+				p := (i - 1) / 2
+				if !worse(i, p) {
+					break
+				}
+				h[i], h[p] = h[p], h[i]
+				i = p
+			}
+		case before(x, h[0]):
+			h[0] = x
+			down(0)
+		}
+	}
+	cut := h[0]
+	k := 0
+	for i, x := range idx {
+		if !before(cut, x) { // x is at least as good as the top-th
+			idx[i], idx[k] = idx[k], x
+			k++
+		}
+	}
+	return idx[:k]
+}
+
 // name builds the key of a group whose key waits: a ByStack group's, or an
 // unnamed frame address's.
 func (g *grouper) name(i int32) {
@@ -209,10 +273,8 @@ func (g *grouper) name(i int32) {
 	case g.keys[i] != "":
 	case g.stacks != nil:
 		g.keys[i] = StackKey(g.t.stackNames(g.stacks[i]))
-	default:
-		if f, ok := g.addrFunc[i]; ok {
-			g.keys[i] = g.t.funcName(f)
-		}
+	case g.funcs != nil && g.funcs[i] != noFunc:
+		g.keys[i] = g.t.funcName(g.funcs[i])
 	}
 }
 
@@ -304,8 +366,14 @@ func (g *grouper) newGroup(key string) int32 {
 		g.cums = append(room(g.cums, 1), ci.Stats{})
 		g.stamps = append(room(g.stamps, 1), 0)
 	}
+	if g.by == ByFunc || g.by == ByLeaf {
+		g.funcs = append(room(g.funcs, 1), noFunc)
+	}
 	return int32(len(g.keys) - 1)
 }
+
+// noFunc marks a group of no function.
+const noFunc = ^uint32(0)
 
 func orNone(s, none string) string {
 	if s == "" {
@@ -340,12 +408,7 @@ func (g *grouper) funcGroup(f uint32) int32 {
 	// Function ids are distinct names, so a group per id needs no lookup
 	// by key; an unnamed address's key is made only when shown.
 	gr := g.newGroup(g.t.funcs.names[f])
-	if g.keys[gr] == "" {
-		if g.addrFunc == nil {
-			g.addrFunc = map[int32]uint32{}
-		}
-		g.addrFunc[gr] = f
-	}
+	g.funcs[gr] = f
 	g.byFunc[f] = gr + 1
 	return gr
 }

@@ -88,15 +88,18 @@ func (t *Table) FuncName(id uint32) string { return t.funcName(id) }
 // IsAddress reports whether function id is a frame address nothing named
 // (FuncName gives it as 0x…), and which.
 func (t *Table) IsAddress(id uint32) (uint64, bool) {
-	a, ok := t.funcAddr[id]
-	return a, ok
+	k, _, ok := t.anon(id)
+	return k.off, ok && k.mod == 0
 }
 
 // Module reports whether function id is a frame keyed by module and
 // offset (KeyByModule), and where it lies.
 func (t *Table) Module(id uint32) (ModuleFrame, bool) {
-	m, ok := t.modules[id]
-	return m, ok
+	k, f, ok := t.anon(id)
+	if !ok || k.mod == 0 || f.mapping < 0 {
+		return ModuleFrame{}, false
+	}
+	return ModuleFrame{Mapping: t.anons.mappings[f.mapping], Addr: f.addr}, true
 }
 
 // NumFuncs is the number of function ids.

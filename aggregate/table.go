@@ -16,6 +16,7 @@ type Namer interface {
 	Need(addr uint64, leaf bool)
 	Resolve() error
 	Name(f parse.Frame, leaf bool) (name string, allocator bool)
+	// Unresolved is called once per distinct address.
 	Unresolved(addr uint64)
 }
 
@@ -72,11 +73,14 @@ func (IDNamer) Unresolved(uint64) {}
 // a name that, unlike the address, is the same in every process that
 // loaded the same build of that file.
 type ModuleNamer interface {
-	ModuleOffset(addr uint64) string
-	// ModuleMapping is the mapping holding addr, with the file's whole
-	// build ID where known: pprof output writes it, so that pprof can
-	// symbolize the frame later with the right file.
-	ModuleMapping(addr uint64) (parse.Mapping, bool)
+	// ModuleKey returns the module holding addr (the same string for
+	// every address of one file, "libfoo.so[3f2a…]" with its build ID
+	// where known), addr's offset in that file, and the mapping holding
+	// it with the file's whole build ID, the same pointer for every
+	// address it holds (pprof output writes it, so that pprof can
+	// symbolize the frame later with the right file). The mapping is nil
+	// when no mapping of a named file holds addr.
+	ModuleKey(addr uint64) (module string, offset uint64, m *parse.Mapping)
 }
 
 // ModuleFrame is where a frame keyed by module and offset lies: the
@@ -94,20 +98,16 @@ type Table struct {
 	values []unbias.Value
 	keys   Keys
 	funcs  *strTable
-	// addrFuncs are the functions that are a frame address left unnamed
-	// (funcs.names holds "" for them): their 0x… names are made only
-	// when shown or matched, since a dump nothing symbolizes has a
-	// hundred thousand of them. funcAddr holds each one's address.
-	addrFuncs map[uint64]uint32
-	funcAddr  map[uint32]uint64
-	stacks    *stackTable
-	strs      *strTable
-	cells     *cellTable
-	stats     valueStats
+	// anons are the functions no namer named (funcs.names holds "" for
+	// them): frame addresses, or offsets in modules (KeyByModule).
+	anons  anonTable
+	stacks *stackTable
+	strs   *strTable
+	cells  *cellTable
+	stats  valueStats
 	// byModule keys unnamed frames by module and offset (see
-	// KeyByModule); modules says where each such function lies.
+	// KeyByModule).
 	byModule bool
-	modules  map[uint32]ModuleFrame
 }
 
 // KeyByModule makes frames that no namer could name keyed by the module
@@ -163,6 +163,7 @@ func (c *Collector) Finish(t *Table, namer Namer, p *parse.Profile) error {
 		}
 	}
 	c.nameFrames(t, namer, &info)
+	c.counted = make([]bool, len(c.frameVals))
 	m := finisher{c: c, t: t, namer: namer, info: &info, stackMap: make([]uint32, c.stacks.len())}
 	nv := len(c.values)
 	row := make([]ci.Stats, nv)
@@ -276,7 +277,8 @@ func (c *Collector) tableStack(stack []uint32, info *[2][]frameInfo, namer Namer
 	}
 	for i := drop; i < len(stack); i++ {
 		fi := &info[b2i(i == 0)][stack[i]]
-		if !fi.named && namer != nil {
+		if !fi.named && namer != nil && !c.counted[stack[i]] {
+			c.counted[stack[i]] = true // a frame's address is told once
 			namer.Unresolved(c.frameVals[stack[i]].Addr)
 		}
 		buf = append(buf, fi.fn)
@@ -303,50 +305,10 @@ func (t *Table) reserve(cells, stacks int) {
 	}
 }
 
-// addrFunc is the function id of an unnamed frame address.
-func (t *Table) addrFunc(addr uint64) uint32 {
-	if id, ok := t.addrFuncs[addr]; ok {
-		return id
-	}
-	if t.addrFuncs == nil {
-		t.addrFuncs, t.funcAddr = map[uint64]uint32{}, map[uint32]uint64{}
-	}
-	id := uint32(len(t.funcs.names))
-	t.funcs.names = append(t.funcs.names, "")
-	t.addrFuncs[addr], t.funcAddr[id] = id, addr
-	return id
-}
-
-// moduleFunc is the function id of an unnamed frame address keyed by
-// module and offset, or by address when the namer cannot say.
-func (t *Table) moduleFunc(namer Namer, addr uint64) uint32 {
-	if mn, ok := namer.(ModuleNamer); ok {
-		if name := mn.ModuleOffset(addr); name != "" {
-			id := t.funcs.intern(name)
-			if _, ok := t.modules[id]; !ok {
-				m, _ := mn.ModuleMapping(addr)
-				t.addModule(id, ModuleFrame{Mapping: m, Addr: addr})
-			}
-			return id
-		}
-	}
-	return t.addrFunc(addr)
-}
-
-// addModule records where module function id lies, unless it is known.
-func (t *Table) addModule(id uint32, m ModuleFrame) {
-	if t.modules == nil {
-		t.modules = map[uint32]ModuleFrame{}
-	}
-	if _, ok := t.modules[id]; !ok {
-		t.modules[id] = m
-	}
-}
-
 // funcName is function id's name: 0x… for an unnamed frame address.
 func (t *Table) funcName(id uint32) string {
-	if a, ok := t.funcAddr[id]; ok {
-		return FrameName(&parse.Frame{Addr: a})
+	if k, _, ok := t.anon(id); ok {
+		return t.anonName(k)
 	}
 	return t.funcs.names[id]
 }
@@ -390,13 +352,10 @@ func (t *Table) Total(f Filter) []ci.Stats {
 func (t *Table) Merge(o *Table) {
 	funcs := make([]uint32, len(o.funcs.names))
 	for i, n := range o.funcs.names {
-		if a, ok := o.funcAddr[uint32(i)]; ok {
-			funcs[i] = t.addrFunc(a)
+		if k, f, ok := o.anon(uint32(i)); ok {
+			funcs[i] = t.mergeAnon(o, k, f)
 		} else {
 			funcs[i] = t.funcs.intern(n)
-		}
-		if m, ok := o.modules[uint32(i)]; ok {
-			t.addModule(funcs[i], m) // the first input's mapping stays
 		}
 	}
 	strs := make([]uint32, len(o.strs.names))

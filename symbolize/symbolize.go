@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/heapest/heapest/parse"
@@ -63,8 +62,6 @@ type Session struct {
 	s           *session
 	mapsWarning string
 	pending     []pendingAddr
-	// seen holds the addresses already counted as unresolved.
-	seen map[uint64]bool
 }
 
 // Open prepares the symbolization of p. When p has no Mappings but a raw
@@ -72,7 +69,7 @@ type Session struct {
 // p.Mappings.
 func Open(p *parse.Profile, opt Options) (*Session, error) {
 	s := newSession(p, opt)
-	ss := &Session{s: s, seen: map[uint64]bool{}}
+	ss := &Session{s: s}
 	if len(p.Mappings) == 0 && len(p.MapsText) > 0 {
 		maps, err := ParseMaps(p.MapsText)
 		if err != nil {
@@ -96,6 +93,9 @@ func (ss *Session) Need(addr uint64, leaf bool) {
 	s := ss.s
 	if addr == 0 || s.opt.DropAllocator && s.allocatorLib && ss.inAllocatorLib(addr) {
 		return
+	}
+	if len(s.p.Symbols) == 0 && !s.mayName(addr, leaf) {
+		return // no file can name it: not indexed, sorted or looked up again
 	}
 	index := s.callers
 	if leaf {
@@ -175,12 +175,11 @@ func (ss *Session) Name(f parse.Frame, leaf bool) (name string, alloc bool) {
 }
 
 // Unresolved counts a frame address that stays unnamed in the report, for
-// Warnings; each address counts once.
+// Warnings. The caller tells each address once.
 func (ss *Session) Unresolved(addr uint64) {
-	if addr == 0 || ss.seen[addr] {
+	if addr == 0 {
 		return
 	}
-	ss.seen[addr] = true
 	if m := ss.s.mappingFor(addr); m != nil {
 		m.file.unresolved++
 	} else {
@@ -232,6 +231,11 @@ type mapState struct {
 	// text is the file's executable segment once an address was found in
 	// it, when the file has only the one (see toVaddr).
 	text segment
+	// module and whole are what ModuleKey gives for this mapping, made
+	// on its first call: one string and one mapping for all its
+	// addresses.
+	module string
+	whole  parse.Mapping
 }
 
 // toVaddr is o.toVaddr for an offset in this mapping of o. Nearly every
@@ -515,18 +519,7 @@ func (s *session) resolve(addr uint64, leaf bool) resolved {
 		return resolved{fn: name}
 	}
 	m := s.mappingFor(pc)
-	if m == nil {
-		return resolved{}
-	}
-	if !m.file.located {
-		// Files are opened on first use: a process maps many libraries
-		// its sampled stacks never enter.
-		m.file.located = true
-		if m.file.obj == nil {
-			s.locate(m.file, m.Mapping)
-		}
-	}
-	if m.file.obj == nil {
+	if m == nil || !s.usable(m) {
 		return resolved{}
 	}
 	o := m.file.obj
@@ -536,6 +529,32 @@ func (s *session) resolve(addr uint64, leaf bool) resolved {
 	}
 	r, _ := o.resolveVaddr(vaddr, s.opt.Lines, func() *dwarfInfo { return s.dwarfFor(o) })
 	return r
+}
+
+// mayName reports whether the file mapped at a frame address can be used
+// to name it, locating the file on first use: a dump whose binary is
+// absent (from another machine, or stripped) then costs nothing per
+// address beyond this lookup.
+func (s *session) mayName(addr uint64, leaf bool) bool {
+	pc := addr
+	if !leaf {
+		pc--
+	}
+	m := s.mappingFor(pc)
+	return m != nil && s.usable(m)
+}
+
+// usable reports whether m's file was found and opened, looking for it on
+// first use: a process maps many libraries its sampled stacks never
+// enter.
+func (s *session) usable(m *mapState) bool {
+	if !m.file.located {
+		m.file.located = true
+		if m.file.obj == nil {
+			s.locate(m.file, m.Mapping)
+		}
+	}
+	return m.file.obj != nil
 }
 
 // dwarfFor returns o's DWARF, loading it on first use in this call.
@@ -686,35 +705,29 @@ func addresses(n int) string {
 	return fmt.Sprintf("%d addresses", n)
 }
 
-// ModuleOffset names an address by the file it is mapped from and its
-// offset in that file, "libfoo.so+0x1a2b" (with the file's build ID,
-// "libfoo.so[3f2a…]+0x1a2b", when the profile or the file gives one):
-// the same in every process that loaded that build, wherever it was
-// loaded. "" when no mapping holds addr.
-func (ss *Session) ModuleOffset(addr uint64) string {
-	m := ss.s.mappingFor(addr)
-	if m == nil || m.File == "" {
-		return ""
+// ModuleKey is aggregate.ModuleNamer: it names an address by the file it
+// is mapped from and its offset in that file, "libfoo.so" (with the
+// file's build ID, "libfoo.so[3f2a…]", when the profile or the file gives
+// one) and 0x1a2b: the same in every process that loaded that build,
+// wherever it was loaded. The mapping is nil when no mapping of a named
+// file holds addr. Call it after Resolve, which opens the files whose
+// build IDs it may add.
+func (ss *Session) ModuleKey(addr uint64) (module string, offset uint64, m *parse.Mapping) {
+	ms := ss.s.mappingFor(addr)
+	if ms == nil || ms.File == "" {
+		return "", 0, nil
 	}
-	name := filepath.Base(m.File)
-	if id := ss.s.buildID(m); id != "" {
-		name += "[" + id + "]"
+	if ms.module == "" {
+		ms.module = filepath.Base(ms.File)
+		if id := ss.s.buildID(ms); id != "" {
+			ms.module += "[" + id + "]"
+		}
+		ms.whole = ms.Mapping
+		if ms.whole.BuildID == "" && ms.file != nil && ms.file.obj != nil {
+			ms.whole.BuildID = ms.file.obj.buildID
+		}
 	}
-	return name + "+0x" + strconv.FormatUint(addr-m.Start+m.Offset, 16)
-}
-
-// ModuleMapping returns the mapping holding addr, with its file's whole
-// build ID (from the profile, else from the file when it was opened).
-func (ss *Session) ModuleMapping(addr uint64) (parse.Mapping, bool) {
-	m := ss.s.mappingFor(addr)
-	if m == nil {
-		return parse.Mapping{}, false
-	}
-	out := m.Mapping
-	if out.BuildID == "" && m.file != nil && m.file.obj != nil {
-		out.BuildID = m.file.obj.buildID
-	}
-	return out, true
+	return ms.module, addr - ms.Start + ms.Offset, &ms.whole
 }
 
 // Build identifies the profiled program's build: its main file's build ID

@@ -1,0 +1,136 @@
+package aggregate
+
+import (
+	"strconv"
+
+	"github.com/heapest/heapest/parse"
+)
+
+// Functions no namer named are keyed by integers, not names: a dump whose
+// binary is absent has hundreds of thousands of them, and a name is made
+// only for the few a report shows or a filter matches.
+
+// anonKey identifies an unnamed function: a frame address (mod 0), or an
+// offset in a module (mod: Table.modules' id of the module's name).
+type anonKey struct {
+	mod uint32
+	off uint64
+}
+
+func (k anonKey) hash() uint64 { return mix(k.off ^ mix(uint64(k.mod))) }
+
+// anonFunc is what a table knows of an unnamed function: its id and, for
+// a module function, where it lies in the first input that had it (the
+// mapping's index in Table.mappings, and the address there).
+type anonFunc struct {
+	fn      uint32
+	mapping int32
+	addr    uint64
+}
+
+// anonTable is a Table's unnamed functions.
+type anonTable struct {
+	keys  *keyTable[anonKey]
+	funcs []anonFunc // per key
+	// of maps a function id to its key's index+1 (0: a named function);
+	// it may be shorter than the function table, the rest being named.
+	of []uint32
+	// modules names the modules (id 0: none), mappings holds the
+	// mappings module functions lie in, and mappingOf finds a namer's
+	// mapping there.
+	modules   *strTable
+	mappings  []parse.Mapping
+	mappingOf map[*parse.Mapping]int32
+}
+
+// anon returns function id's key and facts when it is unnamed.
+func (t *Table) anon(id uint32) (anonKey, *anonFunc, bool) {
+	a := &t.anons
+	if int(id) >= len(a.of) || a.of[id] == 0 {
+		return anonKey{}, nil, false
+	}
+	i := a.of[id] - 1
+	return a.keys.keys[i], &a.funcs[i], true
+}
+
+// anonFuncID returns the function id of unnamed function k, adding it
+// (as lying at addr in mapping m, for a module function) when new.
+func (t *Table) anonFuncID(k anonKey, m *parse.Mapping, addr uint64) uint32 {
+	a := &t.anons
+	if a.keys == nil {
+		a.keys = newKeyTable[anonKey](1024)
+	}
+	i, added := a.keys.intern(k)
+	if !added {
+		return a.funcs[i].fn
+	}
+	id := uint32(len(t.funcs.names))
+	t.funcs.names = append(t.funcs.names, "")
+	if n := int(id) + 1; len(a.of) < n {
+		a.of = room(a.of, n-len(a.of))[:n]
+	}
+	a.of[id] = i + 1
+	f := anonFunc{fn: id, mapping: -1, addr: addr}
+	if m != nil {
+		f.mapping = t.mappingIndex(m)
+	}
+	a.funcs = append(room(a.funcs, 1), f)
+	return id
+}
+
+// mappingIndex is m's index in the table's mappings, added when new.
+func (t *Table) mappingIndex(m *parse.Mapping) int32 {
+	a := &t.anons
+	if i, ok := a.mappingOf[m]; ok {
+		return i
+	}
+	if a.mappingOf == nil {
+		a.mappingOf = map[*parse.Mapping]int32{}
+	}
+	i := int32(len(a.mappings))
+	a.mappings = append(a.mappings, *m)
+	a.mappingOf[m] = i
+	return i
+}
+
+// addrFunc is the function id of an unnamed frame address.
+func (t *Table) addrFunc(addr uint64) uint32 { return t.anonFuncID(anonKey{off: addr}, nil, addr) }
+
+// moduleFunc is the function id of an unnamed frame address keyed by
+// module and offset, or by address when the namer cannot say.
+func (t *Table) moduleFunc(namer Namer, addr uint64) uint32 {
+	if mn, ok := namer.(ModuleNamer); ok {
+		if mod, off, m := mn.ModuleKey(addr); m != nil {
+			if t.anons.modules == nil {
+				t.anons.modules = newStrTable()
+			}
+			return t.anonFuncID(anonKey{mod: t.anons.modules.internShared(mod), off: off}, m, addr)
+		}
+	}
+	return t.addrFunc(addr)
+}
+
+// anonName is an unnamed function's name: 0x… for an address,
+// "module+0x…" for a module offset.
+func (t *Table) anonName(k anonKey) string {
+	if k.mod == 0 {
+		return FrameName(&parse.Frame{Addr: k.off})
+	}
+	return t.anons.modules.names[k.mod] + "+0x" + strconv.FormatUint(k.off, 16)
+}
+
+// mergeAnon returns the function id in t of o's unnamed function k.
+func (t *Table) mergeAnon(o *Table, k anonKey, f *anonFunc) uint32 {
+	if k.mod == 0 {
+		return t.addrFunc(k.off)
+	}
+	if t.anons.modules == nil {
+		t.anons.modules = newStrTable()
+	}
+	k.mod = t.anons.modules.intern(o.anons.modules.names[k.mod])
+	var m *parse.Mapping
+	if f.mapping >= 0 {
+		m = &o.anons.mappings[f.mapping] // the first input's mapping stays
+	}
+	return t.anonFuncID(k, m, f.addr)
+}

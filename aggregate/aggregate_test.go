@@ -180,8 +180,9 @@ func TestParseBy(t *testing.T) {
 }
 
 // TestGroupsTopOrder checks that asking for the first top groups gives
-// the same groups in the same order as the whole sorted list, ties
-// included: the first top are picked before sorting (pickTop).
+// the same groups, in the same order and with the same statistics, as the
+// whole sorted list, ties included: the first top are picked before
+// sorting (pickTop), and their cums made afterwards (topCums).
 func TestGroupsTopOrder(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for trial := range 50 {
@@ -201,6 +202,9 @@ func TestGroupsTopOrder(t *testing.T) {
 				for i := range got {
 					if got[i].Key != all[i].Key {
 						t.Fatalf("trial %d by %v top %d: group %d is %q, want %q", trial, by, top, i, got[i].Key, all[i].Key)
+					}
+					if got[i].Flat != all[i].Flat || got[i].Cum != all[i].Cum {
+						t.Fatalf("trial %d by %v top %d: group %q has flat %+v cum %+v, want %+v, %+v", trial, by, top, got[i].Key, got[i].Flat, got[i].Cum, all[i].Flat, all[i].Cum)
 					}
 				}
 			}

@@ -45,27 +45,23 @@ type Group struct {
 // place among the first top depends on it: a report of a million stacks
 // builds twenty keys, not a million.
 func (t *Table) Groups(b By, f Filter, main, top int) (groups []*Group, cut int, total []ci.Stats) {
-	g := newGrouper(t, b, main, t.filterCells(f))
+	g := newGrouper(t, b, main, t.filterCells(f), top)
 	total = make([]ci.Stats, len(t.values))
-	nv := len(t.values)
-	row := make([]ci.Stats, nv)
-	for id, k := range t.cells.keys {
-		if !g.keep[id] {
-			continue
-		}
-		st := t.stats.row(uint32(id), row)
+	g.eachCell(func(id int, k cellKey, st []ci.Stats) {
 		for i := range total {
 			total[i].Merge(&st[i])
 		}
-		if main >= 0 && st[main].N == 0 {
-			continue // nothing for this value: no row, as if never read
+		if main < 0 || st[main].N > 0 { // else no row, as if never read
+			g.add(int32(id+1), k, st)
 		}
-		g.add(int32(id+1), k, st)
-	}
+	})
 	idx := g.order(top)
 	if top > 0 && top < len(idx) {
 		cut = len(idx) - top
 		idx = idx[:top]
+	}
+	if g.lazyCum {
+		g.topCums(idx)
 	}
 	groups = make([]*Group, len(idx))
 	for i, gi := range idx {
@@ -77,7 +73,7 @@ func (t *Table) Groups(b By, f Filter, main, top int) (groups []*Group, cut int,
 // newGrouper sizes a grouper's slabs once, for the most groups b can
 // make: growing them by doubling copied most of the work on inputs with
 // many groups.
-func newGrouper(t *Table, b By, main int, keep []bool) grouper {
+func newGrouper(t *Table, b By, main int, keep []bool, top int) grouper {
 	g := grouper{t: t, by: b, main: main, nv: 1, keep: keep, byKey: map[string]int32{}}
 	if main < 0 {
 		g.nv = len(t.values)
@@ -102,12 +98,64 @@ func newGrouper(t *Table, b By, main int, keep []bool) grouper {
 		g.cells = make([]uint32, 0, bound)
 		return g
 	}
-	g.values = make([]ci.Stats, 0, bound*g.nv)
+	if b == ByFunc && main >= 0 {
+		// Most functions are no stack's leaf: flat statistics are made
+		// for those that are.
+		g.flatAt = make([]int32, 0, bound)
+		g.values = make([]ci.Stats, 0, min(bound, len(t.cells.keys)))
+	} else {
+		g.values = make([]ci.Stats, 0, bound*g.nv)
+	}
 	if b == ByFunc {
-		g.cums = make([]ci.Stats, 0, bound)
 		g.stamps = make([]int32, 0, bound)
+		g.lazyCum = main >= 0 && top > 0 && top*4 < bound
+		if g.lazyCum {
+			g.cumEst = make([]float64, 0, bound)
+		} else {
+			g.cums = make([]ci.Stats, 0, bound)
+		}
 	}
 	return g
+}
+
+// eachCell calls f with every cell the grouper keeps, its statistics per
+// value in a buffer reused from call to call.
+func (g *grouper) eachCell(f func(id int, k cellKey, st []ci.Stats)) {
+	row := make([]ci.Stats, len(g.t.values))
+	for id, k := range g.t.cells.keys {
+		if g.keep[id] {
+			f(id, k, g.t.stats.row(uint32(id), row))
+		}
+	}
+}
+
+// topCums computes the cum statistics of groups idx, whose cum estimates
+// alone were summed so far (lazyCum): a second pass over the cells that
+// merges statistics for these groups only, in the same order as the
+// first pass added their estimates.
+func (g *grouper) topCums(idx []int32) {
+	g.cumAt = make([]int32, len(g.keys))
+	for i, gi := range idx {
+		g.cumAt[gi] = int32(i + 1)
+	}
+	g.cums = make([]ci.Stats, len(idx))
+	clear(g.stamps)
+	g.eachCell(func(id int, k cellKey, st []ci.Stats) {
+		if st[g.main].N == 0 {
+			return
+		}
+		ids := g.t.stacks.stack(k.stack)
+		if len(ids) == 0 {
+			g.cum(g.byKey[noStack], st)
+			return
+		}
+		for _, f := range ids {
+			if gr := g.byFunc[f] - 1; g.cumAt[gr] != 0 && g.stamps[gr] != int32(id+1) {
+				g.stamps[gr] = int32(id + 1)
+				g.cums[g.cumAt[gr]-1].Merge(&st[g.main])
+			}
+		}
+	})
 }
 
 // SortBy orders groups by the flat estimate of value index vi, largest
@@ -136,8 +184,19 @@ type grouper struct {
 	keys   []string
 	stacks []uint32   // ByStack: each group's table stack
 	values []ci.Stats // nv per group
-	cums   []ci.Stats // ByFunc
+	cums   []ci.Stats // ByFunc: per group, or per cumAt slot
 	stamps []int32    // ByFunc: the last cell whose cum the group took
+	// lazyCum: ByFunc with a main value and a top much smaller than the
+	// number of functions sums only each group's cum estimate (cumEst),
+	// which orders them, and makes the cum statistics of the first top
+	// alone (topCums; cumAt: group -> index in cums+1): the others'
+	// would be made for nothing, a merge per frame of every stack.
+	lazyCum bool
+	cumEst  []float64
+	cumAt   []int32
+	// flatAt: ByFunc with a main value keeps flat statistics only for
+	// the groups that have some (index in values+1; 0: none).
+	flatAt []int32
 	// direct: each group is one table cell (cells[i]), whose statistics
 	// are read in place (see newGrouper).
 	direct bool
@@ -159,11 +218,25 @@ func (g *grouper) estimate(i int32) float64 {
 	case g.direct:
 		return g.t.stats.get(g.cells[i], g.main).Estimate
 	}
-	return g.values[i].Estimate
+	return g.flat(i).Estimate
+}
+
+// flat returns group i's flat statistics of the main value.
+func (g *grouper) flat(i int32) *ci.Stats {
+	if g.flatAt == nil {
+		return &g.values[i]
+	}
+	if at := g.flatAt[i]; at != 0 {
+		return &g.values[at-1]
+	}
+	return &ci.Stats{}
 }
 
 func (g *grouper) cumEstimate(i int32) float64 {
-	if g.cums == nil {
+	switch {
+	case g.lazyCum:
+		return g.cumEst[i]
+	case g.cums == nil:
 		return 0
 	}
 	return g.cums[i].Estimate
@@ -288,11 +361,14 @@ func (g *grouper) group(i int32) *Group {
 	case g.direct:
 		gr.Flat = g.t.stats.get(g.cells[i], g.main)
 	case g.main >= 0:
-		gr.Flat = g.values[i]
+		gr.Flat = *g.flat(i)
 	default:
 		gr.Values = g.values[int(i)*g.nv : int(i+1)*g.nv : int(i+1)*g.nv]
 	}
-	if g.cums != nil {
+	switch {
+	case g.cumAt != nil:
+		gr.Cum = g.cums[g.cumAt[i]-1]
+	case g.cums != nil:
 		gr.Cum = g.cums[i]
 	}
 	return gr
@@ -304,7 +380,7 @@ func (g *grouper) add(stamp int32, k cellKey, st []ci.Stats) {
 	case ByFunc:
 		ids := t.stacks.stack(k.stack)
 		if len(ids) == 0 {
-			gr := g.named("(no stack)")
+			gr := g.named(noStack)
 			g.merge(gr, st)
 			g.cum(gr, st)
 			return
@@ -329,7 +405,7 @@ func (g *grouper) add(stamp int32, k cellKey, st []ci.Stats) {
 	case ByLeaf:
 		ids := t.stacks.stack(k.stack)
 		if len(ids) == 0 {
-			g.merge(g.named("(no stack)"), st)
+			g.merge(g.named(noStack), st)
 			return
 		}
 		g.merge(g.funcGroup(ids[0]), st)
@@ -344,8 +420,12 @@ func (g *grouper) add(stamp int32, k cellKey, st []ci.Stats) {
 
 // merge adds a cell's statistics (per value) to group gr.
 func (g *grouper) merge(gr int32, st []ci.Stats) {
+	if g.flatAt != nil && g.flatAt[gr] == 0 {
+		g.values = append(room(g.values, 1), ci.Stats{})
+		g.flatAt[gr] = int32(len(g.values))
+	}
 	if g.main >= 0 {
-		g.values[gr].Merge(&st[g.main]) // one value kept: the main one
+		g.flat(gr).Merge(&st[g.main]) // one value kept: the main one
 		return
 	}
 	mergeAll(g.values[int(gr)*g.nv:int(gr+1)*g.nv], st)
@@ -353,7 +433,15 @@ func (g *grouper) merge(gr int32, st []ci.Stats) {
 
 // cum adds a cell's main value to group gr's cum.
 func (g *grouper) cum(gr int32, st []ci.Stats) {
-	if g.main >= 0 {
+	switch {
+	case g.main < 0:
+	case g.cumAt != nil:
+		if at := g.cumAt[gr]; at != 0 {
+			g.cums[at-1].Merge(&st[g.main])
+		}
+	case g.lazyCum:
+		g.cumEst[gr] += st[g.main].Estimate
+	default:
 		g.cums[gr].Merge(&st[g.main])
 	}
 }
@@ -361,9 +449,17 @@ func (g *grouper) cum(gr int32, st []ci.Stats) {
 // newGroup adds a group.
 func (g *grouper) newGroup(key string) int32 {
 	g.keys = append(room(g.keys, 1), key)
-	g.values = room(g.values, g.nv)[:len(g.values)+g.nv]
+	if g.flatAt != nil {
+		g.flatAt = append(room(g.flatAt, 1), 0)
+	} else {
+		g.values = room(g.values, g.nv)[:len(g.values)+g.nv]
+	}
 	if g.by == ByFunc {
-		g.cums = append(room(g.cums, 1), ci.Stats{})
+		if g.lazyCum {
+			g.cumEst = append(room(g.cumEst, 1), 0)
+		} else {
+			g.cums = append(room(g.cums, 1), ci.Stats{})
+		}
 		g.stamps = append(room(g.stamps, 1), 0)
 	}
 	if g.by == ByFunc || g.by == ByLeaf {
@@ -371,6 +467,9 @@ func (g *grouper) newGroup(key string) int32 {
 	}
 	return int32(len(g.keys) - 1)
 }
+
+// noStack is the key of the group of records without a stack.
+const noStack = "(no stack)"
 
 // noFunc marks a group of no function.
 const noFunc = ^uint32(0)

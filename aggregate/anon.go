@@ -53,6 +53,16 @@ func (t *Table) anon(id uint32) (anonKey, *anonFunc, bool) {
 	return a.keys.keys[i], &a.funcs[i], true
 }
 
+// reserveAnon makes room for n more unnamed functions.
+func (t *Table) reserveAnon(n int) {
+	a := &t.anons
+	if a.keys == nil {
+		a.keys = newKeyTable[anonKey](n)
+		return
+	}
+	a.keys.reserve(n)
+}
+
 // anonFuncID returns the function id of unnamed function k, adding it
 // (as lying at addr in mapping m, for a module function) when new.
 func (t *Table) anonFuncID(k anonKey, m *parse.Mapping, addr uint64) uint32 {

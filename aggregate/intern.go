@@ -25,15 +25,34 @@ func mix(x uint64) uint64 {
 	return x ^ x>>31
 }
 
-// slots is the probe array of a table: id+1 per slot, 0 for empty.
+// slots is the probe array of a table: per slot, 0 for empty, else the
+// entry's id+1 in the low 32 bits and its hash's high 32 bits (a tag)
+// above them, so that a probe passes over other entries without reading
+// their keys: in a table larger than the cache, each read of a key is a
+// miss.
 type slots struct {
-	ids  []uint32
+	ids  []uint64
 	mask uint64
 }
 
 func newSlots(hint int) slots {
 	n := 1 << max(4, bits.Len(uint(hint*2)))
-	return slots{ids: make([]uint32, n), mask: uint64(n - 1)}
+	return slots{ids: make([]uint64, n), mask: uint64(n - 1)}
+}
+
+// slot is the slot value of entry id with hash h.
+func slot(id uint32, h uint64) uint64 { return h>>32<<32 | uint64(id+1) }
+
+// tagged reports whether slot e may hold an entry of hash h, and which.
+func tagged(e, h uint64) (id uint32, ok bool) { return uint32(e) - 1, e>>32 == h>>32 }
+
+// place puts entry id of hash h in the first free slot of its probe.
+func (s *slots) place(id uint32, h uint64) {
+	i := h & s.mask
+	for s.ids[i] != 0 {
+		i = (i + 1) & s.mask
+	}
+	s.ids[i] = slot(id, h)
 }
 
 // full reports whether n entries need a bigger table (load factor 1/2).
@@ -80,13 +99,22 @@ func (t *stackTable) stack(id uint32) []uint32 {
 	return t.frames.c[sp.chunk][sp.off : sp.off+sp.n : sp.off+sp.n]
 }
 
+// hashIDs hashes a stack: two lanes of two ids a step, so that the chain
+// of multiplies a long stack waits on is a quarter of its length.
 func hashIDs(ids []uint32) uint64 {
-	h := uint64(len(ids)) * 0x9e3779b97f4a7c15
-	for _, id := range ids {
-		h = (h ^ uint64(id)) * 0x100000001b3
-		h ^= h >> 29
+	a, b := uint64(len(ids))*0x9e3779b97f4a7c15, uint64(0x6a09e667f3bcc909)
+	i := 0
+	for ; i+4 <= len(ids); i += 4 {
+		a = (a ^ (uint64(ids[i]) | uint64(ids[i+1])<<32)) * 0x9e3779b97f4a7c15
+		b = (b ^ (uint64(ids[i+2]) | uint64(ids[i+3])<<32)) * 0xc2b2ae3d27d4eb4f
+		a ^= a >> 29
+		b ^= b >> 31
 	}
-	return mix(h)
+	for ; i < len(ids); i++ {
+		a = (a ^ uint64(ids[i])) * 0x100000001b3
+		a ^= a >> 29
+	}
+	return mix(a ^ bits.RotateLeft64(b, 27))
 }
 
 // intern returns the id of stack ids, adding it when new.
@@ -96,7 +124,7 @@ func (t *stackTable) intern(ids []uint32) uint32 {
 		e := t.ids[i]
 		if e == 0 {
 			id := uint32(len(t.hashes))
-			t.ids[i] = id + 1
+			t.ids[i] = slot(id, h)
 			t.hashes = append(room(t.hashes, 1), h)
 			chunk, off := t.frames.put(ids)
 			t.spans = append(room(t.spans, 1), span{chunk, off, uint32(len(ids))})
@@ -105,8 +133,8 @@ func (t *stackTable) intern(ids []uint32) uint32 {
 			}
 			return id
 		}
-		if t.hashes[e-1] == h && slices.Equal(t.stack(e-1), ids) {
-			return e - 1
+		if id, ok := tagged(e, h); ok && t.hashes[id] == h && slices.Equal(t.stack(id), ids) {
+			return id
 		}
 	}
 }
@@ -114,11 +142,7 @@ func (t *stackTable) intern(ids []uint32) uint32 {
 func (t *stackTable) grow() {
 	t.slots = newSlots(len(t.hashes) * 2)
 	for id, h := range t.hashes {
-		i := h & t.mask
-		for t.ids[i] != 0 {
-			i = (i + 1) & t.mask
-		}
-		t.ids[i] = uint32(id) + 1
+		t.place(uint32(id), h)
 	}
 }
 
@@ -161,31 +185,39 @@ func newKeyTable[K interface {
 
 // intern returns k's id, adding k when new.
 func (t *keyTable[K]) intern(k K) (id uint32, added bool) {
-	for i := k.hash() & t.mask; ; i = (i + 1) & t.mask {
+	h := k.hash()
+	for i := h & t.mask; ; i = (i + 1) & t.mask {
 		e := t.ids[i]
 		if e == 0 {
 			id := uint32(len(t.keys))
-			t.ids[i] = id + 1
+			t.ids[i] = slot(id, h)
 			t.keys = append(room(t.keys, 1), k)
 			if t.full(len(t.keys)) {
 				t.grow()
 			}
 			return id, true
 		}
-		if t.keys[e-1] == k {
-			return e - 1, false
+		if id, ok := tagged(e, h); ok && t.keys[id] == k {
+			return id, false
 		}
 	}
 }
 
-func (t *keyTable[K]) grow() {
-	t.slots = newSlots(len(t.keys) * 2)
+// reserve makes room for n more keys without growing.
+func (t *keyTable[K]) reserve(n int) {
+	if n += len(t.keys); 2*n >= len(t.ids) {
+		t.keys = slices.Grow(t.keys, n-len(t.keys))
+		t.rehash(n)
+	}
+}
+
+func (t *keyTable[K]) grow() { t.rehash(len(t.keys)) }
+
+// rehash makes room for twice n keys.
+func (t *keyTable[K]) rehash(n int) {
+	t.slots = newSlots(n * 2)
 	for id, k := range t.keys {
-		i := k.hash() & t.mask
-		for t.ids[i] != 0 {
-			i = (i + 1) & t.mask
-		}
-		t.ids[i] = uint32(id) + 1
+		t.place(uint32(id), k.hash())
 	}
 }
 

@@ -243,7 +243,10 @@ func (c *Collector) eachStack(breakdown bool, f func([]uint32)) {
 }
 
 // nameFrames fills info with each needed frame's table function id.
+// Unnamed frames are keyed after the named ones, once their number is
+// known, so that a dump nothing names fills its table without regrowing.
 func (c *Collector) nameFrames(t *Table, namer Namer, info *[2][]frameInfo) {
+	var unnamed []*frameInfo
 	for leaf := range info {
 		for id := range info[leaf] {
 			fi := &info[leaf][id]
@@ -256,14 +259,21 @@ func (c *Collector) nameFrames(t *Table, namer Namer, info *[2][]frameInfo) {
 				name, fi.alloc = namer.Name(f, leaf == 1)
 			}
 			fi.named = name != ""
-			switch {
-			case fi.named:
+			if fi.named {
 				fi.fn = t.funcs.internShared(name) // a namer hands out one string per function
-			case t.byModule && f.Addr != 0:
-				fi.fn = t.moduleFunc(namer, f.Addr)
-			default:
-				fi.fn = t.addrFunc(f.Addr)
+			} else {
+				fi.fn = uint32(id)
+				unnamed = append(unnamed, fi)
 			}
+		}
+	}
+	t.reserveAnon(len(unnamed))
+	for _, fi := range unnamed {
+		addr := c.frameVals[fi.fn].Addr
+		if t.byModule && addr != 0 {
+			fi.fn = t.moduleFunc(namer, addr)
+		} else {
+			fi.fn = t.addrFunc(addr)
 		}
 	}
 }

@@ -83,6 +83,9 @@ type Collector struct {
 	// byStackID maps parser stack ids (parse.Record.StackID, small and
 	// dense) to stacks, +1 (0: not seen yet).
 	byStackID []uint32
+	// byFrameID maps parser frame ids (parse.Record.FrameIDs) to frames,
+	// +1 (0: not seen yet).
+	byFrameID []uint32
 
 	buf     []uint32
 	contrib []unbias.Contribution
@@ -195,7 +198,7 @@ func (c *Collector) add(k cellKey, rec *parse.Record) {
 func (c *Collector) stackOf(rec *parse.Record) uint32 {
 	sid := rec.StackID
 	if sid == 0 || sid > 1<<26 {
-		return c.internStack(rec.Stack) // none, or not the small dense ids parsers give
+		return c.internStack(rec) // none, or not the small dense ids parsers give
 	}
 	if sid < uint64(len(c.byStackID)) {
 		if id := c.byStackID[sid]; id != 0 {
@@ -204,25 +207,47 @@ func (c *Collector) stackOf(rec *parse.Record) uint32 {
 	} else {
 		c.byStackID = room(c.byStackID, int(sid)+1-len(c.byStackID))[:sid+1]
 	}
-	id := c.internStack(rec.Stack)
+	id := c.internStack(rec)
 	c.byStackID[sid] = id + 1
 	return id
 }
 
-func (c *Collector) internStack(stack []parse.Frame) uint32 {
+// internStack returns the id of rec's stack, looking each frame up once
+// per parser frame id where the parser gives them.
+func (c *Collector) internStack(rec *parse.Record) uint32 {
 	c.buf = c.buf[:0]
-	for _, f := range stack {
-		k := frameKey{addr: f.Addr, n: len(f.Func)}
-		if k.n > 0 {
-			k.fn = uintptr(unsafe.Pointer(unsafe.StringData(f.Func)))
+	byID := len(rec.FrameIDs) == len(rec.Stack)
+	for i := range rec.Stack {
+		var fid uint32
+		if byID {
+			if fid = rec.FrameIDs[i]; fid > 0 && fid < 1<<26 && int(fid) < len(c.byFrameID) && c.byFrameID[fid] != 0 {
+				c.buf = append(c.buf, c.byFrameID[fid]-1)
+				continue
+			}
 		}
-		id, added := c.frames.intern(k)
-		if added {
-			c.frameVals = append(room(c.frameVals, 1), f)
+		id := c.internFrame(&rec.Stack[i])
+		if fid > 0 && fid < 1<<26 {
+			if int(fid) >= len(c.byFrameID) {
+				c.byFrameID = room(c.byFrameID, int(fid)+1-len(c.byFrameID))[:fid+1]
+			}
+			c.byFrameID[fid] = id + 1
 		}
 		c.buf = append(c.buf, id)
 	}
 	return c.stacks.intern(c.buf)
+}
+
+// internFrame returns the id of frame f.
+func (c *Collector) internFrame(f *parse.Frame) uint32 {
+	k := frameKey{addr: f.Addr, n: len(f.Func)}
+	if k.n > 0 {
+		k.fn = uintptr(unsafe.Pointer(unsafe.StringData(f.Func)))
+	}
+	id, added := c.frames.intern(k)
+	if added {
+		c.frameVals = append(room(c.frameVals, 1), *f)
+	}
+	return id
 }
 
 // size is the allocation size of the record just unbiased (c.contrib):

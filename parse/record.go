@@ -109,6 +109,12 @@ type Record struct {
 	// the stack up once per id instead of once per record (a trace's
 	// events name their stack by id). 0 means unknown.
 	StackID uint64
+	// FrameIDs, when not nil, identifies each frame of Stack within the
+	// input (FrameIDs[i] for Stack[i]), densely from 1: frames with the
+	// same id are the same, so a consumer may look a frame up once per
+	// id instead of once per occurrence (a profile's stacks share its
+	// locations' frames).
+	FrameIDs []uint32
 	// Thread is a thread id or name where the format has one.
 	Thread string
 	// Type is the allocated type where the format has one.
@@ -299,9 +305,9 @@ func (p *Profile) Resolve(enc Encoding) Encoding {
 // SetPrecomputed makes rec a record of statistics computed earlier (by
 // heapest: its pprof output, its Parquet rows): Pre, and the plain fields
 // too, so that a consumer that ignores Pre still sees the estimates. The
-// stack is kept; every other field is reset.
+// stack (and its frame ids) is kept; every other field is reset.
 func (rec *Record) SetPrecomputed(pre *Precomputed) {
-	*rec = Record{Stack: rec.Stack, Pre: pre, Scheme: Bernoulli}
+	*rec = Record{Stack: rec.Stack, FrameIDs: rec.FrameIDs, Pre: pre, Scheme: Bernoulli}
 	var any ci.Stats
 	for v := range pre.Has {
 		if pre.Has[v] {

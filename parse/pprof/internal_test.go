@@ -111,9 +111,16 @@ func samePprof(data []byte) string {
 				wantFrames = append(wantFrames, f)
 			}
 		}
-		if gotFrames, _, _ := got.stacks.appendStack(nil, nil, s.locs); !slices.Equal(gotFrames, wantFrames) {
+		gotFrames, gotIDs, _, _ := got.stacks.appendStack(nil, nil, nil, s.locs)
+		if !slices.Equal(gotFrames, wantFrames) {
 			diff = fmt.Sprintf("sample %d frames %v vs %v", i, gotFrames, wantFrames)
 			return errors.New(diff)
+		}
+		for j, id := range gotIDs { // an id names one frame
+			if id == 0 || got.stacks.frames[id-1] != gotFrames[j] || len(gotIDs) != len(gotFrames) {
+				diff = fmt.Sprintf("sample %d frame %d: id %d for %v", i, j, id, gotFrames[j])
+				return errors.New(diff)
+			}
 		}
 		nums, strs := labels(got, s)
 		for k, vs := range ws.NumLabel {

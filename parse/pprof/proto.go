@@ -345,8 +345,8 @@ func (e *emitter) send(i int, s *sample) error {
 	if e.valid > 0 {
 		keep = int(e.ends[e.valid-1])
 	}
-	stack, ends, ok := e.d.stacks.appendStack(e.rec.Stack[:keep], e.ends[:e.valid], s.locs[e.valid:])
-	e.rec.Stack, e.ends = stack, ends
+	stack, ids, ends, ok := e.d.stacks.appendStack(e.rec.Stack[:keep], e.rec.FrameIDs[:keep], e.ends[:e.valid], s.locs[e.valid:])
+	e.rec.Stack, e.rec.FrameIDs, e.ends = stack, ids, ends
 	if !ok {
 		e.valid = 0
 		return &parse.Error{File: e.d.name, Offset: -1, Msg: fmt.Sprintf("sample %d", i), Err: e.d.check(s, true)}
@@ -402,7 +402,7 @@ type emitted struct {
 // that has something to estimate. A sample whose values and labels repeat
 // the previous one's converts to the same pairs, which are reused.
 func emit(e *emitter, c converter) (n emitted, err error) {
-	e.rec = parse.Record{Stack: e.rec.Stack[:0], Scheme: c.scheme, Rate: c.rate}
+	e.rec = parse.Record{Stack: e.rec.Stack[:0], FrameIDs: e.rec.FrameIDs[:0], Scheme: c.scheme, Rate: c.rate}
 	// Bad samples are found, and a delta profile's negative in-use values
 	// counted, before any record is sent: the count decides whether the
 	// in-use pairs are kept.

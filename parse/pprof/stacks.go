@@ -142,19 +142,24 @@ func idError(table string, zero, dup int, id func(int) uint64) error {
 	return nil
 }
 
-// appendStack appends the frames of a location list to dst, and to ends
-// the length of dst after each location; ok is false when a location is
+// appendStack appends the frames of a location list to dst, their ids
+// (parse.Record.FrameIDs: index in t.frames+1) to ids, and to ends the
+// length of dst after each location; ok is false when a location is
 // unknown.
-func (t *stackTable) appendStack(dst []parse.Frame, ends []int32, locs []uint64) (_ []parse.Frame, _ []int32, ok bool) {
+func (t *stackTable) appendStack(dst []parse.Frame, ids []uint32, ends []int32, locs []uint64) (_ []parse.Frame, _ []uint32, _ []int32, ok bool) {
 	for _, id := range locs {
 		i, ok := t.locs.get(id)
 		if !ok {
-			return dst, ends, false
+			return dst, ids, ends, false
 		}
-		dst = append(dst, t.frames[t.start[i]:t.start[i+1]]...)
+		from, to := t.start[i], t.start[i+1]
+		dst = append(dst, t.frames[from:to]...)
+		for j := from; j < to; j++ {
+			ids = append(ids, uint32(j)+1)
+		}
 		ends = append(ends, int32(len(dst)))
 	}
-	return dst, ends, true
+	return dst, ids, ends, true
 }
 
 // check validates a sample against the tables: label strings, the number

@@ -74,8 +74,10 @@ type Report struct {
 	Value      unbias.Value
 	By         aggregate.By
 	Sources    []parse.Source
-	Total      Row
-	Rows       []Row
+	// Total is every group's sum. Its Key is empty: a function may well
+	// be named "total", and no key of a row may stand for the total too.
+	Total Row
+	Rows  []Row
 	// Omitted counts the rows cut by Top.
 	Omitted int
 	// Notes are report-wide caveats, printed as footnotes.
@@ -491,7 +493,7 @@ func build(opt Options, sources []parse.Source, groups []*aggregate.Group, cut i
 	// total or the thread's row: those need no widening for it.
 	total.Spill, total.Excess = 0, 0
 	var err error
-	if r.Total, err = row("total", nil, total, nil, opt); err != nil {
+	if r.Total, err = row("", nil, total, nil, opt); err != nil {
 		return nil, err
 	}
 	for _, g := range groups {
@@ -514,15 +516,19 @@ func build(opt Options, sources []parse.Source, groups []*aggregate.Group, cut i
 
 func row(key string, stack []string, flat ci.Stats, cum *ci.Stats, opt Options) (Row, error) {
 	rw := Row{Key: key, Stack: stack, Stats: flat}
+	what := key
+	if what == "" {
+		what = "total" // the total's row has no key
+	}
 	var err error
 	if rw.Flat, err = interval(flat, opt); err != nil {
-		return rw, fmt.Errorf("%s: %w", key, err)
+		return rw, fmt.Errorf("%s: %w", what, err)
 	}
 	if cum != nil {
 		rw.CumStats = *cum
 		c, err := interval(*cum, opt)
 		if err != nil {
-			return rw, fmt.Errorf("%s: %w", key, err)
+			return rw, fmt.Errorf("%s: %w", what, err)
 		}
 		rw.Cum = &c
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/heapest/heapest/ci"
 	"github.com/heapest/heapest/compare"
 	"github.com/heapest/heapest/internal/units"
+	"github.com/heapest/heapest/report"
 )
 
 // Kind is what a gate checks.
@@ -313,8 +314,13 @@ func baselineGate(row *compare.Row, total bool, opt Options, alpha float64) (Gat
 	g := Gate{Name: "baseline " + row.Key, Kind: KindBaseline, Key: row.Key, Stack: row.Stack, Total: total,
 		Limit: 1 + opt.Threshold, Base: row.Base.Estimate, New: row.New.Estimate, Diff: row.Diff,
 		P: math.NaN(), PAdjusted: math.NaN()}
-	if total {
+	switch {
+	case total:
 		g.Name = "baseline total"
+	case len(row.Stack) > 0:
+		// People read a stack leaf first, as report's table shows it; the
+		// key stays root first, as CSV and JSON have it.
+		g.Name = "baseline " + report.StackText(row.Stack)
 	}
 	g.Result = ci.Result{Estimate: row.Ratio, Samples: row.New.Samples, Method: "F"}
 	lo, hi, err := ci.RatioInterval(row.Base, row.New, alpha)

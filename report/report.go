@@ -55,8 +55,13 @@ type Options struct {
 
 // Row is one group with its intervals.
 type Row struct {
+	// Key is the group's key. For --by stack it is the folded stack: the
+	// frames root first, joined by ";" (main;alloc;malloc), as flame-graph
+	// tools read stacks and as heapest's CSV, JSON and Parquet rows key
+	// them.
 	Key string
-	// Stack is leaf first, for --by stack.
+	// Stack is leaf first, for --by stack: the order of pprof's samples,
+	// and the order StackText shows it to people in.
 	Stack []string
 	// Flat is the group's own estimate and interval.
 	Flat ci.Result
@@ -67,6 +72,15 @@ type Row struct {
 	// that a pprof rendering can carry them and be merged again.
 	Stats, CumStats ci.Stats
 }
+
+// StackSep joins the frames of a stack shown to people, leaf first: each
+// frame is followed by its caller ("malloc < alloc < main"). The leaf,
+// what one looks for, comes first, and stays when a narrow terminal cuts
+// the line.
+const StackSep = " < "
+
+// StackText is a stack (leaf first, as Row.Stack) as people read it.
+func StackText(stack []string) string { return strings.Join(stack, StackSep) }
 
 // Report is the table model.
 type Report struct {

@@ -196,7 +196,7 @@ func (opts ReportOptions) render(cmd *cobra.Command, b *report.Builder) error {
 		return err
 	}
 	if r.FilterWarning != "" {
-		fmt.Fprintf(cmd.ErrOrStderr(), "heapest: warning: %s\n", r.FilterWarning)
+		fmt.Fprintf(opts.chatter(cmd.ErrOrStderr()), "heapest: warning: %s\n", r.FilterWarning)
 	}
 	var flame *report.Flame
 	if opts.Format == render.HTML {

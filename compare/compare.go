@@ -71,9 +71,10 @@ func Pairs(base, new *report.Report) []Row {
 	return rows
 }
 
-// Total pairs the two reports' totals.
+// Total pairs the two reports' totals. Its Key is empty, as a report's
+// total's is: no row's key stands for it.
 func Total(base, new *report.Report) Row {
-	return Row{Key: "total", Base: base.Total.Stats, New: new.Total.Stats, BaseRes: base.Total.Flat, NewRes: new.Total.Flat}
+	return Row{Base: base.Total.Stats, New: new.Total.Stats, BaseRes: base.Total.Flat, NewRes: new.Total.Flat}
 }
 
 // absent is the result shown for a side without the group.

@@ -8,6 +8,7 @@ import (
 	"github.com/heapest/heapest/ci"
 	"github.com/heapest/heapest/compare"
 	"github.com/heapest/heapest/internal/units"
+	"github.com/heapest/heapest/report"
 )
 
 // Kind is what a gate checks.
@@ -34,12 +35,17 @@ const (
 
 // Gate is one gate's outcome.
 type Gate struct {
-	// Name says what the gate is ("total<=2GiB", "baseline func=site_a",
-	// "baseline"); Key is the budget as written or the row's key.
+	// Name says what the gate is ("total<=2GiB", "baseline site_a",
+	// "baseline total", "baseline"); Key is the budget as written or the
+	// row's key (empty for the baseline's total and its summary).
 	Name  string
 	Kind  Kind
 	Key   string
 	Stack []string
+	// Total says the gate is on the whole profile (a total<= budget, the
+	// baseline's total), not on one row: a row's key or name may well be
+	// "total" too, a function's.
+	Total bool
 	// Limit is a budget's bytes or objects, or the baseline's ratio limit
 	// 1 + threshold.
 	Limit float64
@@ -96,7 +102,7 @@ type Result struct {
 
 // IsSummary reports whether g is the baseline's summary of its rows,
 // which is not a gate of its own.
-func (g *Gate) IsSummary() bool { return g.Kind == KindBaseline && g.Key == "" }
+func (g *Gate) IsSummary() bool { return g.Kind == KindBaseline && g.Key == "" && !g.Total }
 
 // Passed reports whether no gate failed.
 func (r *Result) Passed() bool { return r.Failed == 0 }
@@ -118,9 +124,9 @@ func Evaluate(budgets []Budget, rows []compare.Row, total *compare.Row, opt Opti
 	if rows != nil {
 		all := append([]compare.Row{*total}, rows...)
 		for i := range all {
-			g, err := baselineGate(&all[i], opt, alpha)
+			g, err := baselineGate(&all[i], i == 0, opt, alpha)
 			if err != nil {
-				return nil, fmt.Errorf("%s: %w", all[i].Key, err)
+				return nil, fmt.Errorf("%s: %w", g.Name, err)
 			}
 			rowGates = append(rowGates, g)
 		}
@@ -173,7 +179,7 @@ func adjust(tests []*Gate, holm bool) {
 
 // budgetGate computes a budget's interval and p-value.
 func budgetGate(b Budget, opt Options) (Gate, error) {
-	g := Gate{Name: b.Rule.Text, Kind: KindBudget, Key: b.Rule.Text, Limit: b.Rule.Limit, P: math.NaN(), PAdjusted: math.NaN()}
+	g := Gate{Name: b.Rule.Text, Kind: KindBudget, Key: b.Rule.Text, Total: b.Rule.Total, Limit: b.Rule.Limit, P: math.NaN(), PAdjusted: math.NaN()}
 	if b.Stats.NoInterval {
 		g.Verdict = NoInterval
 		g.Result = ci.Result{Estimate: b.Stats.Estimate, Method: ci.MethodNone}
@@ -301,12 +307,21 @@ func plural(n int) string {
 // baselineGate computes a baseline row's ratio, difference and p-value
 // of "grew by no more than the threshold (and the minimum change)": the
 // larger of the two tests' p-values, which rejects only when both do
-// (an intersection–union test, valid at the level of each).
-func baselineGate(row *compare.Row, opt Options, alpha float64) (Gate, error) {
+// (an intersection–union test, valid at the level of each). total says
+// row is the totals' (compare.Total), which has no key.
+func baselineGate(row *compare.Row, total bool, opt Options, alpha float64) (Gate, error) {
 	row.Estimates()
-	g := Gate{Name: "baseline " + row.Key, Kind: KindBaseline, Key: row.Key, Stack: row.Stack,
+	g := Gate{Name: "baseline " + row.Key, Kind: KindBaseline, Key: row.Key, Stack: row.Stack, Total: total,
 		Limit: 1 + opt.Threshold, Base: row.Base.Estimate, New: row.New.Estimate, Diff: row.Diff,
 		P: math.NaN(), PAdjusted: math.NaN()}
+	switch {
+	case total:
+		g.Name = "baseline total"
+	case len(row.Stack) > 0:
+		// People read a stack leaf first, as report's table shows it; the
+		// key stays root first, as CSV and JSON have it.
+		g.Name = "baseline " + report.StackText(row.Stack)
+	}
 	g.Result = ci.Result{Estimate: row.Ratio, Samples: row.New.Samples, Method: "F"}
 	lo, hi, err := ci.RatioInterval(row.Base, row.New, alpha)
 	if err == ci.ErrNoComparison {
@@ -373,7 +388,6 @@ func decideBaseline(rows []Gate, opt Options, alpha float64) []Gate {
 		}
 	}
 	total := rows[0]
-	total.Name = "baseline total"
 	if !math.IsNaN(rows[0].P) {
 		tested-- // the total is not one of the rows
 	}

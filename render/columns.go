@@ -40,6 +40,8 @@ type column struct {
 type cell struct {
 	row   *report.Row
 	notes *footnotes
+	// total says the row is the report's total, which has no key.
+	total bool
 }
 
 // A measure is one estimate a row carries: the group's own (flat) or, for
@@ -94,7 +96,9 @@ func newLayout(r *report.Report) *layout {
 
 	// One order serves CSV and JSON: CSV ends with the notes, and JSON
 	// writes a nested measure's object after the row's own keys (jsonRow).
-	l.machine = []column{f.key(""), f.stack(),
+	// CSV starts with the part, which tells its total line from the rows;
+	// JSON has the total as an object of its own.
+	l.machine = []column{part(), f.key(""), f.stack(),
 		f.estimate(flatMeasure, ""), f.lo(flatMeasure), f.hi(flatMeasure), f.samples(flatMeasure), f.samplesBound(flatMeasure), f.method(flatMeasure)}
 	if l.cum {
 		l.machine = append(l.machine, f.estimate(cumMeasure, ""), f.lo(cumMeasure), f.hi(cumMeasure),
@@ -130,6 +134,28 @@ type formatters struct {
 	bytes bool    // the value counts bytes (binary units in the table)
 	total float64 // the total estimate, for shares
 	by    aggregate.By
+}
+
+// CSV parts: a line is one of the rows, or the total. The total's key is
+// empty, so that no key (a function may be named "total") stands for both.
+const (
+	partGroup = "group"
+	partTotal = "total"
+)
+
+// part is CSV's first column: "group" for a row, "total" for the total
+// line, what a consumer filters on (as on Parquet rows' part). JSON needs
+// none: its total is an object of its own.
+func part() column {
+	return column{name: "part",
+		machine: func(c *cell) string {
+			if c.total {
+				return partTotal
+			}
+			return partGroup
+		},
+		json: func(*cell) (any, bool) { return nil, false },
+	}
 }
 
 func (f formatters) key(head string) column {

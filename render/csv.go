@@ -7,8 +7,9 @@ import (
 	"github.com/heapest/heapest/report"
 )
 
-// writeCSV writes one line per row plus a final "total" line, every number
-// unrounded. Notes are joined with "; " in the last column.
+// writeCSV writes one line per row (part "group") plus a final line of
+// the total (part "total", key empty), every number unrounded. Notes are
+// joined with "; " in the last column.
 func writeCSV(w io.Writer, r *report.Report) error {
 	var cols []column
 	var head []string
@@ -27,10 +28,10 @@ func writeCSV(w io.Writer, r *report.Report) error {
 	if err := cw.Write(head); err != nil {
 		return err
 	}
-	for _, row := range append(r.Rows[:len(r.Rows):len(r.Rows)], r.Total) {
+	for i, row := range append(r.Rows[:len(r.Rows):len(r.Rows)], r.Total) {
 		rec := make([]string, len(cols))
-		for i, col := range cols {
-			rec[i] = col.machine(&cell{row: &row})
+		for j, col := range cols {
+			rec[j] = col.machine(&cell{row: &row, total: i == len(r.Rows)})
 		}
 		if err := cw.Write(rec); err != nil {
 			return err

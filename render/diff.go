@@ -74,13 +74,17 @@ func writeDiffTable(w io.Writer, d *compare.Diff) error {
 	head := []string{"BASE", "NEW", "DELTA", "CHANGE", level(d.Level) + "% CI", "P", keyHead(d.New.By)}
 	align := []tw.Align{tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft}
 	var rows [][]string
-	for _, r := range append(d.Rows[:len(d.Rows):len(d.Rows)], d.Total) {
+	for i, r := range append(d.Rows[:len(d.Rows):len(d.Rows)], d.Total) {
 		ci := "-"
 		if r.Tested {
 			ci = change(r.Lo) + " – " + change(r.Hi)
 		}
+		key := "total" // the total's row, last, has no key of its own
+		if i < len(d.Rows) {
+			key = keyText(report.Row{Key: r.Key, Stack: r.Stack}, d.New.By)
+		}
 		rows = append(rows, []string{human(r.Base.Estimate, b), human(r.New.Estimate, b), deltaText(r.Diff, b),
-			changeText(&r), ci, pValue(r.P), keyText(report.Row{Key: r.Key, Stack: r.Stack}, d.New.By)})
+			changeText(&r), ci, pValue(r.P), key})
 	}
 	if err := writeGrid(bw, head, rows, align); err != nil {
 		return err
@@ -117,6 +121,8 @@ func writeSideHeader(w io.Writer, side string, r *report.Report) {
 }
 
 // diffColumns are the machine columns of a row, for CSV and JSON alike.
+// CSV starts each line with its part ("group" or "total"), as report's
+// CSV does; JSON has the total as an object of its own, with no key.
 var diffColumns = []string{"key", "base", "new", "diff", "diff_lo", "diff_hi", "ratio", "lo", "hi", "p", "q", "significant"}
 
 // machine is one row's values for CSV and JSON: nil where there is no
@@ -136,14 +142,19 @@ func machine(r *compare.Row, total bool) []any {
 
 func writeDiffCSV(w io.Writer, d *compare.Diff) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write(diffColumns); err != nil {
+	if err := cw.Write(append([]string{"part"}, diffColumns...)); err != nil {
 		return err
 	}
 	for i, r := range append(d.Rows[:len(d.Rows):len(d.Rows)], d.Total) {
-		vals := machine(&r, i == len(d.Rows))
-		rec := make([]string, len(vals))
-		for i, v := range vals {
-			rec[i] = csvValue(v)
+		total := i == len(d.Rows)
+		vals := machine(&r, total)
+		rec := make([]string, 1, 1+len(vals))
+		rec[0] = partGroup
+		if total {
+			rec[0] = partTotal
+		}
+		for _, v := range vals {
+			rec = append(rec, csvValue(v))
 		}
 		if err := cw.Write(rec); err != nil {
 			return err
@@ -188,6 +199,9 @@ func jsonDiffRow(r *compare.Row, total bool) map[string]any {
 	m := map[string]any{}
 	for i, v := range machine(r, total) {
 		m[diffColumns[i]] = v
+	}
+	if total {
+		delete(m, "key") // the total is an object of its own
 	}
 	if len(r.Stack) > 0 {
 		m["stack"] = r.Stack

@@ -223,10 +223,13 @@ type jsonGates struct {
 }
 
 type jsonGate struct {
-	Name      string   `json:"name"`
-	Kind      string   `json:"kind"`
-	Key       string   `json:"key"`
-	Stack     []string `json:"stack,omitempty"`
+	Name  string   `json:"name"`
+	Kind  string   `json:"kind"`
+	Key   string   `json:"key"`
+	Stack []string `json:"stack,omitempty"`
+	// Total marks a gate on the whole profile's total: its key is not a
+	// row's (empty for the baseline's total).
+	Total     bool     `json:"total,omitempty"`
 	Limit     *float64 `json:"limit"`
 	Estimate  *float64 `json:"estimate"`
 	Lo        *float64 `json:"lo"`
@@ -265,7 +268,7 @@ func writeGatesJSON(w io.Writer, g *Gates) error {
 		out.Baseline = sourcePaths(g.Base)
 	}
 	for _, x := range r.Gates {
-		j := jsonGate{Name: x.Name, Kind: string(x.Kind), Key: x.Key, Stack: x.Stack, Limit: nullable(x.Limit),
+		j := jsonGate{Name: x.Name, Kind: string(x.Kind), Key: x.Key, Stack: x.Stack, Total: x.Total, Limit: nullable(x.Limit),
 			P: nullable(x.P), PAdjusted: nullable(x.PAdjusted), Verdict: string(x.Verdict), Hint: x.Hint, Rows: x.Rows}
 		if x.Result.Method != "-" {
 			j.Estimate, j.Method = nullable(x.Result.Estimate), x.Result.Method

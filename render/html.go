@@ -151,10 +151,10 @@ func (p *htmlPage) fillTable(r *report.Report, opt ChartOptions) {
 	ax.x0, ax.x1 = 6, 154
 	notes := &footnotes{}
 	for i := range r.Rows {
-		p.Rows = append(p.Rows, htmlCells(&r.Rows[i], keyText(r.Rows[i], r.By), bytes, cum, ax, notes))
+		p.Rows = append(p.Rows, htmlCells(&r.Rows[i], keyText(r.Rows[i], r.By), false, bytes, cum, ax, notes))
 	}
 	total := r.Total
-	p.Total = htmlCells(&total, "total", bytes, false, ax, notes)
+	p.Total = htmlCells(&total, "total", true, bytes, false, ax, notes)
 	if r.Omitted > 0 {
 		p.Omitted = fmt.Sprintf("%d more %s; --top 0 shows all.", r.Omitted, rowsWord(r.Omitted))
 	}
@@ -168,9 +168,10 @@ func (p *htmlPage) fillTable(r *report.Report, opt ChartOptions) {
 	p.Notes = append(p.Notes, r.Notes...)
 }
 
-// htmlCells is one row's cells; the total's interval gets no bar (it
-// would not fit the rows' axis).
-func htmlCells(row *report.Row, key string, bytes, cum bool, ax axis, notes *footnotes) []htmlCell {
+// htmlCells is one row's cells, key the text of its first; the total's
+// interval gets no bar (it would not fit the rows' axis). The total is
+// told by isTotal, not by its text: a function may be named "total".
+func htmlCells(row *report.Row, key string, isTotal, bytes, cum bool, ax axis, notes *footnotes) []htmlCell {
 	res := row.Flat
 	cells := []htmlCell{{Class: "key", Text: key},
 		{Class: "estimate", Text: human(res.Estimate, bytes), V: num(res.Estimate)},
@@ -182,7 +183,7 @@ func htmlCells(row *report.Row, key string, bytes, cum bool, ax axis, notes *foo
 	if row.Stats.SamplesBound {
 		cells[6].Text = "≤" + cells[6].Text
 	}
-	if key != "total" {
+	if !isTotal {
 		cells[2].Bar = template.HTML(intervalBar(res, ax))
 	}
 	if cum && row.Cum != nil {

@@ -151,3 +151,18 @@ func countNodes(n *report.FlameNode) int {
 	}
 	return c
 }
+
+// A row whose key is "total" (a function may be named so) is a row: it
+// gets its interval bar, which only the total goes without.
+func TestHTMLRowNamedTotal(t *testing.T) {
+	r, _ := buildPage(t, "mixed_symbolized.heap", report.Options{By: aggregate.ByFunc, Top: 3})
+	r.Rows[0].Key = "total"
+	var p htmlPage
+	p.fillTable(r, ChartOptions{})
+	if p.Rows[0][0].Text != "total" || p.Rows[0][2].Bar == "" {
+		t.Errorf("row named total: key %q, bar %q", p.Rows[0][0].Text, p.Rows[0][2].Bar)
+	}
+	if p.Total[2].Bar != "" {
+		t.Errorf("the total has a bar: %q", p.Total[2].Bar)
+	}
+}

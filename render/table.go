@@ -218,6 +218,9 @@ func writeSources(w io.Writer, r *report.Report) {
 	}
 }
 
+// keyText is a row's key as the table, the diff table and the HTML page
+// show it: a stack leaf first (report.StackText), where CSV and JSON key it
+// root first (report.Row.Key) and JSON lists it leaf first too.
 func keyText(row report.Row, by aggregate.By) string {
 	if by == aggregate.BySize {
 		// Sizes read as sizes, as every other byte count of the table.
@@ -231,9 +234,9 @@ func keyText(row report.Row, by aggregate.By) string {
 	s := row.Stack
 	more := ""
 	if len(s) > maxStackFrames {
-		s, more = s[:maxStackFrames], " < …"
+		s, more = s[:maxStackFrames], report.StackSep+"…"
 	}
-	return strings.Join(s, " < ") + more
+	return report.StackText(s) + more
 }
 
 func interval(r ci.Result, bytes bool) string {

@@ -21,6 +21,11 @@ type Input struct {
 	Symbolize symbolize.Options
 	// Fetch bounds the fetching of inputs that are URLs.
 	Fetch fetch.Options
+	// Watch, when not nil, reads each file input (and standard input)
+	// through a reader of the caller's (formats.Watch): how the CLI shows
+	// the progress of a slow input. URL inputs are fetched whole first,
+	// and not watched.
+	Watch formats.Watch
 }
 
 // AddFile reads the profile at path ("-": standard input; an http or
@@ -52,7 +57,7 @@ func fileReader(path string, in Input) Reader {
 	return func(sink parse.Sink, threads bool) (*parse.Profile, error) {
 		opt := in.Parse
 		opt.Threads = threads
-		return formats.ReadFile(path, opt, sink)
+		return formats.ReadFileWatched(path, opt, sink, in.Watch)
 	}
 }
 

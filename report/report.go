@@ -55,8 +55,13 @@ type Options struct {
 
 // Row is one group with its intervals.
 type Row struct {
+	// Key is the group's key. For --by stack it is the folded stack: the
+	// frames root first, joined by ";" (main;alloc;malloc), as flame-graph
+	// tools read stacks and as heapest's CSV, JSON and Parquet rows key
+	// them.
 	Key string
-	// Stack is leaf first, for --by stack.
+	// Stack is leaf first, for --by stack: the order of pprof's samples,
+	// and the order StackText shows it to people in.
 	Stack []string
 	// Flat is the group's own estimate and interval.
 	Flat ci.Result
@@ -68,14 +73,25 @@ type Row struct {
 	Stats, CumStats ci.Stats
 }
 
+// StackSep joins the frames of a stack shown to people, leaf first: each
+// frame is followed by its caller ("malloc < alloc < main"). The leaf,
+// what one looks for, comes first, and stays when a narrow terminal cuts
+// the line.
+const StackSep = " < "
+
+// StackText is a stack (leaf first, as Row.Stack) as people read it.
+func StackText(stack []string) string { return strings.Join(stack, StackSep) }
+
 // Report is the table model.
 type Report struct {
 	Confidence float64
 	Value      unbias.Value
 	By         aggregate.By
 	Sources    []parse.Source
-	Total      Row
-	Rows       []Row
+	// Total is every group's sum. Its Key is empty: a function may well
+	// be named "total", and no key of a row may stand for the total too.
+	Total Row
+	Rows  []Row
 	// Omitted counts the rows cut by Top.
 	Omitted int
 	// Notes are report-wide caveats, printed as footnotes.
@@ -491,7 +507,7 @@ func build(opt Options, sources []parse.Source, groups []*aggregate.Group, cut i
 	// total or the thread's row: those need no widening for it.
 	total.Spill, total.Excess = 0, 0
 	var err error
-	if r.Total, err = row("total", nil, total, nil, opt); err != nil {
+	if r.Total, err = row("", nil, total, nil, opt); err != nil {
 		return nil, err
 	}
 	for _, g := range groups {
@@ -514,15 +530,19 @@ func build(opt Options, sources []parse.Source, groups []*aggregate.Group, cut i
 
 func row(key string, stack []string, flat ci.Stats, cum *ci.Stats, opt Options) (Row, error) {
 	rw := Row{Key: key, Stack: stack, Stats: flat}
+	what := key
+	if what == "" {
+		what = "total" // the total's row has no key
+	}
 	var err error
 	if rw.Flat, err = interval(flat, opt); err != nil {
-		return rw, fmt.Errorf("%s: %w", key, err)
+		return rw, fmt.Errorf("%s: %w", what, err)
 	}
 	if cum != nil {
 		rw.CumStats = *cum
 		c, err := interval(*cum, opt)
 		if err != nil {
-			return rw, fmt.Errorf("%s: %w", key, err)
+			return rw, fmt.Errorf("%s: %w", what, err)
 		}
 		rw.Cum = &c
 	}

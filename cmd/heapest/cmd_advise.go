@@ -91,7 +91,7 @@ func (o *AdviseOptions) addFlags(cmd *cobra.Command) {
 	confidenceVar(cmd, &o.Confidence, "coverage of the intervals, in (0,1)")
 	enumVar(cmd, &o.Method, "method", methodChoices, false, "interval method the precision is judged with; auto picks per row, as report does")
 	enumVar(cmd, &o.Value, "value", valueChoices, true, "value to estimate (default: as report chooses)")
-	enumVar(cmd, &o.By, "by", byChoices[:len(byChoices)-1], true, "what a row is (default func, flat; type for .NET traces)")
+	enumVar(cmd, &o.By, "by", byChoices[:len(byChoices)-1], true, "what a row is (default func, flat; type for .NET traces). A stack reads leaf first in the table (leaf < caller); its JSON key is folded root first (root;...;leaf), and JSON's stack lists it leaf first")
 	f.IntVar(&o.Top, "top", o.Top, "advise for report's `N` largest rows")
 	f.StringVar(&o.Rows, "rows", "", "advise for every row whose key matches `REGEX` instead of the top ones")
 	f.Var((*percentFlag)(&o.Precision), "precision", "the interval's half width wanted, as a `PERCENT` of the estimate (the report's ± column)")
@@ -277,8 +277,8 @@ func (v *adviceView) writeRows(w io.Writer) error {
 		}
 		if a.Skip != "" {
 			v.hidden[i] = false // the note is of advice given
-			notes = append(notes, fmt.Sprintf("%s: no advice: %s", a.Key, a.Skip))
-			fmt.Fprintf(tw, "%s\t%s\t%s\t-\t-\t-\t  %s\n", est, pm, samplesText(row), a.Key)
+			notes = append(notes, fmt.Sprintf("%s: no advice: %s", v.keyText(i), a.Skip))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t-\t-\t-\t  %s\n", est, pm, samplesText(row), v.keyText(i))
 			continue
 		}
 		rate := bytesText(a.Rate)
@@ -286,7 +286,7 @@ func (v *adviceView) writeRows(w io.Writer) error {
 			rate += "¹"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t  %s\n", est, pm, samplesText(row), rate,
-			advise.KnobsFor(a.Rate).JemallocLg, countText(a.Dumps), a.Key)
+			advise.KnobsFor(a.Rate).JemallocLg, countText(a.Dumps), v.keyText(i))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -345,12 +345,21 @@ func dotnetText(n int) string {
 
 // tightest names the row that sets the period.
 func (v *adviceView) tightest() string {
-	for _, a := range v.plan.Rows {
+	for i, a := range v.plan.Rows {
 		if a.Skip == "" && a.Rate == v.plan.Rate {
-			return a.Key
+			return v.keyText(i)
 		}
 	}
 	return "-"
+}
+
+// keyText is the i-th row's key for people: a stack leaf first, as
+// report's table shows it (JSON keeps the key, root first, and the stack).
+func (v *adviceView) keyText(i int) string {
+	if row := v.shown[i]; len(row.Stack) > 0 {
+		return report.StackText(row.Stack)
+	}
+	return v.plan.Rows[i].Key
 }
 
 func pct(x float64) string {
@@ -401,15 +410,17 @@ type sourceJSON struct {
 }
 
 type adviceRowJSON struct {
-	Key      string  `json:"key"`
-	Estimate float64 `json:"estimate"`
-	Lo       float64 `json:"lo"`
-	Hi       float64 `json:"hi"`
-	Samples  float64 `json:"samples"`
-	Rate     float64 `json:"rate,omitempty"`
-	Lg       *int    `json:"jemalloc_lg_prof_sample,omitempty"`
-	Dumps    int     `json:"dumps_at_current_rate,omitempty"`
-	Skip     string  `json:"skip,omitempty"`
+	Key string `json:"key"`
+	// Stack is --by stack's frames leaf first; Key has them root first.
+	Stack    []string `json:"stack,omitempty"`
+	Estimate float64  `json:"estimate"`
+	Lo       float64  `json:"lo"`
+	Hi       float64  `json:"hi"`
+	Samples  float64  `json:"samples"`
+	Rate     float64  `json:"rate,omitempty"`
+	Lg       *int     `json:"jemalloc_lg_prof_sample,omitempty"`
+	Dumps    int      `json:"dumps_at_current_rate,omitempty"`
+	Skip     string   `json:"skip,omitempty"`
 }
 
 type settingsJSON struct {
@@ -443,7 +454,7 @@ func (v *adviceView) writeJSON(w io.Writer) error {
 	}
 	for i, a := range p.Rows {
 		row := v.shown[i]
-		j := adviceRowJSON{Key: a.Key, Estimate: row.Flat.Estimate, Lo: row.Flat.Lo, Hi: row.Flat.Hi,
+		j := adviceRowJSON{Key: a.Key, Stack: row.Stack, Estimate: row.Flat.Estimate, Lo: row.Flat.Lo, Hi: row.Flat.Hi,
 			Samples: row.Flat.Samples, Rate: a.Rate, Dumps: a.Dumps, Skip: a.Skip}
 		if a.Skip == "" {
 			lg := advise.KnobsFor(a.Rate).JemallocLg

@@ -183,7 +183,7 @@ func runGates(cmd *cobra.Command, opts CIOptions, args []string) error {
 	g.Result = res
 	for _, x := range res.Gates {
 		if x.Verdict == gate.Inconclusive {
-			fmt.Fprintf(cmd.ErrOrStderr(), "heapest: warning: gate %s: %s\n", x.Name, x.Hint)
+			fmt.Fprintf(opts.chatter(cmd.ErrOrStderr()), "heapest: warning: gate %s: %s\n", x.Name, x.Hint)
 		}
 	}
 	if err := writeOutput(opts.Output, cmd.OutOrStdout(), func(w io.Writer) error {

@@ -90,7 +90,7 @@ func runMerge(cmd *cobra.Command, opts MergeOptions, args []string) error {
 		return err
 	}
 	if opts.Format == render.Pprof && opts.Output != "-" {
-		fmt.Fprintf(cmd.ErrOrStderr(), "heapest: merged %d inputs into %s\n", len(paths), opts.Output)
+		fmt.Fprintf(opts.chatter(cmd.ErrOrStderr()), "heapest: merged %d inputs into %s\n", len(paths), opts.Output)
 	}
 	return nil
 }

@@ -196,7 +196,7 @@ func (opts ReportOptions) render(cmd *cobra.Command, b *report.Builder) error {
 		return err
 	}
 	if r.FilterWarning != "" {
-		fmt.Fprintf(cmd.ErrOrStderr(), "heapest: warning: %s\n", r.FilterWarning)
+		fmt.Fprintf(opts.chatter(cmd.ErrOrStderr()), "heapest: warning: %s\n", r.FilterWarning)
 	}
 	var flame *report.Flame
 	if opts.Format == render.HTML {
@@ -243,7 +243,7 @@ func (o *ReportOptions) addSelectFlags(cmd *cobra.Command) {
 		}
 		return pflag.NormalizedName(name)
 	})
-	enumVar(cmd, &o.By, "by", byChoices, true, "what a row is; func has flat and cum (default func; type for .NET traces)")
+	enumVar(cmd, &o.By, "by", byChoices, true, "what a row is; func has flat and cum (default func; type for .NET traces). A stack reads leaf first in tables (leaf < caller); its CSV and JSON key is folded root first (root;...;leaf), and JSON's stack lists it leaf first")
 	f.IntVar(&o.Top, "top", 20, "show the `N` largest rows (0: all)")
 	f.StringVar(&o.Focus, "focus", "", "keep only samples with a frame (or type) matching `REGEX`")
 	f.StringVar(&o.Ignore, "ignore", "", "drop samples with a frame (or type) matching `REGEX`")

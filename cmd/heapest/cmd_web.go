@@ -72,6 +72,9 @@ profile. See docs/web.md.
 	f.BoolVar(&opts.LogScale, "log-scale", false, "draw the interval chart's value axis on a log scale")
 	f.StringVar(&opts.HTTP, "http", opts.HTTP, "serve on `HOST:PORT` (port 0: a free one); a host that is not loopback is served with a warning")
 	f.BoolVar(&opts.Open, "open", false, "open the page in a browser")
+	// Where it serves is web's outcome, and an address beyond loopback
+	// exposes the profile: neither is chatter to silence.
+	f.Lookup("quiet").Usage = quietHelp + "; web still says where it serves, when it stops, and when --http is not loopback"
 	return cmd
 }
 
@@ -109,7 +112,7 @@ func runWeb(ctx context.Context, cmd *cobra.Command, opts WebOptions, args []str
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return serve(ctx, srv, ln, opts.Open, cmd.ErrOrStderr())
+	return serve(ctx, srv, ln, opts.Open, cmd.ErrOrStderr(), opts.chatter(cmd.ErrOrStderr()))
 }
 
 // listen opens addr, loopback when its host is empty; a host that is not
@@ -142,13 +145,15 @@ func isLoopback(host string) bool {
 }
 
 // serve runs srv on ln until ctx ends, then shuts it down, letting
-// requests under way finish for a few seconds.
-func serve(ctx context.Context, srv *http.Server, ln net.Listener, open bool, stderr io.Writer) error {
+// requests under way finish for a few seconds. Where it serves goes to
+// stderr, always (it is the command's outcome); warnings go to notes
+// (nowhere with --quiet).
+func serve(ctx context.Context, srv *http.Server, ln net.Listener, open bool, stderr, notes io.Writer) error {
 	url := "http://" + ln.Addr().String() + "/"
 	fmt.Fprintf(stderr, "heapest: serving web UI on %s (pprof's views: %sui/); Ctrl-C stops\n", url, url)
 	if open {
 		if err := openBrowser(url); err != nil {
-			fmt.Fprintf(stderr, "heapest: warning: could not open a browser: %v\n", err)
+			fmt.Fprintf(notes, "heapest: warning: could not open a browser: %v\n", err)
 		}
 	}
 	done := make(chan error, 1)
@@ -200,7 +205,7 @@ func newWebServer(b *report.Builder, opts WebOptions, hostport string, stderr io
 		return nil, err
 	}
 	if r.FilterWarning != "" {
-		fmt.Fprintf(stderr, "heapest: warning: %s\n", r.FilterWarning)
+		fmt.Fprintf(opts.chatter(stderr), "heapest: warning: %s\n", r.FilterWarning)
 	}
 	s := &webServer{b: b, opts: opts, by: r.By, pages: map[string][]byte{}}
 	p, err := unbiasedProfile(b)

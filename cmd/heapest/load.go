@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/heapest/heapest/fetch"
 	"github.com/heapest/heapest/fleet"
@@ -34,6 +35,21 @@ type inputOptions struct {
 	MaxDecompressed  float64
 	// Timeout bounds fetching each URL input (0: fetch's default).
 	Timeout time.Duration
+	// Quiet leaves standard error to errors (see chatter).
+	Quiet bool
+}
+
+// quietHelp is --quiet's help: what it silences, and what it does not.
+const quietHelp = "standard error carries errors only: no progress line, warnings or notes " +
+	"(such as which inputs --keep-going skipped); JSON and CSV output still carry the warnings"
+
+// chatter is where progress, warnings and notes go: standard error, or
+// nowhere with --quiet. Errors never go here: main prints them.
+func (o *inputOptions) chatter(stderr io.Writer) io.Writer {
+	if o.Quiet {
+		return io.Discard
+	}
+	return stderr
 }
 
 func (o *inputOptions) addFlags(cmd *cobra.Command) {
@@ -49,6 +65,7 @@ func (o *inputOptions) addFlags(cmd *cobra.Command) {
 	sizeVar(cmd, &o.MaxDecompressed, "max-decompressed", 1, "a size", "bound on what a gzipped input may decompress to, and on the body a URL input sends (default 512MiB): a gzip bomb stops there")
 	f.DurationVar(&o.Timeout, "timeout", 0, "URL inputs: give up on a server that has not sent the whole profile within this `duration` (default 60s plus the URL's seconds=)")
 	f.BoolVar(&o.LatestPerProcess, "latest-per-process", false, "of the dumps of one process (by jemalloc's file names), keep only the newest")
+	f.BoolVarP(&o.Quiet, "quiet", "q", false, quietHelp)
 }
 
 // inputs are the paths a command's arguments name (see fleet.Expand);
@@ -85,7 +102,7 @@ func (o *inputOptions) inputs(cmd *cobra.Command, args []string, listed bool) ([
 			return nil, err
 		}
 	}
-	return o.guardNames(cmd.ErrOrStderr(), paths)
+	return o.guardNames(o.chatter(cmd.ErrOrStderr()), paths)
 }
 
 // guardNames applies the same-process rule to what file names say,
@@ -119,10 +136,20 @@ func (o *inputOptions) input(several bool) report.Input {
 }
 
 // load reads each input into b: its records stream from the parser into
-// the pipeline, then its frames are named. Warnings go to stderr.
+// the pipeline, then its frames are named. Warnings and, on a terminal,
+// progress go to stderr, unless --quiet.
 func (o *inputOptions) load(b *report.Builder, paths []string, stderr io.Writer) error {
+	stderr = o.chatter(stderr)
 	if len(paths) == 1 {
-		_, warns, err := b.AddFile(paths[0], o.input(false))
+		in := o.input(false)
+		var prog *readProgress
+		if !o.Quiet {
+			if prog = newReadProgress(stderr, paths[0]); prog != nil {
+				in.Watch = prog.watch
+			}
+		}
+		_, warns, err := b.AddFile(paths[0], in)
+		prog.finish()
 		if err != nil {
 			return salvageHint(err)
 		}
@@ -134,7 +161,10 @@ func (o *inputOptions) load(b *report.Builder, paths []string, stderr io.Writer)
 	gc := newMergeGC()
 	defer gc.restore()
 	warned := newWarnings(stderr)
-	prog := newProgress(stderr, len(paths))
+	prog := &progress{}
+	if !o.Quiet {
+		prog = newProgress(stderr, len(paths))
+	}
 	done := func(path string, size int64) {
 		prog.done(path, size)
 		gc.joined()
@@ -259,11 +289,8 @@ func (ws *warnings) flush() {
 }
 
 // isTerminal reports whether w is a terminal: progress is shown only there.
+// (A character device is not enough: /dev/null is one.)
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	return ok && term.IsTerminal(int(f.Fd()))
 }

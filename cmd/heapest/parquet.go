@@ -46,7 +46,7 @@ func (opts ReportOptions) writeParquet(cmd *cobra.Command, ropt report.Options, 
 				if !opts.KeepGoing || len(paths) == 1 {
 					return err
 				}
-				fmt.Fprintf(cmd.ErrOrStderr(), "heapest: warning: skipped %s: %v\n", path, err)
+				fmt.Fprintf(opts.chatter(cmd.ErrOrStderr()), "heapest: warning: skipped %s: %v\n", path, err)
 			}
 		}
 		return w.Close()

@@ -49,18 +49,36 @@ var List = []Format{
 
 // ReadFile parses the profile at path; "-" reads standard input.
 func ReadFile(path string, opt parse.Options, sink parse.Sink) (*parse.Profile, error) {
+	return ReadFileWatched(path, opt, sink, nil)
+}
+
+// Watch is given an input as it is opened, with its size in bytes (0 when
+// unknown: standard input, a pipe), and returns the reader to parse
+// instead; it sees the bytes as stored, before any gzip layer is removed.
+// A caller counts a slow input's bytes with it, for a progress line.
+type Watch func(r io.Reader, size int64) io.Reader
+
+// ReadFileWatched is ReadFile with the input read through watch, when
+// watch is not nil.
+func ReadFileWatched(path string, opt parse.Options, sink parse.Sink, watch Watch) (*parse.Profile, error) {
+	name, r := path, io.Reader(os.Stdin)
 	if path == "-" {
-		return Read("<stdin>", os.Stdin, opt, sink)
+		name = "<stdin>"
+	} else {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+			opt.SizeHint = st.Size()
+		}
+		r = f
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
+	if watch != nil {
+		r = watch(r, opt.SizeHint)
 	}
-	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
-		opt.SizeHint = st.Size()
-	}
-	return Read(path, f, opt, sink)
+	return Read(name, r, opt, sink)
 }
 
 // Read detects the format of r (gzip-compressed or not) and parses it.

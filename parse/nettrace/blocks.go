@@ -99,7 +99,7 @@ type decoder struct {
 
 	// distinct holds every address of the stacks of kept events, mapped
 	// to whether it was first seen as a leaf, for the symbolized count.
-	distinct map[uint64]bool
+	distinct *addrSet
 	methods  []methodRange
 	modules  map[uint64]string
 
@@ -143,7 +143,7 @@ func newDecoder(name string, r *bufio.Reader, opt parse.Options, sink parse.Sink
 		threadNames:   map[uint64]string{},
 		allStacks:     stackTable{index: map[string]int32{}},
 		tickNames:     nameIDs{ids: map[string]int32{}},
-		distinct:      map[uint64]bool{},
+		distinct:      newAddrSet(1024),
 		modules:       map[uint64]string{},
 		lastSeq:       map[uint64]uint32{},
 		tickVersions:  map[int]int{},
@@ -457,9 +457,7 @@ func (d *decoder) stack(id uint32, hold bool) ([]parse.Frame, int32) {
 // count adds a stack's addresses to d.distinct.
 func (d *decoder) count(frames []parse.Frame) {
 	for i, f := range frames {
-		if _, ok := d.distinct[f.Addr]; !ok {
-			d.distinct[f.Addr] = i == 0
-		}
+		d.distinct.add(f.Addr, i == 0)
 	}
 }
 

@@ -207,7 +207,7 @@ func TestNettraceRundownSymbols(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := d.profile()
-	resolved, distinct := newSymbols(d.methods).resolved(d.distinct), len(d.distinct)
+	resolved, distinct := newSymbols(d.methods).resolved(d.distinct), d.distinct.len()
 	if resolved != distinct || distinct == 0 {
 		t.Errorf("%d of %d distinct frames resolved", resolved, distinct)
 	}

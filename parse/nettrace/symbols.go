@@ -2,6 +2,7 @@ package nettrace
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -53,15 +54,27 @@ func (s *symbols) lookup(ip uint64) string {
 // resolved counts the distinct frame addresses the methods name. Caller
 // frames are return addresses, looked up one byte earlier (see
 // Profile.Names); an address is counted in the position it was first
-// seen in.
-func (s *symbols) resolved(distinct map[uint64]bool) int {
-	n := 0
-	for addr, leaf := range distinct {
+// seen in. The addresses are sorted and walked along the sorted ranges,
+// as lookup would find each.
+func (s *symbols) resolved(distinct *addrSet) int {
+	ips := make([]uint64, 0, distinct.len())
+	distinct.each(func(addr uint64, leaf bool) {
 		if !leaf && addr > 0 {
 			addr--
 		}
-		if s.lookup(addr) != "" {
-			n++
+		ips = append(ips, addr)
+	})
+	slices.Sort(ips)
+	n, j := 0, 0 // r[:j] start at or below ip
+	for _, ip := range ips {
+		for j < len(s.r) && s.r[j].start <= ip {
+			j++
+		}
+		for i := j - 1; i >= 0 && s.maxEnd[i] > ip; i-- {
+			if ip < s.r[i].end {
+				n++
+				break
+			}
 		}
 	}
 	return n
@@ -86,7 +99,7 @@ func (d *decoder) profile() *parse.Profile {
 		version = fmt.Sprintf("NetTrace V%d.%d", d.major, d.minor)
 	}
 	detail := fmt.Sprintf("%s, pointer size %d, pid %d; %d AllocationSampled, %d GCAllocationTick events; %d method ranges, %d modules; %d of %d distinct frames symbolized",
-		version, d.ptr, d.pid, d.nSampled, d.nTicks, d.nMethods, d.nModules, syms.resolved(d.distinct), len(d.distinct))
+		version, d.ptr, d.pid, d.nSampled, d.nTicks, d.nMethods, d.nModules, syms.resolved(d.distinct), d.distinct.len())
 	p := &parse.Profile{
 		Source: parse.Source{
 			Format:  "nettrace",

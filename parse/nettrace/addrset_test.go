@@ -1,0 +1,50 @@
+package nettrace
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// TestResolvedMatchesLookup checks the sorted walk of resolved against
+// lookup, address by address, on random nested and overlapping method
+// ranges, and addrSet against a map.
+func TestResolvedMatchesLookup(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for trial := range 200 {
+		var methods []methodRange
+		for range rng.IntN(40) {
+			start := uint64(rng.IntN(4000))
+			methods = append(methods, methodRange{start: start, end: start + uint64(rng.IntN(300)), name: "m"})
+		}
+		syms := newSymbols(methods)
+		set, want := newAddrSet(4), map[uint64]bool{}
+		for range rng.IntN(3000) {
+			addr, leaf := uint64(rng.IntN(4500)), rng.IntN(3) == 0
+			set.add(addr, leaf)
+			if _, ok := want[addr]; !ok {
+				want[addr] = leaf
+			}
+		}
+		if set.len() != len(want) {
+			t.Fatalf("trial %d: the set holds %d addresses, want %d", trial, set.len(), len(want))
+		}
+		n := 0
+		for addr, leaf := range want {
+			ip := addr
+			if !leaf && ip > 0 {
+				ip--
+			}
+			if syms.lookup(ip) != "" {
+				n++
+			}
+		}
+		set.each(func(addr uint64, leaf bool) {
+			if want[addr] != leaf {
+				t.Fatalf("trial %d: address %d first a leaf %v, want %v", trial, addr, leaf, want[addr])
+			}
+		})
+		if got := syms.resolved(set); got != n {
+			t.Fatalf("trial %d: resolved %d, lookup finds %d", trial, got, n)
+		}
+	}
+}

@@ -78,11 +78,14 @@ type pprofEncoder struct {
 	w    *bufio.Writer
 	s    *report.Stacks
 	strs map[string]int64
+	// once counts the strings written by strOnce, which strs lacks.
+	once int64
 	// locs is the location id of each function id (0: not written yet).
 	locs []uint64
 	nloc uint64
 	// buf and msg are scratch space for one message and one submessage.
 	buf, msg, text []byte
+	locBuf, valBuf []uint64
 	// statsKey is the string id of the "heapest" label key.
 	statsKey int64
 	numKeys  struct{ samples, bound, size, rate, count, bytes, none int64 }
@@ -125,17 +128,18 @@ func (e *pprofEncoder) header() error {
 // locations it is the first to use.
 func (e *pprofEncoder) sample(stack []uint32, typ string, st []ci.Stats) error {
 	b := e.buf[:0]
-	var locs []uint64
+	locs := e.locBuf[:0]
 	for _, f := range stack {
 		locs = append(locs, e.location(f))
 	}
 	b = appendPacked(b, 1, locs)
-	vals := make([]uint64, len(st))
+	vals := e.valBuf[:0]
 	for i := range st {
-		vals[i] = uint64(int64(math.Round(st[i].Estimate)))
+		vals = append(vals, uint64(int64(math.Round(st[i].Estimate))))
 	}
+	e.locBuf, e.valBuf = locs, vals
 	b = appendPacked(b, 2, vals)
-	b = e.appendLabel(b, e.statsKey, e.str(string(e.statsText(st))), 0, 0, false)
+	b = e.appendLabel(b, e.statsKey, e.strOnce(e.statsText(st)), 0, 0, false)
 	if typ != "" {
 		b = e.appendLabel(b, e.str(pprof.TypeLabel), e.str(typ), 0, 0, false)
 	}
@@ -299,9 +303,19 @@ func (e *pprofEncoder) str(s string) int64 {
 	if id, ok := e.strs[s]; ok {
 		return id
 	}
-	id := int64(len(e.strs))
+	id := int64(len(e.strs)) + e.once
 	e.strs[s] = id
 	e.bytesField(pbStringTable, []byte(s))
+	return id
+}
+
+// strOnce adds s to the string table without looking for it there: a
+// sample's statistics are nearly always its own, and looking each up
+// cost more than the rare repeat (the table may hold a string twice).
+func (e *pprofEncoder) strOnce(s []byte) int64 {
+	id := int64(len(e.strs)) + e.once
+	e.once++
+	e.bytesField(pbStringTable, s)
 	return id
 }
 

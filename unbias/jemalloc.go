@@ -4,6 +4,7 @@ import (
 	"math"
 	"sort"
 	"sync"
+	"sync/atomic"
 )
 
 // jemalloc's arithmetic, emulated so that prof_unbias lines can be decoded
@@ -45,8 +46,16 @@ type jeTable struct {
 
 var jeTables sync.Map // rate (float64) -> *jeTable
 
+// lastJeTable is the table looked up last: a dump has one rate, and
+// looking it up in jeTables boxes the rate on every line.
+var lastJeTable atomic.Pointer[jeTable]
+
 func jemallocTable(rate float64) *jeTable {
+	if t := lastJeTable.Load(); t != nil && t.rate == rate {
+		return t
+	}
 	if t, ok := jeTables.Load(rate); ok {
+		lastJeTable.Store(t.(*jeTable))
 		return t.(*jeTable)
 	}
 	t := &jeTable{rate: rate, shiftedCnt: make([]uint64, len(sizeClasses)), unbiasedSz: make([]uint64, len(sizeClasses))}
@@ -58,6 +67,7 @@ func jemallocTable(rate float64) *jeTable {
 		t.shiftedCnt[i] = castU64(float64(uint64(1)<<lgTinyMin) / div)
 	}
 	jeTables.Store(rate, t)
+	lastJeTable.Store(t)
 	return t
 }
 

@@ -369,6 +369,20 @@ func (vs *valueStats) get(cell uint32, v int) ci.Stats {
 	return ci.Stats{}
 }
 
+// release drops the chunk of statistics that ends with cell, when it
+// does: cells read in order need a chunk no more once past it.
+func (vs *valueStats) release(cell uint32) {
+	if (cell+1)&(1<<statShift-1) != 0 {
+		return
+	}
+	ch := int(cell >> statShift)
+	for _, chunks := range vs.byValue {
+		if ch < len(chunks) {
+			chunks[ch] = nil
+		}
+	}
+}
+
 // row fills buf (one per value) with cell's statistics.
 func (vs *valueStats) row(cell uint32, buf []ci.Stats) []ci.Stats {
 	ch := int(cell >> statShift)

@@ -171,6 +171,7 @@ func (c *Collector) Finish(t *Table, namer Namer, p *parse.Profile) error {
 		if k.breakdown == useBreakdown {
 			t.add(m.key(k), c.stats.row(uint32(id), row))
 		}
+		c.stats.release(uint32(id)) // the table grows as the collector shrinks
 	}
 	// Records kept for their encoding go straight to the table: they
 	// never needed a cell of their own here.

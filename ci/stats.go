@@ -6,27 +6,26 @@ package ci
 type Stats struct {
 	// N is the number of contributions (records) merged; 0 is an empty group.
 	N int64
+
 	// Estimate is the Horvitz–Thompson estimate of the value (bytes or
 	// objects): the sum over sampled allocations of value/π.
 	Estimate float64
+
 	// Var is the HT variance estimate, the sum of value²(1−π)/π² (or a
 	// documented upper bound of it where the source hides per-sample sizes).
 	Var float64
+
 	// Samples is the raw number of sampled allocations, or an upper bound on
 	// it when SamplesBound is set.
 	Samples float64
-	// SamplesBound marks Samples as a bound (jemalloc prof_unbias lines with
-	// mixed sizes, tcmalloc profiles without a period).
-	SamplesBound bool
+
 	// MaxWeight is the largest effective Poisson weight of one sample,
 	// value·(1−π)/π: the Fay–Feuer gamma interval's w_M.
 	MaxWeight float64
 
-	// Mixed is set when the contributions do not share one inclusion
-	// probability P and one Unit: the exact interval then does not apply.
-	Mixed bool
 	// P is the inclusion probability every sample shares (when !Mixed).
 	P float64
+
 	// Unit is the value one allocation stands for (its size in bytes for
 	// space values, 1 for object counts), when !Mixed.
 	Unit float64
@@ -34,18 +33,10 @@ type Stats struct {
 	// Rate is the per-byte sampling period every contribution shares, when
 	// !MixedRate.
 	Rate float64
-	// MixedRate is set when contributions come from different periods.
-	MixedRate bool
+
 	// Offset is the sum of (size − sampled-byte offset) over the samples of
 	// .NET AllocationSampled events: Approach 2's u.
 	Offset float64
-	// HasOffset is set when every contribution carries offsets, so the .NET
-	// Approach 2 interval applies.
-	HasOffset bool
-	// OpenStart and OpenEnd are set when the observation window of offset
-	// data does not start or end on a sample (a trace's end, a --from/--to
-	// window): Approach 2's bounds then take s−1 and s+1 samples.
-	OpenStart, OpenEnd bool
 
 	// Bias bounds how far Estimate may lie below the HT estimate when the
 	// estimate itself is approximate: a raw dump line of unknown sizes,
@@ -55,20 +46,6 @@ type Stats struct {
 	// Bounds add across groups.
 	Bias float64
 
-	// Complete is set when every allocation was recorded (π = 1): the
-	// estimate is exact and the interval has zero width.
-	Complete bool
-	// NoInterval is set when some contribution's sampling gives no honest
-	// interval (fixed-stride .NET ticks, unknown producers).
-	NoInterval bool
-	// Approx is set when some contribution's variance or count is an
-	// approximation rather than a bound (e.g. jemalloc mixed-size object
-	// counts, tcmalloc raw counts estimated from a guessed period).
-	Approx bool
-	// Weighted is set when some contribution is a producer-weighted sample
-	// (JFR): its variance is a model's, not the sampling design's, and the
-	// interval says so (NoteWeighted).
-	Weighted bool
 	// Spill and Excess are bytes by which a weighted group's estimate may
 	// be low or high because its producer sampled with gaps (JFR: a weight
 	// that covers a gap in a thread's samples may hold another stack's
@@ -86,6 +63,47 @@ type Stats struct {
 	// negligible against a test's level, the upper end of an interval
 	// allows for one such allocation missed (see ends).
 	LargeMissed, LargeMissedValue float64
+
+	// The flags follow the numbers, packed together: a Stats is kept per
+	// cell and group, and padding after each flag made it a fifth larger.
+
+	// SamplesBound marks Samples as a bound (jemalloc prof_unbias lines with
+	// mixed sizes, tcmalloc profiles without a period).
+	SamplesBound bool
+
+	// Mixed is set when the contributions do not share one inclusion
+	// probability P and one Unit: the exact interval then does not apply.
+	Mixed bool
+
+	// MixedRate is set when contributions come from different periods.
+	MixedRate bool
+
+	// HasOffset is set when every contribution carries offsets, so the .NET
+	// Approach 2 interval applies.
+	HasOffset bool
+
+	// OpenStart and OpenEnd are set when the observation window of offset
+	// data does not start or end on a sample (a trace's end, a --from/--to
+	// window): Approach 2's bounds then take s−1 and s+1 samples.
+	OpenStart, OpenEnd bool
+
+	// Complete is set when every allocation was recorded (π = 1): the
+	// estimate is exact and the interval has zero width.
+	Complete bool
+
+	// NoInterval is set when some contribution's sampling gives no honest
+	// interval (fixed-stride .NET ticks, unknown producers).
+	NoInterval bool
+
+	// Approx is set when some contribution's variance or count is an
+	// approximation rather than a bound (e.g. jemalloc mixed-size object
+	// counts, tcmalloc raw counts estimated from a guessed period).
+	Approx bool
+
+	// Weighted is set when some contribution is a producer-weighted sample
+	// (JFR): its variance is a model's, not the sampling design's, and the
+	// interval says so (NoteWeighted).
+	Weighted bool
 
 	// Conditional is set when the value is a count of allocations whose
 	// sizes are known only from the samples (object counts of sampled

@@ -101,6 +101,15 @@ func (t *stackTable) stack(id uint32) []uint32 {
 
 // hashIDs hashes a stack: two lanes of two ids a step, so that the chain
 // of multiplies a long stack waits on is a quarter of its length.
+// perChunk counts the stacks whose frames lie in each chunk.
+func (t *stackTable) perChunk() []int32 {
+	n := make([]int32, len(t.frames.c))
+	for _, sp := range t.spans {
+		n[sp.chunk]++
+	}
+	return n
+}
+
 func hashIDs(ids []uint32) uint64 {
 	a, b := uint64(len(ids))*0x9e3779b97f4a7c15, uint64(0x6a09e667f3bcc909)
 	i := 0

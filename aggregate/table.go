@@ -164,7 +164,7 @@ func (c *Collector) Finish(t *Table, namer Namer, p *parse.Profile) error {
 	}
 	c.nameFrames(t, namer, &info)
 	c.counted = make([]bool, len(c.frameVals))
-	m := finisher{c: c, t: t, namer: namer, info: &info, stackMap: make([]uint32, c.stacks.len())}
+	m := finisher{c: c, t: t, namer: namer, info: &info, stackMap: make([]uint32, c.stacks.len()), left: c.stacks.perChunk()}
 	nv := len(c.values)
 	row := make([]ci.Stats, nv)
 	for id, k := range c.cells.keys {
@@ -203,13 +203,22 @@ type finisher struct {
 	info  *[2][]frameInfo
 	// stackMap maps collector stacks to table stacks (+1; 0: not yet).
 	stackMap []uint32
-	buf      []uint32
+	// left counts, per chunk of collector stack frames, the stacks not
+	// mapped yet: a chunk is dropped when it has none, so that the table
+	// grows as the collector shrinks.
+	left []int32
+	buf  []uint32
 }
 
 func (m *finisher) key(k cellKey) cellKey {
 	if m.stackMap[k.stack] == 0 {
 		m.buf = m.c.tableStack(m.c.stacks.stack(k.stack), m.info, m.namer, m.buf[:0])
 		m.stackMap[k.stack] = m.t.stacks.intern(m.buf) + 1
+		if ch := m.c.stacks.spans[k.stack].chunk; m.left[ch] > 0 {
+			if m.left[ch]--; m.left[ch] == 0 {
+				m.c.stacks.frames.c[ch] = nil
+			}
+		}
 	}
 	tk := cellKey{stack: m.stackMap[k.stack] - 1, size: k.size}
 	if k.typ != 0 {

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/csv"
 	"fmt"
-	"math"
 	"os"
 	"sort"
 	"strconv"
@@ -66,11 +65,16 @@ func coverageTable(results []sim.StudyResult, reps int) string {
 		fmt.Fprintf(&b, "| %s | %s | %d | **%s** | %s | %s | %s | %s | %s | %s |\n", r.Scenario, r.Encoding, t[0].Rows,
 			cell(t[0]), tails(t[0]), used(r.AutoUsed), cell(t[1]), cell(t[2]), cell(t[3]), cell(t[4]))
 	}
-	worst := 1.0
+	worst, at := 1.0, ""
 	for _, r := range results {
-		worst = math.Min(worst, r.Tallies[0].Coverage())
+		if r.Tallies[0].Rows == 0 {
+			continue // no interval claimed (n/a): nothing to cover
+		}
+		if c := r.Tallies[0].Coverage(); c < worst {
+			worst, at = c, r.Scenario+", "+r.Encoding.String()
+		}
 	}
-	fmt.Fprintf(&b, "\nLowest coverage of the default method (auto) over all scenarios: **%.1f%%**.\n", 100*worst)
+	fmt.Fprintf(&b, "\nLowest coverage of the default method (auto) over the scenarios where it gives intervals: **%.1f%%** (%s).\n", 100*worst, at)
 	return b.String()
 }
 

@@ -45,6 +45,49 @@ func TestExactIntervalBounds(t *testing.T) {
 	}
 }
 
+// scipyExact are negative-binomial quantiles from scipy 1.10.1, failures
+// before the s-th success at π = 1 − exp(−z/2¹⁹), made with
+//
+//	from scipy.stats import nbinom; import math
+//	pi = -math.expm1(-z/524288)
+//	nbinom.ppf(0.025, s, pi), nbinom.ppf(0.975, s+1, pi)
+//
+// (scipy's ppf is the smallest y with CDF(y) ≥ q, heapest's convention).
+var scipyExact = []struct {
+	z, s, qLo, qHi float64 // qLo = Q(α/2; s), qHi = Q(1−α/2; s+1)
+}{
+	{64, 1, 207, 45642}, {64, 3, 5067, 71820}, {64, 10, 39279, 150648},
+	{4096, 1, 3, 712}, {4096, 3, 78, 1120}, {4096, 10, 609, 2348},
+	{524288, 1, 0, 5}, {524288, 3, 0, 7}, {524288, 10, 1, 14},
+	{4194304, 1, 0, 0}, {4194304, 3, 0, 0}, {4194304, 10, 0, 0},
+}
+
+// TestExactIntervalScipy pins the exact interval's endpoints, in bytes,
+// to scipy's quantiles with no tolerance: --method exact's N_hi = s + 1 +
+// Q(1−α/2; s+1) (the .NET window's +1, a whole allocation where π ≈ 1)
+// and auto's N_hi = s + Q(1−α/2; s+1), both with N_lo = s + Q(α/2; s) for
+// --method exact. The .NET rows are checked the same way: scipy's
+// nbinom.ppf(0.025, 8, 1/102400) = 353,667 and ppf(0.975, 9, ·) =
+// 1,614,138, one above the design table's (its convention, see
+// docs/statistics.md).
+func TestExactIntervalScipy(t *testing.T) {
+	for _, c := range scipyExact {
+		pi := -math.Expm1(-c.z / 524288)
+		r := ExactInterval(c.s*c.z/pi, c.s, pi, c.z, 0.05, false)
+		if r.Lo != (c.s+c.qLo)*c.z || r.Hi != (c.s+1+c.qHi)*c.z {
+			t.Errorf("exact z=%v s=%v: [%v, %v] B, want [%v, %v] (N from scipy)", c.z, c.s, r.Lo, r.Hi, (c.s+c.qLo)*c.z, (c.s+1+c.qHi)*c.z)
+		}
+		a := PresentExactInterval(c.s*c.z/pi, c.s, pi, c.z, 0.05)
+		if a.Hi != (c.s+c.qHi)*c.z {
+			t.Errorf("auto z=%v s=%v: upper %v B, want %v (N from scipy)", c.z, c.s, a.Hi, (c.s+c.qHi)*c.z)
+		}
+	}
+	r := ExactInterval(8/dotnetP, 8, dotnetP, 1, 0.05, false)
+	if r.Lo != 8+353667 || r.Hi != 9+1614138 {
+		t.Errorf("s=8 at 1/102400: [%v, %v], want [%v, %v]", r.Lo, r.Hi, 8+353667, 9+1614138)
+	}
+}
+
 // TestExactIntervalCoverage computes the exact interval's coverage for
 // every true N by summing binomial probabilities: it must never fall
 // below the nominal level (the Clopper–Pearson guarantee).

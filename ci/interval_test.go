@@ -2,6 +2,7 @@ package ci
 
 import (
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -430,6 +431,63 @@ func TestIntervalHoldsEstimate(t *testing.T) {
 			if n == 1 && m == Auto && !slices.Contains(r.Notes, NoteContains) {
 				t.Errorf("1 × 80 KiB, %v: notes %q lack why the interval is narrow", m, r.Notes)
 			}
+		}
+	}
+}
+
+// TestLargeMissedCoverage: a row that mixes allocations many periods
+// large with small ones gets the gamma interval, whose variance is nearly
+// all the small ones': its upper end must still allow for a large
+// allocation missed whole, which happens with probability about L =
+// Σ (1−π)/π. With 200 to 3,000 × 1 MiB at R = 128 KiB (L ≈ 0.07 to 1)
+// beside 64 B allocations worth 4R, the bound misses high at most 0.3% of
+// the time; one that ignored L (the floor at R alone) missed 3.5–4.3%.
+// Each tail must stay within 2.5% plus four standard errors (20,000 draws
+// from a fixed seed: the test is deterministic).
+func TestLargeMissedCoverage(t *testing.T) {
+	const rate, big, small = 131072.0, 1 << 20, 64.0
+	rng := rand.New(rand.NewPCG(10, 1))
+	for _, n := range []int{30, 200, 1000, 3000} {
+		piBig, piSmall := -math.Expm1(-big/rate), -math.Expm1(-small/rate)
+		nSmall := 4 * rate / small
+		truth := float64(n)*big + nSmall*small
+		const draws = 20000
+		below, above := 0, 0
+		for range draws {
+			// Successes among trials by exponential gaps (the count of a
+			// Bernoulli process): missed large ones, sampled small ones.
+			count := func(trials, p float64) float64 {
+				k := 0.0
+				for x := math.Floor(rng.ExpFloat64() / -math.Log1p(-p)); x < trials; x += 1 + math.Floor(rng.ExpFloat64()/-math.Log1p(-p)) {
+					k++
+				}
+				return k
+			}
+			kBig, kSmall := float64(n)-count(float64(n), 1-piBig), count(nSmall, piSmall)
+			var s Stats
+			for _, g := range []struct{ k, z float64 }{{kBig, big}, {kSmall, small}} {
+				if g.k > 0 {
+					one := single(g.k, g.z, rate)
+					one.MaxWeight = math.Max(one.MaxWeight, rate) // unbias.Samples.Stats floors it at R
+					s.Merge(&one)
+				}
+			}
+			r, err := Interval(s, Auto, 0.95)
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case truth < r.Lo:
+				below++
+			case truth > r.Hi:
+				above++
+			}
+		}
+		ceil := 0.025 + 4*math.Sqrt(0.025*0.975/draws)
+		lo, hi := float64(below)/draws, float64(above)/draws
+		t.Logf("%d × 1 MiB + 4R of 64 B at 128 KiB: truth below %.4f, above %.4f", n, lo, hi)
+		if lo > ceil || hi > ceil {
+			t.Errorf("%d × 1 MiB + 4R of 64 B at 128 KiB: truth below the interval %.4f, above %.4f of the time (each must be ≤ %.4f)", n, lo, hi, ceil)
 		}
 	}
 }

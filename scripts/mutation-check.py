@@ -10,7 +10,7 @@ table; exits 1 when a mutation survives.
     python3 scripts/mutation-check.py            # all mutations
     python3 scripts/mutation-check.py exact-plus1 # some, by name
 
-Takes a few minutes per mutation (the coverage study in sim/ runs each
+Takes about 40 s per mutation on 2 cores (the coverage study in sim/ runs each
 time). Needs ../shared beside the repository, as the tests do.
 """
 import os, shutil, subprocess, sys, tempfile, time

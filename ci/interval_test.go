@@ -2,6 +2,7 @@ package ci
 
 import (
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -42,6 +43,49 @@ func TestExactIntervalBounds(t *testing.T) {
 	c := ExactInterval(5, 5, 1, 1, 0.05, false)
 	if c.Lo != 5 || c.Hi != 5 {
 		t.Errorf("p=1: [%v, %v]", c.Lo, c.Hi)
+	}
+}
+
+// scipyExact are negative-binomial quantiles from scipy 1.10.1, failures
+// before the s-th success at π = 1 − exp(−z/2¹⁹), made with
+//
+//	from scipy.stats import nbinom; import math
+//	pi = -math.expm1(-z/524288)
+//	nbinom.ppf(0.025, s, pi), nbinom.ppf(0.975, s+1, pi)
+//
+// (scipy's ppf is the smallest y with CDF(y) ≥ q, heapest's convention).
+var scipyExact = []struct {
+	z, s, qLo, qHi float64 // qLo = Q(α/2; s), qHi = Q(1−α/2; s+1)
+}{
+	{64, 1, 207, 45642}, {64, 3, 5067, 71820}, {64, 10, 39279, 150648},
+	{4096, 1, 3, 712}, {4096, 3, 78, 1120}, {4096, 10, 609, 2348},
+	{524288, 1, 0, 5}, {524288, 3, 0, 7}, {524288, 10, 1, 14},
+	{4194304, 1, 0, 0}, {4194304, 3, 0, 0}, {4194304, 10, 0, 0},
+}
+
+// TestExactIntervalScipy pins the exact interval's endpoints, in bytes,
+// to scipy's quantiles with no tolerance: --method exact's N_hi = s + 1 +
+// Q(1−α/2; s+1) (the .NET window's +1, a whole allocation where π ≈ 1)
+// and auto's N_hi = s + Q(1−α/2; s+1), both with N_lo = s + Q(α/2; s) for
+// --method exact. The .NET rows are checked the same way: scipy's
+// nbinom.ppf(0.025, 8, 1/102400) = 353,667 and ppf(0.975, 9, ·) =
+// 1,614,138, one above the design table's (its convention, see
+// docs/statistics.md).
+func TestExactIntervalScipy(t *testing.T) {
+	for _, c := range scipyExact {
+		pi := -math.Expm1(-c.z / 524288)
+		r := ExactInterval(c.s*c.z/pi, c.s, pi, c.z, 0.05, false)
+		if r.Lo != (c.s+c.qLo)*c.z || r.Hi != (c.s+1+c.qHi)*c.z {
+			t.Errorf("exact z=%v s=%v: [%v, %v] B, want [%v, %v] (N from scipy)", c.z, c.s, r.Lo, r.Hi, (c.s+c.qLo)*c.z, (c.s+1+c.qHi)*c.z)
+		}
+		a := PresentExactInterval(c.s*c.z/pi, c.s, pi, c.z, 0.05)
+		if a.Hi != (c.s+c.qHi)*c.z {
+			t.Errorf("auto z=%v s=%v: upper %v B, want %v (N from scipy)", c.z, c.s, a.Hi, (c.s+c.qHi)*c.z)
+		}
+	}
+	r := ExactInterval(8/dotnetP, 8, dotnetP, 1, 0.05, false)
+	if r.Lo != 8+353667 || r.Hi != 9+1614138 {
+		t.Errorf("s=8 at 1/102400: [%v, %v], want [%v, %v]", r.Lo, r.Hi, 8+353667, 9+1614138)
 	}
 }
 
@@ -387,6 +431,63 @@ func TestIntervalHoldsEstimate(t *testing.T) {
 			if n == 1 && m == Auto && !slices.Contains(r.Notes, NoteContains) {
 				t.Errorf("1 × 80 KiB, %v: notes %q lack why the interval is narrow", m, r.Notes)
 			}
+		}
+	}
+}
+
+// TestLargeMissedCoverage: a row that mixes allocations many periods
+// large with small ones gets the gamma interval, whose variance is nearly
+// all the small ones': its upper end must still allow for a large
+// allocation missed whole, which happens with probability about L =
+// Σ (1−π)/π. With 200 to 3,000 × 1 MiB at R = 128 KiB (L ≈ 0.07 to 1)
+// beside 64 B allocations worth 4R, the bound misses high at most 0.3% of
+// the time; one that ignored L (the floor at R alone) missed 3.5–4.3%.
+// Each tail must stay within 2.5% plus four standard errors (20,000 draws
+// from a fixed seed: the test is deterministic).
+func TestLargeMissedCoverage(t *testing.T) {
+	const rate, big, small = 131072.0, 1 << 20, 64.0
+	rng := rand.New(rand.NewPCG(10, 1))
+	for _, n := range []int{30, 200, 1000, 3000} {
+		piBig, piSmall := -math.Expm1(-big/rate), -math.Expm1(-small/rate)
+		nSmall := 4 * rate / small
+		truth := float64(n)*big + nSmall*small
+		const draws = 20000
+		below, above := 0, 0
+		for range draws {
+			// Successes among trials by exponential gaps (the count of a
+			// Bernoulli process): missed large ones, sampled small ones.
+			count := func(trials, p float64) float64 {
+				k := 0.0
+				for x := math.Floor(rng.ExpFloat64() / -math.Log1p(-p)); x < trials; x += 1 + math.Floor(rng.ExpFloat64()/-math.Log1p(-p)) {
+					k++
+				}
+				return k
+			}
+			kBig, kSmall := float64(n)-count(float64(n), 1-piBig), count(nSmall, piSmall)
+			var s Stats
+			for _, g := range []struct{ k, z float64 }{{kBig, big}, {kSmall, small}} {
+				if g.k > 0 {
+					one := single(g.k, g.z, rate)
+					one.MaxWeight = math.Max(one.MaxWeight, rate) // unbias.Samples.Stats floors it at R
+					s.Merge(&one)
+				}
+			}
+			r, err := Interval(s, Auto, 0.95)
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case truth < r.Lo:
+				below++
+			case truth > r.Hi:
+				above++
+			}
+		}
+		ceil := 0.025 + 4*math.Sqrt(0.025*0.975/draws)
+		lo, hi := float64(below)/draws, float64(above)/draws
+		t.Logf("%d × 1 MiB + 4R of 64 B at 128 KiB: truth below %.4f, above %.4f", n, lo, hi)
+		if lo > ceil || hi > ceil {
+			t.Errorf("%d × 1 MiB + 4R of 64 B at 128 KiB: truth below the interval %.4f, above %.4f of the time (each must be ≤ %.4f)", n, lo, hi, ceil)
 		}
 	}
 }

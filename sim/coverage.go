@@ -69,9 +69,9 @@ type Options struct {
 	Confidence float64
 	Value      unbias.Value
 	// Conditional scores object counts against the allocations of the
-	// sizes that were sampled (per process and row), what heapest's
-	// object intervals claim to hold (ci.MethodConditional), rather
-	// than against every allocation.
+	// sizes that were sampled (per row, in any of the merged processes),
+	// what heapest's object intervals claim to hold
+	// (ci.MethodConditional), rather than against every allocation.
 	Conditional bool
 	// Workers is the parallelism (0: GOMAXPROCS).
 	Workers int
@@ -162,12 +162,11 @@ func replicate(rng *rand.Rand, w Workload, truth Truth, enc Encoding, opt Option
 	b := report.NewBuilder(report.Options{Value: opt.Value, By: aggregate.ByLeaf,
 		Confidence: opt.Confidence, Method: ci.Auto})
 	var buf bytes.Buffer
-	seen := make([]float64, len(truth.Objects)) // objects of sampled sizes, per row
-	seenTotal := 0.0                            // and in all, by the sizes sampled anywhere
+	hit := make([]map[uint64]bool, len(truth.Objects)) // sizes sampled per row, in any process
 	for i, p := range w.Processes {
 		buf.Reset()
 		sampled := Sample(rng, p)
-		seenTotal += addSeen(seen, p, sampled)
+		markSampled(hit, sampled)
 		if err := WriteDump(&buf, p.LgRate, sampled, enc); err != nil {
 			return err
 		}
@@ -184,7 +183,7 @@ func replicate(rng *rand.Rand, w Workload, truth Truth, enc Encoding, opt Option
 	if !opt.Value.IsSpace() {
 		want, wantTotal = truth.Objects, truth.TotalObjects
 		if opt.Conditional {
-			want, wantTotal = seen, seenTotal
+			want, wantTotal = sampledObjects(w, hit)
 		}
 	}
 	index := rowIndex(len(want))
@@ -203,29 +202,47 @@ func replicate(rng *rand.Rand, w Workload, truth Truth, enc Encoding, opt Option
 	return nil
 }
 
-// addSeen adds to seen, per row, process p's allocations of the sizes
-// that got at least one sample in that row, and returns p's allocations
-// of the sizes sampled in any row: a group's object interval holds the
-// allocations of the sizes sampled in the group.
-func addSeen(seen []float64, p Process, sampled []Sampled) float64 {
-	any := map[uint64]bool{}
-	for i, st := range p.Stacks {
-		for _, a := range st.Allocs {
-			if sampled[i][a.Size] > 0 {
-				seen[i] += float64(a.Count)
-				any[a.Size] = true
+// markSampled records, per row, the sizes that got a sample.
+func markSampled(hit []map[uint64]bool, sampled []Sampled) {
+	for i, smp := range sampled {
+		for z, n := range smp {
+			if n > 0 {
+				if hit[i] == nil {
+					hit[i] = map[uint64]bool{}
+				}
+				hit[i][z] = true
 			}
+		}
+	}
+}
+
+// sampledObjects is what object intervals conditional on the sampled
+// sizes claim to hold: per row, the allocations, in every process, of
+// the sizes some sample of the row hit in any process (a merged row's HT
+// sum estimates all of them, processes that drew no sample included);
+// for the total, those of the sizes sampled in any row.
+func sampledObjects(w Workload, hit []map[uint64]bool) ([]float64, float64) {
+	seen := make([]float64, len(hit))
+	anyRow := map[uint64]bool{}
+	for _, h := range hit {
+		for z := range h {
+			anyRow[z] = true
 		}
 	}
 	total := 0.0
-	for _, st := range p.Stacks {
-		for _, a := range st.Allocs {
-			if any[a.Size] {
-				total += float64(a.Count)
+	for _, p := range w.Processes {
+		for i, st := range p.Stacks {
+			for _, a := range st.Allocs {
+				if hit[i][a.Size] {
+					seen[i] += float64(a.Count)
+				}
+				if anyRow[a.Size] {
+					total += float64(a.Count)
+				}
 			}
 		}
 	}
-	return total
+	return seen, total
 }
 
 func rowIndex(n int) map[string]int {

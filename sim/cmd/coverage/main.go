@@ -75,7 +75,11 @@ func study(reps int, seed uint64, v unbias.Value) ([]sim.StudyResult, error) {
 	var results []sim.StudyResult
 	for _, sc := range sim.Scenarios() {
 		for _, enc := range []sim.Encoding{sim.Raw, sim.Unbias} {
-			r, err := sim.Run(sc, enc, sim.Options{Reps: reps, Seed: seed, Confidence: 0.95, Value: v})
+			// Object counts are scored against the allocations of the
+			// sizes sampled (sim.Options.Conditional): that is what
+			// heapest's object intervals claim (method "conditional").
+			r, err := sim.Run(sc, enc, sim.Options{Reps: reps, Seed: seed, Confidence: 0.95, Value: v,
+				Conditional: !v.IsSpace()})
 			if err != nil {
 				return nil, err
 			}

@@ -128,17 +128,7 @@ func TestHiddenSizesJemalloc(t *testing.T) {
 	prog := needLibjemalloc(t)
 	heapest := heapestBinary(t)
 	dir := t.TempDir()
-	var runs []*hiddenRun
-	for _, sc := range hiddenScenarios {
-		for _, variant := range []string{"raw", "prof_unbias"} {
-			for rep := range hiddenReps(t) {
-				runs = append(runs, &hiddenRun{scenario: sc, variant: variant, rows: hiddenRowsPer(sc),
-					file: filepath.Join(dir, fmt.Sprintf("%s-%s-%d.heap", sc, variant, rep))})
-			}
-		}
-	}
-	start := time.Now()
-	errs := pprofParallel(runs, func(r *hiddenRun) error {
+	runHidden(t, "jemalloc", hiddenRuns(t, dir, "heap", "raw", "prof_unbias"), func(r *hiddenRun) error {
 		conf := "MALLOC_CONF=prof:true,lg_prof_sample:19"
 		if r.variant == "raw" {
 			conf += ",prof_unbias:false"
@@ -155,13 +145,6 @@ func TestHiddenSizesJemalloc(t *testing.T) {
 		}
 		return hiddenReports(heapest, r)
 	})
-	for i, err := range errs {
-		if err != nil {
-			t.Fatalf("%s/%s: %v", runs[i].scenario, runs[i].variant, err)
-		}
-	}
-	t.Logf("%d runs of hidden.c and their reports in %v", len(runs), time.Since(start).Round(time.Millisecond))
-	checkHidden(t, "jemalloc", runs)
 }
 
 // TestHiddenSizesGo runs gohidden at runtime.MemProfileRate 512 KiB,
@@ -175,17 +158,7 @@ func TestHiddenSizesGo(t *testing.T) {
 		goTool, "build", "-o", prog, "."); err != nil {
 		t.Fatalf("go build gohidden: %v\n%s", err, errOut)
 	}
-	var runs []*hiddenRun
-	for _, sc := range hiddenScenarios {
-		for _, variant := range []string{"proto", "text"} {
-			for rep := range hiddenReps(t) {
-				runs = append(runs, &hiddenRun{scenario: sc, variant: variant, rows: hiddenRowsPer(sc),
-					file: filepath.Join(dir, fmt.Sprintf("%s-%s-%d.prof", sc, variant, rep))})
-			}
-		}
-	}
-	start := time.Now()
-	errs := pprofParallel(runs, func(r *hiddenRun) error {
+	runHidden(t, "Go", hiddenRuns(t, dir, "prof", "proto", "text"), func(r *hiddenRun) error {
 		debug := "0"
 		if r.variant == "text" {
 			debug = "1"
@@ -201,13 +174,34 @@ func TestHiddenSizesGo(t *testing.T) {
 		}
 		return hiddenReports(heapest, r)
 	})
-	for i, err := range errs {
+}
+
+// hiddenRuns lists the runs of every scenario in each variant, their
+// profiles in dir with extension ext.
+func hiddenRuns(t *testing.T, dir, ext string, variants ...string) []*hiddenRun {
+	var runs []*hiddenRun
+	for _, sc := range hiddenScenarios {
+		for _, variant := range variants {
+			for rep := range hiddenReps(t) {
+				runs = append(runs, &hiddenRun{scenario: sc, variant: variant, rows: hiddenRowsPer(sc),
+					file: filepath.Join(dir, fmt.Sprintf("%s-%s-%d.%s", sc, variant, rep, ext))})
+			}
+		}
+	}
+	return runs
+}
+
+// runHidden does each run with do, in parallel, and checks the
+// allocator's coverage over them.
+func runHidden(t *testing.T, allocator string, runs []*hiddenRun, do func(*hiddenRun) error) {
+	start := time.Now()
+	for i, err := range pprofParallel(runs, do) {
 		if err != nil {
 			t.Fatalf("%s/%s: %v", runs[i].scenario, runs[i].variant, err)
 		}
 	}
-	t.Logf("%d runs of gohidden and their reports in %v", len(runs), time.Since(start).Round(time.Millisecond))
-	checkHidden(t, "Go", runs)
+	t.Logf("%d %s runs and their reports in %v", len(runs), allocator, time.Since(start).Round(time.Millisecond))
+	checkHidden(t, allocator, runs)
 }
 
 // hiddenReports runs heapest report --by stack on r's profile, bytes and

@@ -218,15 +218,16 @@ func (c *Collector) internStack(rec *parse.Record) uint32 {
 	c.buf = c.buf[:0]
 	byID := len(rec.FrameIDs) == len(rec.Stack)
 	for i := range rec.Stack {
-		var fid uint32
-		if byID {
-			if fid = rec.FrameIDs[i]; fid > 0 && fid < 1<<26 && int(fid) < len(c.byFrameID) && c.byFrameID[fid] != 0 {
-				c.buf = append(c.buf, c.byFrameID[fid]-1)
-				continue
-			}
+		var fid uint32 // 0: none, or not the small dense ids parsers give
+		if byID && rec.FrameIDs[i] < 1<<26 {
+			fid = rec.FrameIDs[i]
+		}
+		if fid > 0 && int(fid) < len(c.byFrameID) && c.byFrameID[fid] != 0 {
+			c.buf = append(c.buf, c.byFrameID[fid]-1)
+			continue
 		}
 		id := c.internFrame(&rec.Stack[i])
-		if fid > 0 && fid < 1<<26 {
+		if fid > 0 {
 			if int(fid) >= len(c.byFrameID) {
 				c.byFrameID = room(c.byFrameID, int(fid)+1-len(c.byFrameID))[:fid+1]
 			}

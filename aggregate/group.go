@@ -229,8 +229,12 @@ func (g *grouper) flat(i int32) *ci.Stats {
 	if at := g.flatAt[i]; at != 0 {
 		return &g.values[at-1]
 	}
-	return &ci.Stats{}
+	return &noFlat
 }
+
+// noFlat is the flat statistics of a group that has none: read only
+// (merge makes a group its own before adding to them).
+var noFlat ci.Stats
 
 func (g *grouper) cumEstimate(i int32) float64 {
 	switch {

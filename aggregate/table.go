@@ -256,7 +256,11 @@ func (c *Collector) eachStack(breakdown bool, f func([]uint32)) {
 // Unnamed frames are keyed after the named ones, once their number is
 // known, so that a dump nothing names fills its table without regrowing.
 func (c *Collector) nameFrames(t *Table, namer Namer, info *[2][]frameInfo) {
-	var unnamed []*frameInfo
+	type pending struct {
+		fi   *frameInfo
+		addr uint64
+	}
+	var unnamed []pending
 	for leaf := range info {
 		for id := range info[leaf] {
 			fi := &info[leaf][id]
@@ -272,18 +276,16 @@ func (c *Collector) nameFrames(t *Table, namer Namer, info *[2][]frameInfo) {
 			if fi.named {
 				fi.fn = t.funcs.internShared(name) // a namer hands out one string per function
 			} else {
-				fi.fn = uint32(id)
-				unnamed = append(unnamed, fi)
+				unnamed = append(unnamed, pending{fi, f.Addr})
 			}
 		}
 	}
 	t.reserveAnon(len(unnamed))
-	for _, fi := range unnamed {
-		addr := c.frameVals[fi.fn].Addr
-		if t.byModule && addr != 0 {
-			fi.fn = t.moduleFunc(namer, addr)
+	for _, u := range unnamed {
+		if t.byModule && u.addr != 0 {
+			u.fi.fn = t.moduleFunc(namer, u.addr)
 		} else {
-			fi.fn = t.addrFunc(addr)
+			u.fi.fn = t.addrFunc(u.addr)
 		}
 	}
 }

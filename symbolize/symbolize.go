@@ -511,10 +511,7 @@ func (s *session) addDebugFile(o *object) {
 // resolve names one address: from the profile's own symbols, else from the
 // mapped file.
 func (s *session) resolve(addr uint64, leaf bool) resolved {
-	pc := addr
-	if !leaf {
-		pc-- // a return address: the call is the byte before
-	}
+	pc := instrPC(addr, leaf)
 	if name, ok := s.fromProfileSymbols(pc, addr); ok {
 		return resolved{fn: name}
 	}
@@ -536,12 +533,17 @@ func (s *session) resolve(addr uint64, leaf bool) resolved {
 // absent (from another machine, or stripped) then costs nothing per
 // address beyond this lookup.
 func (s *session) mayName(addr uint64, leaf bool) bool {
-	pc := addr
-	if !leaf {
-		pc--
-	}
-	m := s.mappingFor(pc)
+	m := s.mappingFor(instrPC(addr, leaf))
 	return m != nil && s.usable(m)
+}
+
+// instrPC is the instruction a frame address stands for: the address of
+// a leaf, the byte before a return address (the call).
+func instrPC(addr uint64, leaf bool) uint64 {
+	if leaf {
+		return addr
+	}
+	return addr - 1
 }
 
 // usable reports whether m's file was found and opened, looking for it on

@@ -213,7 +213,8 @@ func (c *Collector) stackOf(rec *parse.Record) uint32 {
 }
 
 // internStack returns the id of rec's stack, looking each frame up once
-// per parser frame id where the parser gives them.
+// per parser frame id where the parser gives them. A stack the parser
+// says is new is stored without looking it up.
 func (c *Collector) internStack(rec *parse.Record) uint32 {
 	c.buf = c.buf[:0]
 	byID := len(rec.FrameIDs) == len(rec.Stack)
@@ -234,6 +235,9 @@ func (c *Collector) internStack(rec *parse.Record) uint32 {
 			c.byFrameID[fid] = id + 1
 		}
 		c.buf = append(c.buf, id)
+	}
+	if rec.NewStack && rec.StackID != 0 {
+		return c.stacks.add(c.buf)
 	}
 	return c.stacks.intern(c.buf)
 }

@@ -236,3 +236,40 @@ func TestDropStacks(t *testing.T) {
 		}
 	}
 }
+
+// A stack the parser says is new is stored without a lookup; records that
+// name it by its StackID find it again, and a later record of the same
+// stack without the promise becomes a cell of its own that the table joins
+// with the first, so the totals are those of plain interning.
+func TestNewStack(t *testing.T) {
+	recs := []parse.Record{addrRec(1, 0x20, 0x30), addrRec(2, 0x20, 0x30), addrRec(4, 0x40, 0x30), addrRec(8, 0x20, 0x30)}
+	recs[0].StackID, recs[0].NewStack = 1, true
+	recs[1].StackID = 1
+	recs[2].StackID, recs[2].NewStack = 2, true
+	c := NewCollector([]unbias.Value{unbias.InUseSpace}, Keys{}, Window{}, 0)
+	for i := range recs {
+		c.Record(&recs[i])
+	}
+	if got := c.stacks.len(); got != 3 {
+		t.Errorf("collector holds %d stacks, want 3 (two new ones, one interned)", got)
+	}
+	if got := c.stacks.placed; got != 1 {
+		t.Errorf("%d stacks were hashed, want 1", got)
+	}
+	tb := NewTable(c.values, c.keys)
+	if err := c.Finish(tb, nil, &parse.Profile{}); err != nil {
+		t.Fatal(err)
+	}
+	if tb.Len() != 2 {
+		t.Fatalf("table has %d cells, want 2", tb.Len())
+	}
+	groups, _, _ := tb.Groups(ByStack, Filter{}, 0, 0)
+	got := map[string]float64{}
+	for _, g := range groups {
+		got[g.Key] = g.Flat.Samples
+	}
+	want := map[string]float64{"0x30;0x20": 11, "0x30;0x40": 4}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("samples per stack %v, want %v", got, want)
+	}
+}

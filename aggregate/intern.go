@@ -75,6 +75,7 @@ func (k frameKey) hash() uint64 { return mix(k.addr ^ mix(uint64(k.fn)^uint64(k.
 // stackTable interns stacks: sequences of frame ids, leaf first.
 type stackTable struct {
 	slots
+	placed int // stacks in slots (not stored by add)
 	frames chunked[uint32]
 	spans  []span
 	hashes []uint64
@@ -134,10 +135,11 @@ func (t *stackTable) intern(ids []uint32) uint32 {
 		if e == 0 {
 			id := uint32(len(t.hashes))
 			t.ids[i] = slot(id, h)
+			t.placed++
 			t.hashes = append(room(t.hashes, 1), h)
 			chunk, off := t.frames.put(ids)
 			t.spans = append(room(t.spans, 1), span{chunk, off, uint32(len(ids))})
-			if t.full(len(t.hashes)) {
+			if t.full(t.placed) {
 				t.grow()
 			}
 			return id
@@ -148,10 +150,28 @@ func (t *stackTable) intern(ids []uint32) uint32 {
 	}
 }
 
+// unhashed is the hash noted for a stack stored by add: such stacks are
+// never found by intern. (A stack whose real hash is unhashed is then not
+// found either: it is interned again as a stack of its own, which costs a
+// cell, not a wrong answer, as the table joins stacks by names.)
+const unhashed = 0
+
+// add stores stack ids, which the caller knows to be new, without looking
+// it up, and returns its id: intern will not find it.
+func (t *stackTable) add(ids []uint32) uint32 {
+	id := uint32(len(t.hashes))
+	t.hashes = append(room(t.hashes, 1), unhashed)
+	chunk, off := t.frames.put(ids)
+	t.spans = append(room(t.spans, 1), span{chunk, off, uint32(len(ids))})
+	return id
+}
+
 func (t *stackTable) grow() {
-	t.slots = newSlots(len(t.hashes) * 2)
+	t.slots = newSlots(t.placed * 2)
 	for id, h := range t.hashes {
-		t.place(uint32(id), h)
+		if h != unhashed {
+			t.place(uint32(id), h)
+		}
 	}
 }
 

@@ -109,6 +109,12 @@ type Record struct {
 	// the stack up once per id instead of once per record (a trace's
 	// events name their stack by id). 0 means unknown.
 	StackID uint64
+	// NewStack, with a StackID, says that no earlier record of the input
+	// had this Stack: a consumer may store it without looking it up. A
+	// jemalloc dump never repeats a stack (a repeat is an error), and
+	// looking up a hundred thousand stacks that are all new is a fifth of
+	// reading one.
+	NewStack bool
 	// FrameIDs, when not nil, identifies each frame of Stack within the
 	// input (FrameIDs[i] for Stack[i]), densely from 1: frames with the
 	// same id are the same, so a consumer may look a frame up once per

@@ -407,6 +407,13 @@ func (p *parser) threadName(uid []byte) string {
 func (p *parser) send(c jeCounts, thread string, breakdown bool) {
 	rec := &p.rec
 	rec.Stack = p.frames
+	// Stacks are numbered from 1 as their t* lines come, their thread
+	// lines after them; the parser rejects a repeated stack, so each is
+	// new when its t* line is sent.
+	rec.StackID, rec.NewStack = uint64(p.prof.Records), !breakdown
+	if !breakdown {
+		rec.StackID++
+	}
 	rec.Thread = thread
 	rec.Breakdown = breakdown
 	rec.InUse = parse.Counts{Objects: float64(c.curObjs), Bytes: float64(c.curBytes), Enc: p.enc}

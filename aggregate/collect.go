@@ -89,6 +89,7 @@ type Collector struct {
 
 	buf     []uint32
 	contrib []unbias.Contribution
+	memo    unbias.Memo
 	// counted marks the frames whose addresses were told unresolved
 	// (Finish).
 	counted []bool
@@ -165,7 +166,7 @@ func (d *deferred) record(rec *parse.Record, p *parse.Profile) {
 
 // contribute is value v's (index i's) contribution of rec, in c.contrib[i].
 func (c *Collector) contribute(rec *parse.Record, v unbias.Value, i int) *unbias.Contribution {
-	c.contrib[i] = unbias.Contribute(rec, v)
+	c.contrib[i] = c.memo.Contribute(rec, v)
 	if c.window.On && c.window.From > 0 && c.contrib[i].HasOffset {
 		c.contrib[i].OpenStart = true // the window starts between samples
 	}

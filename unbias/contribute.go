@@ -19,6 +19,32 @@ type Contribution struct {
 // Contribute unbiases one record for value v. A record with nothing for v
 // gives a zero Contribution (Stats.N == 0).
 func Contribute(rec *parse.Record, v Value) Contribution {
+	var m Memo
+	return m.Contribute(rec, v)
+}
+
+// Memo remembers the last prof_unbias pair it inverted, so that the
+// values of a record that read the same pair (in-use space and objects)
+// invert it once: the inversion is most of unbiasing a jemalloc line. The
+// zero Memo is ready to use; it is not safe for concurrent use.
+type Memo struct {
+	cIn, sIn uint64
+	rate     float64
+	n, z     uint64
+	ok, set  bool
+}
+
+// invert is jemallocInvert, remembered.
+func (m *Memo) invert(cIn, sIn uint64, rate float64) (n, z uint64, ok bool) {
+	if !m.set || m.cIn != cIn || m.sIn != sIn || m.rate != rate {
+		m.n, m.z, m.ok = jemallocInvert(cIn, sIn, rate)
+		m.cIn, m.sIn, m.rate, m.set = cIn, sIn, rate, true
+	}
+	return m.n, m.z, m.ok
+}
+
+// Contribute is the package's Contribute, with m's memory.
+func (m *Memo) Contribute(rec *parse.Record, v Value) Contribution {
 	if rec.Pre != nil {
 		// Statistics heapest computed earlier (its own pprof output):
 		// used as written, so intervals and merges reproduce exactly.
@@ -45,7 +71,7 @@ func Contribute(rec *parse.Record, v Value) Contribution {
 		if rec.Rate <= 1 {
 			out = exact(c, v)
 		} else {
-			out = bernoulli(c, v, rec.Rate)
+			out = m.bernoulli(c, v, rec.Rate)
 		}
 	case parse.Exact:
 		out = exact(c, v)
@@ -104,11 +130,11 @@ func mixed(n, objects, bytes, rate float64, v Value) Contribution {
 	return out
 }
 
-func bernoulli(c parse.Counts, v Value, rate float64) Contribution {
+func (m *Memo) bernoulli(c parse.Counts, v Value, rate float64) Contribution {
 	switch c.Enc {
 	case parse.JemallocUnbias:
 		cIn, sIn := uint64(c.Objects), uint64(c.Bytes)
-		if n, z, ok := jemallocInvert(cIn, sIn, rate); ok {
+		if n, z, ok := m.invert(cIn, sIn, rate); ok {
 			return single(float64(n), float64(z), rate, v)
 		}
 		objs, bytes := JeprofDecode(c.Objects, c.Bytes, rate)

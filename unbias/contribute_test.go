@@ -103,3 +103,27 @@ func TestRawMixedBias(t *testing.T) {
 		}
 	}
 }
+
+// A Memo gives what Contribute gives, record after record, whether the
+// pair it remembers is read again (the values of one record), changes, or
+// comes back under another rate.
+func TestMemoContribute(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 9))
+	var m Memo
+	for i := 0; i < 5000; i++ {
+		rate := float64(uint64(1) << (14 + rng.IntN(6)))
+		z := JemallocSizeClass(uint64(1 + rng.IntN(1<<20)))
+		sh, us := JemallocSampleWeights(z, uint(14+rng.IntN(6)))
+		n := uint64(1 + rng.IntN(40))
+		c, s := JemallocEncode(n*sh, n*us, 19)
+		if rng.IntN(4) == 0 {
+			s += 7 // a pair no single size class writes
+		}
+		r := rec(parse.Bernoulli, rate, parse.Counts{Objects: float64(c), Bytes: float64(s), Enc: parse.JemallocUnbias})
+		for _, v := range []Value{InUseSpace, InUseObjects, InUseSpace} {
+			if got, want := m.Contribute(r, v), Contribute(r, v); got != want {
+				t.Fatalf("record %d (%v, %v at rate %v), %v: Memo gives %+v, Contribute %+v", i, c, s, rate, v, got, want)
+			}
+		}
+	}
+}

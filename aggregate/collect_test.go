@@ -167,23 +167,29 @@ func TestStackID(t *testing.T) {
 }
 
 // With Narrow, an input that says it has in-use values (Begin) gets no
-// work done on its allocation values, and one without them keeps them.
+// work done on its allocation values, and one without them keeps them;
+// records kept until Finish for their encoding too.
 func TestNarrow(t *testing.T) {
-	for _, hasInUse := range []bool{true, false} {
-		values := []unbias.Value{unbias.InUseSpace, unbias.AllocSpace}
-		c := NewCollector(values, Keys{}, Window{}, 0)
-		c.Narrow()
-		parse.Begin(c, &parse.Profile{HasInUse: hasInUse, HasAlloc: true})
-		r := rec(2, "f", "main")
-		r.Alloc = r.InUse
-		c.Record(&r)
-		tb := NewTable(values, Keys{})
-		if err := c.Finish(tb, nil, &parse.Profile{}); err != nil {
-			t.Fatal(err)
-		}
-		tot := tb.Total(Filter{})
-		if (tot[0].N == 1) != hasInUse || (tot[1].N == 1) == hasInUse {
-			t.Errorf("has in-use %v: in-use %+v, alloc %+v", hasInUse, tot[0], tot[1])
+	for _, late := range []bool{false, true} {
+		for _, hasInUse := range []bool{true, false} {
+			values := []unbias.Value{unbias.InUseSpace, unbias.AllocSpace}
+			c := NewCollector(values, Keys{}, Window{}, 0)
+			c.Narrow()
+			parse.Begin(c, &parse.Profile{HasInUse: hasInUse, HasAlloc: true})
+			r := rec(2, "f", "main")
+			if late {
+				r.InUse.Enc = parse.Unresolved
+			}
+			r.Alloc = r.InUse
+			c.Record(&r)
+			tb := NewTable(values, Keys{})
+			if err := c.Finish(tb, nil, &parse.Profile{Encoding: parse.Raw}); err != nil {
+				t.Fatal(err)
+			}
+			tot := tb.Total(Filter{})
+			if (tot[0].N == 1) != hasInUse || (tot[1].N == 1) == hasInUse {
+				t.Errorf("late %v, has in-use %v: in-use %+v, alloc %+v", late, hasInUse, tot[0], tot[1])
+			}
 		}
 	}
 }

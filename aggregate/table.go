@@ -184,7 +184,12 @@ func (c *Collector) Finish(t *Table, namer Namer, p *parse.Profile) error {
 		d.record(&rec, p)
 		k := m.key(d.key)
 		for i, v := range c.values {
-			st[i] = c.contribute(&rec, v, i).Stats
+			if c.skip != nil && c.skip[i] {
+				c.contrib[i] = unbias.Contribution{} // a value Begin dropped, as in add
+			} else {
+				c.contribute(&rec, v, i)
+			}
+			st[i] = c.contrib[i].Stats
 		}
 		if c.keys.Size {
 			k.size = c.size()

@@ -69,7 +69,7 @@ type Collector struct {
 	cells     *cellTable
 	stats     valueStats
 
-	deferred []deferred
+	deferred deferredStore
 	// narrow, when set, lets Begin drop the values of the kind (in-use
 	// or allocations) that the report will not show: the report's
 	// default value is in-use space where the input has it.
@@ -137,31 +137,10 @@ func (c *Collector) Record(rec *parse.Record) {
 		k.thread = c.strs.internShared(rec.Thread)
 	}
 	if rec.InUse.Enc == parse.Unresolved || rec.Alloc.Enc == parse.Unresolved {
-		if c.deferred == nil {
-			c.deferred = make([]deferred, 0, cap(c.cells.keys))
-		}
-		c.deferred = append(room(c.deferred, 1), deferred{key: k, scheme: rec.Scheme, rate: rec.Rate,
-			inUse: rec.InUse, alloc: rec.Alloc, offset: rec.Offset, hasOffset: rec.HasOffset})
+		c.deferred.add(k, rec)
 		return
 	}
 	c.add(k, rec)
-}
-
-// deferred is a record kept until its input's encoding is known: its cell
-// key (without the size) and what unbias needs, with no pointers.
-type deferred struct {
-	key          cellKey
-	scheme       parse.Scheme
-	hasOffset    bool
-	rate, offset float64
-	inUse, alloc parse.Counts
-}
-
-// record fills rec with d, its encodings resolved by p.
-func (d *deferred) record(rec *parse.Record, p *parse.Profile) {
-	rec.Scheme, rec.Rate, rec.Offset, rec.HasOffset = d.scheme, d.rate, d.offset, d.hasOffset
-	rec.InUse, rec.Alloc = d.inUse, d.alloc
-	rec.InUse.Enc, rec.Alloc.Enc = p.Resolve(d.inUse.Enc), p.Resolve(d.alloc.Enc)
 }
 
 // contribute is value v's (index i's) contribution of rec, in c.contrib[i].

@@ -435,14 +435,21 @@ type chunked[T any] struct {
 	n int // elements stored
 }
 
-// chunkLen is the length of a chunk: 64 K elements (256 KB of uint32).
-const chunkLen = 1 << 16
+// chunkLen is the largest length of a chunk: 64 K elements (256 KB of
+// uint32); the first is firstChunk long.
+const chunkLen, firstChunk = 1 << 16, 1 << 10
 
 // put stores vs contiguously and returns where: chunk and offset.
 func (s *chunked[T]) put(vs []T) (chunk, off uint32) {
 	last := len(s.c) - 1
 	if last < 0 || cap(s.c[last])-len(s.c[last]) < len(vs) {
-		s.c = append(s.c, make([]T, 0, max(chunkLen, len(vs))))
+		// Chunks double from a small one up to chunkLen, so that a
+		// small input costs little.
+		n := firstChunk
+		if last >= 0 {
+			n = min(2*cap(s.c[last]), chunkLen)
+		}
+		s.c = append(s.c, make([]T, 0, max(n, len(vs))))
 		last++
 	}
 	off = uint32(len(s.c[last]))

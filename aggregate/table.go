@@ -142,7 +142,7 @@ type frameInfo struct {
 // breakdowns (p.Breakdowns > 0), those cells replace the others where
 // kept. The collector is spent.
 func (c *Collector) Finish(t *Table, namer Namer, p *parse.Profile) error {
-	t.reserve(len(c.cells.keys)+len(c.deferred), c.stacks.len())
+	t.reserve(len(c.cells.keys)+c.deferred.len(), c.stacks.len())
 	useBreakdown := c.keys.Thread && p.Breakdowns > 0
 	// info[0] is per frame as a caller, info[1] as the leaf.
 	info := [2][]frameInfo{make([]frameInfo, len(c.frameVals)), make([]frameInfo, len(c.frameVals))}
@@ -177,11 +177,11 @@ func (c *Collector) Finish(t *Table, namer Namer, p *parse.Profile) error {
 	// never needed a cell of their own here.
 	st := make([]ci.Stats, nv)
 	var rec parse.Record
-	for _, d := range c.deferred {
+	c.deferred.each(func(d *deferred) {
 		if d.key.breakdown != useBreakdown {
-			continue
+			return
 		}
-		d.record(&rec, p)
+		c.deferred.record(d, &rec, p)
 		k := m.key(d.key)
 		for i, v := range c.values {
 			if c.skip != nil && c.skip[i] {
@@ -195,7 +195,7 @@ func (c *Collector) Finish(t *Table, namer Namer, p *parse.Profile) error {
 			k.size = c.size()
 		}
 		t.add(k, st)
-	}
+	})
 	*c = Collector{}
 	return nil
 }
@@ -250,11 +250,11 @@ func (c *Collector) eachStack(breakdown bool, f func([]uint32)) {
 			f(c.stacks.stack(k.stack))
 		}
 	}
-	for _, d := range c.deferred {
+	c.deferred.each(func(d *deferred) {
 		if d.key.breakdown == breakdown {
 			f(c.stacks.stack(d.key.stack))
 		}
-	}
+	})
 }
 
 // nameFrames fills info with each needed frame's table function id.

@@ -62,7 +62,9 @@ type Collector struct {
 	window Window
 	span   Span
 
-	frames    *keyTable[frameKey]
+	frames    *keyTable[frameKey] // frames with names
+	named     []uint32            // frames' id -> frame id (frameVals)
+	addrs     addrTable           // frames without names -> frame id
 	frameVals []parse.Frame
 	stacks    *stackTable
 	strs      *strTable
@@ -105,7 +107,7 @@ func NewCollector(values []unbias.Value, keys Keys, w Window, sizeHint int64) *C
 	st := newStackTable(stacks)
 	return &Collector{
 		values: values, keys: keys, window: w,
-		frames: newKeyTable[frameKey](stacks / 4), stacks: st,
+		frames: newKeyTable[frameKey](16), addrs: newAddrTable(stacks / 4), stacks: st,
 		strs: newStrTable(), cells: newCellTable(stacks),
 		stats:   newValueStats(len(values)),
 		contrib: make([]unbias.Contribution, len(values)),
@@ -224,15 +226,27 @@ func (c *Collector) internStack(rec *parse.Record) uint32 {
 
 // internFrame returns the id of frame f.
 func (c *Collector) internFrame(f *parse.Frame) uint32 {
+	if f.Func == "" {
+		id, ok := c.addrs.find(f.Addr)
+		if !ok {
+			id = uint32(len(c.frameVals))
+			c.addrs.put(f.Addr, id)
+			c.frameVals = append(room(c.frameVals, 1), *f)
+		}
+		return id
+	}
 	k := frameKey{addr: f.Addr, n: len(f.Func)}
 	if k.n > 0 {
 		k.fn = uintptr(unsafe.Pointer(unsafe.StringData(f.Func)))
 	}
-	id, added := c.frames.intern(k)
+	kid, added := c.frames.intern(k)
 	if added {
+		// Named frames and bare addresses share one numbering, that of
+		// frameVals.
+		c.named = append(room(c.named, 1), uint32(len(c.frameVals)))
 		c.frameVals = append(room(c.frameVals, 1), *f)
 	}
-	return id
+	return c.named[kid]
 }
 
 // size is the allocation size of the record just unbiased (c.contrib):

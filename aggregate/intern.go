@@ -72,6 +72,64 @@ type frameKey struct {
 
 func (k frameKey) hash() uint64 { return mix(k.addr ^ mix(uint64(k.fn)^uint64(k.n)<<48)) }
 
+// addrTable maps the addresses of frames without names to frame ids: the
+// frames of a jemalloc dump, millions of lookups of some ten thousand
+// addresses. A slot holds its address beside its id, so that a lookup
+// reads one cache line where a keyTable reads two (its slots and keys
+// outgrow the cache).
+type addrTable struct {
+	slots []addrSlot
+	mask  uint64
+	n     int
+}
+
+// addrSlot is one entry: id+1 (0: empty) and its address.
+type addrSlot struct {
+	addr uint64
+	id   uint32
+}
+
+func newAddrTable(hint int) addrTable {
+	n := 1 << max(4, bits.Len(uint(hint*2)))
+	return addrTable{slots: make([]addrSlot, n), mask: uint64(n - 1)}
+}
+
+// find returns addr's id, or false when addr is not in the table yet.
+func (t *addrTable) find(addr uint64) (uint32, bool) {
+	for i := mix(addr) & t.mask; ; i = (i + 1) & t.mask {
+		e := &t.slots[i]
+		if e.id == 0 {
+			return 0, false
+		}
+		if e.addr == addr {
+			return e.id - 1, true
+		}
+	}
+}
+
+// put adds addr, not in the table, with id.
+func (t *addrTable) put(addr uint64, id uint32) {
+	if 2*(t.n+1) >= len(t.slots) {
+		old := t.slots
+		*t = newAddrTable(len(old))
+		for _, e := range old {
+			if e.id != 0 {
+				t.place(e)
+			}
+		}
+	}
+	t.place(addrSlot{addr, id + 1})
+	t.n++
+}
+
+func (t *addrTable) place(e addrSlot) {
+	i := mix(e.addr) & t.mask
+	for t.slots[i].id != 0 {
+		i = (i + 1) & t.mask
+	}
+	t.slots[i] = e
+}
+
 // stackTable interns stacks: sequences of frame ids, leaf first.
 type stackTable struct {
 	slots

@@ -131,7 +131,8 @@ func jemallocInvert(cIn, sIn uint64, rate float64) (n, z uint64, ok bool) {
 		x := 8 * float64(us) / float64(sh)
 		k := float64(us) * (1.0 - math.Exp(-x/rate))
 		guess := math.Round(float64(sIn) / k)
-		for d := -1.0; d <= 1; d++ {
+		// The guess itself nearly always matches: it is tried first.
+		for _, d := range [3]float64{0, -1, 1} {
 			m := guess + d
 			if m < 1 || m*float64(us) > 1.8e19 {
 				continue

@@ -356,6 +356,17 @@ func newStrTable() *strTable {
 	return t
 }
 
+// reserve sizes an empty table's map for about n strings: a map that
+// grows to tens of thousands of function names rehashes them all many
+// times over.
+func (t *strTable) reserve(n int) {
+	if len(t.names) > 1 || len(t.ids) > 1 {
+		return
+	}
+	t.ids = make(map[string]uint32, n)
+	t.ids[""] = 0
+}
+
 func (t *strTable) intern(s string) uint32 {
 	if id, ok := t.ids[s]; ok {
 		return id

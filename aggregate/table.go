@@ -265,7 +265,15 @@ func (c *Collector) nameFrames(t *Table, namer Namer, info *[2][]frameInfo) {
 		fi   *frameInfo
 		addr uint64
 	}
+	type namedFrame struct {
+		fi   *frameInfo
+		name string
+	}
 	var unnamed []pending
+	var named []namedFrame
+	// An unnamed frame that is a leaf and a caller is one function, keyed
+	// by its address either way: it is looked up once.
+	var same [][2]*frameInfo // leaf info, caller info
 	for leaf := range info {
 		for id := range info[leaf] {
 			fi := &info[leaf][id]
@@ -278,12 +286,21 @@ func (c *Collector) nameFrames(t *Table, namer Namer, info *[2][]frameInfo) {
 				name, fi.alloc = namer.Name(f, leaf == 1)
 			}
 			fi.named = name != ""
-			if fi.named {
-				fi.fn = t.funcs.internShared(name) // a namer hands out one string per function
-			} else {
+			switch {
+			case fi.named:
+				named = append(named, namedFrame{fi, name})
+			case leaf == 1 && info[0][id].done && !info[0][id].named:
+				same = append(same, [2]*frameInfo{fi, &info[0][id]})
+			default:
 				unnamed = append(unnamed, pending{fi, f.Addr})
 			}
 		}
+	}
+	// Names are interned in the order found, then unnamed functions, as
+	// before the map was sized (function ids are in that order).
+	t.funcs.reserve(len(named))
+	for _, n := range named {
+		n.fi.fn = t.funcs.internShared(n.name) // a namer hands out one string per function
 	}
 	t.reserveAnon(len(unnamed))
 	for _, u := range unnamed {
@@ -292,6 +309,9 @@ func (c *Collector) nameFrames(t *Table, namer Namer, info *[2][]frameInfo) {
 		} else {
 			u.fi.fn = t.addrFunc(u.addr)
 		}
+	}
+	for _, p := range same {
+		p[0].fn = p[1].fn
 	}
 }
 

@@ -42,6 +42,9 @@ type jeTable struct {
 	rate       float64
 	shiftedCnt []uint64 // round(8/p(sz))
 	unbiasedSz []uint64 // round(sz/p(sz))
+	// perSample is what one sample of the class adds to a line's written
+	// bytes: jemallocInvert's guess divides by it.
+	perSample []float64
 }
 
 var jeTables sync.Map // rate (float64) -> *jeTable
@@ -58,13 +61,19 @@ func jemallocTable(rate float64) *jeTable {
 		lastJeTable.Store(t.(*jeTable))
 		return t.(*jeTable)
 	}
-	t := &jeTable{rate: rate, shiftedCnt: make([]uint64, len(sizeClasses)), unbiasedSz: make([]uint64, len(sizeClasses))}
+	n := len(sizeClasses)
+	t := &jeTable{rate: rate, shiftedCnt: make([]uint64, n), unbiasedSz: make([]uint64, n), perSample: make([]float64, n)}
 	for i, sz := range sizeClasses {
 		// The same double expressions as jemalloc's prof_unbias_map_init.
 		szd := float64(sz)
 		div := 1.0 - math.Exp(-szd/rate)
 		t.unbiasedSz[i] = castU64(szd / div)
 		t.shiftedCnt[i] = castU64(float64(uint64(1)<<lgTinyMin) / div)
+		// For one size class p(x) does not depend on n, so a line of n
+		// samples writes sIn ≈ n·us·p(x).
+		us, sh := t.unbiasedSz[i], t.shiftedCnt[i]
+		x := 8 * float64(us) / float64(sh)
+		t.perSample[i] = float64(us) * (1.0 - math.Exp(-x/rate))
 	}
 	jeTables.Store(rate, t)
 	lastJeTable.Store(t)
@@ -127,10 +136,7 @@ func jemallocInvert(cIn, sIn uint64, rate float64) (n, z uint64, ok bool) {
 	i := sort.Search(len(sizeClasses), func(i int) bool { return float64(sizeClasses[i]) >= lo })
 	for ; i < len(sizeClasses) && float64(sizeClasses[i]) <= hi; i++ {
 		sh, us := t.shiftedCnt[i], t.unbiasedSz[i]
-		// For one size class p(x) does not depend on n, so sIn ≈ n·us·p(x).
-		x := 8 * float64(us) / float64(sh)
-		k := float64(us) * (1.0 - math.Exp(-x/rate))
-		guess := math.Round(float64(sIn) / k)
+		guess := math.Round(float64(sIn) / t.perSample[i])
 		// The guess itself nearly always matches: it is tried first.
 		for _, d := range [3]float64{0, -1, 1} {
 			m := guess + d

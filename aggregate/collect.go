@@ -200,6 +200,9 @@ func (c *Collector) stackOf(rec *parse.Record) uint32 {
 func (c *Collector) internStack(rec *parse.Record) uint32 {
 	c.buf = c.buf[:0]
 	byID := len(rec.FrameIDs) == len(rec.Stack)
+	if !byID {
+		c.addrs.touch(rec.Stack)
+	}
 	for i := range rec.Stack {
 		var fid uint32 // 0: none, or not the small dense ids parsers give
 		if byID && rec.FrameIDs[i] < 1<<26 {

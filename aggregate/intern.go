@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/heapest/heapest/ci"
+	"github.com/heapest/heapest/parse"
 )
 
 // Interning: every distinct frame, stack and cell gets a dense integer id
@@ -81,6 +82,7 @@ type addrTable struct {
 	slots []addrSlot
 	mask  uint64
 	n     int
+	sink  uint32 // what touch read, kept so that its loads are not dropped
 }
 
 // addrSlot is one entry: id+1 (0: empty) and its address.
@@ -105,6 +107,19 @@ func (t *addrTable) find(addr uint64) (uint32, bool) {
 			return e.id - 1, true
 		}
 	}
+}
+
+// touch reads the first slot of each unnamed frame of stack, so that
+// their cache misses overlap before the lookups, which each wait on
+// theirs, begin.
+func (t *addrTable) touch(stack []parse.Frame) {
+	var x uint32
+	for i := range stack {
+		if stack[i].Func == "" {
+			x += t.slots[mix(stack[i].Addr)&t.mask].id
+		}
+	}
+	t.sink += x
 }
 
 // put adds addr, not in the table, with id.

@@ -1,6 +1,7 @@
 package aggregate
 
 import (
+	"slices"
 	"strconv"
 
 	"github.com/heapest/heapest/parse"
@@ -56,6 +57,11 @@ func (t *Table) anon(id uint32) (anonKey, *anonFunc, bool) {
 // reserveAnon makes room for n more unnamed functions.
 func (t *Table) reserveAnon(n int) {
 	a := &t.anons
+	// Growing these by doubling copies them a dozen times on a dump of
+	// hundreds of thousands of unnamed functions.
+	a.funcs = slices.Grow(a.funcs, n)
+	t.funcs.names = slices.Grow(t.funcs.names, n)
+	a.of = slices.Grow(a.of, max(0, len(t.funcs.names)+n-len(a.of)))
 	if a.keys == nil {
 		a.keys = newKeyTable[anonKey](n)
 		return
@@ -106,18 +112,48 @@ func (t *Table) mappingIndex(m *parse.Mapping) int32 {
 // addrFunc is the function id of an unnamed frame address.
 func (t *Table) addrFunc(addr uint64) uint32 { return t.anonFuncID(anonKey{off: addr}, nil, addr) }
 
-// moduleFunc is the function id of an unnamed frame address keyed by
-// module and offset, or by address when the namer cannot say.
-func (t *Table) moduleFunc(namer Namer, addr uint64) uint32 {
+// moduleKey is the key of an unnamed frame address by module and offset,
+// with the mapping it lies in, or by address (nil mapping) when the namer
+// cannot say.
+func (t *Table) moduleKey(namer Namer, addr uint64) (anonKey, *parse.Mapping) {
 	if mn, ok := namer.(ModuleNamer); ok {
 		if mod, off, m := mn.ModuleKey(addr); m != nil {
 			if t.anons.modules == nil {
 				t.anons.modules = newStrTable()
 			}
-			return t.anonFuncID(anonKey{mod: t.anons.modules.internShared(mod), off: off}, m, addr)
+			return anonKey{mod: t.anons.modules.internShared(mod), off: off}, m
 		}
 	}
-	return t.addrFunc(addr)
+	return anonKey{off: addr}, nil
+}
+
+// anonBatch is how many unnamed functions nameAnons keys before it looks
+// any up.
+const anonBatch = 16
+
+// nameAnons sets each frame's function to that of its address, unnamed:
+// keyed by module and offset with byModule (and a namer), else by
+// address. The keys of a batch are made and their table slots read
+// before any is looked up, so that the cache misses of a table of
+// hundreds of thousands of functions overlap.
+func (t *Table) nameAnons(namer Namer, frames []*frameInfo, addrs []uint64) {
+	t.reserveAnon(len(frames))
+	var keys [anonBatch]anonKey
+	var maps [anonBatch]*parse.Mapping
+	for start := 0; start < len(frames); start += anonBatch {
+		end := min(start+anonBatch, len(frames))
+		for i := start; i < end; i++ {
+			if t.byModule && addrs[i] != 0 {
+				keys[i-start], maps[i-start] = t.moduleKey(namer, addrs[i])
+			} else {
+				keys[i-start], maps[i-start] = anonKey{off: addrs[i]}, nil
+			}
+			t.anons.keys.touch(keys[i-start].hash())
+		}
+		for i := start; i < end; i++ {
+			frames[i].fn = t.anonFuncID(keys[i-start], maps[i-start], addrs[i])
+		}
+	}
 }
 
 // anonName is an unnamed function's name: 0x… for an address,

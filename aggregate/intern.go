@@ -276,6 +276,7 @@ type keyTable[K interface {
 }] struct {
 	slots
 	keys []K
+	sink uint64 // what touch read, kept so that its loads are not dropped
 }
 
 func newKeyTable[K interface {
@@ -284,6 +285,10 @@ func newKeyTable[K interface {
 }](hint int) *keyTable[K] {
 	return &keyTable[K]{slots: newSlots(hint), keys: make([]K, 0, hint)}
 }
+
+// touch reads the first slot of hash h's probe, so that a batch of
+// lookups can have their cache misses together (see addrTable.touch).
+func (t *keyTable[K]) touch(h uint64) { t.sink += t.ids[h&t.mask] }
 
 // intern returns k's id, adding k when new.
 func (t *keyTable[K]) intern(k K) (id uint32, added bool) {

@@ -261,15 +261,14 @@ func (c *Collector) eachStack(breakdown bool, f func([]uint32)) {
 // Unnamed frames are keyed after the named ones, once their number is
 // known, so that a dump nothing names fills its table without regrowing.
 func (c *Collector) nameFrames(t *Table, namer Namer, info *[2][]frameInfo) {
-	type pending struct {
-		fi   *frameInfo
-		addr uint64
+	var unnamed struct {
+		frames []*frameInfo
+		addrs  []uint64
 	}
 	type namedFrame struct {
 		fi   *frameInfo
 		name string
 	}
-	var unnamed []pending
 	var named []namedFrame
 	// An unnamed frame that is a leaf and a caller is one function, keyed
 	// by its address either way: it is looked up once.
@@ -292,7 +291,8 @@ func (c *Collector) nameFrames(t *Table, namer Namer, info *[2][]frameInfo) {
 			case leaf == 1 && info[0][id].done && !info[0][id].named:
 				same = append(same, [2]*frameInfo{fi, &info[0][id]})
 			default:
-				unnamed = append(unnamed, pending{fi, f.Addr})
+				unnamed.frames = append(unnamed.frames, fi)
+				unnamed.addrs = append(unnamed.addrs, f.Addr)
 			}
 		}
 	}
@@ -302,14 +302,7 @@ func (c *Collector) nameFrames(t *Table, namer Namer, info *[2][]frameInfo) {
 	for _, n := range named {
 		n.fi.fn = t.funcs.internShared(n.name) // a namer hands out one string per function
 	}
-	t.reserveAnon(len(unnamed))
-	for _, u := range unnamed {
-		if t.byModule && u.addr != 0 {
-			u.fi.fn = t.moduleFunc(namer, u.addr)
-		} else {
-			u.fi.fn = t.addrFunc(u.addr)
-		}
-	}
+	t.nameAnons(namer, unnamed.frames, unnamed.addrs)
 	for _, p := range same {
 		p[0].fn = p[1].fn
 	}

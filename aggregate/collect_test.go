@@ -279,3 +279,28 @@ func TestNewStack(t *testing.T) {
 		t.Errorf("samples per stack %v, want %v", got, want)
 	}
 }
+
+// The address table finds every address it was given, with its id, as it
+// grows from its smallest size, and grows by doubling, never filled past
+// three quarters.
+func TestAddrTable(t *testing.T) {
+	a := newAddrTable(1)
+	for i := 0; i < 90000; i++ {
+		addr := uint64(i) * 4096
+		if _, ok := a.find(addr); ok {
+			t.Fatalf("address %#x found before it was put", addr)
+		}
+		a.put(addr, uint32(i))
+		if 4*a.n > 3*len(a.slots) {
+			t.Fatalf("%d addresses in %d slots", a.n, len(a.slots))
+		}
+	}
+	if len(a.slots) != 1<<17 {
+		t.Errorf("90000 addresses in %d slots, want %d", len(a.slots), 1<<17)
+	}
+	for i := 0; i < 90000; i++ {
+		if id, ok := a.find(uint64(i) * 4096); !ok || id != uint32(i) {
+			t.Fatalf("address %d: id %d, %v", i, id, ok)
+		}
+	}
+}

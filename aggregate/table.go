@@ -269,7 +269,11 @@ func (c *Collector) nameFrames(t *Table, namer Namer, info *[2][]frameInfo) {
 		fi   *frameInfo
 		name string
 	}
-	var named []namedFrame
+	// The lists are made as large as they may grow: appending to them
+	// copied megabytes on a dump of a hundred thousand addresses.
+	n := len(c.frameVals)
+	named := make([]namedFrame, 0, n)
+	unnamed.frames, unnamed.addrs = make([]*frameInfo, 0, n), make([]uint64, 0, n)
 	// An unnamed frame that is a leaf and a caller is one function, keyed
 	// by its address either way: it is looked up once.
 	var same [][2]*frameInfo // leaf info, caller info

@@ -46,7 +46,10 @@ func WritePprof(w io.Writer, s *report.Stacks) error {
 	// writing a large profile, for files a fifth smaller. klauspost's
 	// writer, at its own fastest level, compresses a 65 MB profile in 0.11 s
 	// where compress/gzip took 0.18 s, into a file 2% smaller.
-	zw, err := gzip.NewWriterLevel(w, gzip.BestSpeed)
+	// The compressor writes a few hundred bytes at a time: buffered, a
+	// profile of 8 MB is written in 32 writes instead of 32,000 system calls.
+	out := bufio.NewWriterSize(w, 256<<10)
+	zw, err := gzip.NewWriterLevel(out, gzip.BestSpeed)
 	if err != nil {
 		return err
 	}
@@ -60,7 +63,10 @@ func WritePprof(w io.Writer, s *report.Stacks) error {
 	if err := e.w.Flush(); err != nil {
 		return err
 	}
-	return zw.Close()
+	if err := zw.Close(); err != nil {
+		return err
+	}
+	return out.Flush()
 }
 
 // profile.proto field numbers (github.com/google/pprof/proto/profile.proto).

@@ -48,3 +48,37 @@ func TestResolvedMatchesLookup(t *testing.T) {
 		}
 	}
 }
+
+// TestCoverHas checks cover against a look at every range, on ranges in
+// clusters far apart (buckets of very uneven load), up to the top of the
+// address space.
+func TestCoverHas(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	bases := []uint64{0, 1 << 20, 0x7f0000000000, 1<<64 - 1<<16}
+	for trial := range 300 {
+		var r []methodRange
+		for range rng.IntN(60) {
+			start := bases[rng.IntN(len(bases))] + uint64(rng.IntN(50000))
+			end := start + uint64(rng.IntN(400))
+			if end < start {
+				continue
+			}
+			r = append(r, methodRange{start: start, end: end, name: "m"})
+		}
+		syms := newSymbols(r)
+		c := newCover(syms.r)
+		for range 2000 {
+			ip := bases[rng.IntN(len(bases))] + uint64(rng.IntN(51000))
+			if rng.IntN(10) == 0 {
+				ip = rng.Uint64()
+			}
+			want := false
+			for _, m := range syms.r {
+				want = want || m.start <= ip && ip < m.end
+			}
+			if got := c.has(ip); got != want {
+				t.Fatalf("trial %d: has(%#x) = %v, want %v", trial, ip, got, want)
+			}
+		}
+	}
+}

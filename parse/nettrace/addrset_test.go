@@ -17,7 +17,7 @@ func TestResolvedMatchesLookup(t *testing.T) {
 			methods = append(methods, methodRange{start: start, end: start + uint64(rng.IntN(300)), name: "m"})
 		}
 		syms := newSymbols(methods)
-		set, want := newAddrSet(4), map[uint64]bool{}
+		set, want := newAddrSet(), map[uint64]bool{}
 		for range rng.IntN(3000) {
 			addr, leaf := uint64(rng.IntN(4500)), rng.IntN(3) == 0
 			set.add(addr, leaf)
@@ -79,6 +79,40 @@ func TestCoverHas(t *testing.T) {
 			if got := c.has(ip); got != want {
 				t.Fatalf("trial %d: has(%#x) = %v, want %v", trial, ip, got, want)
 			}
+		}
+	}
+}
+
+// TestAddrSetMerges checks addrSet against a map over many merges: repeats
+// within and across merges (the first copy's leaf flag wins), address 0,
+// and addresses of 2⁶³ and above.
+func TestAddrSetMerges(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, spread := range []int{1000, 50_000, 1 << 20} {
+		set, want := newAddrSet(), map[uint64]bool{}
+		for range 300_000 {
+			addr := uint64(rng.IntN(spread)) << uint(rng.IntN(3)*20)
+			if rng.IntN(50) == 0 {
+				addr |= 1 << 63
+			}
+			leaf := rng.IntN(3) == 0
+			set.add(addr, leaf)
+			if _, ok := want[addr]; !ok {
+				want[addr] = leaf
+			}
+		}
+		if set.len() != len(want) {
+			t.Fatalf("spread %d: the set holds %d addresses, want %d", spread, set.len(), len(want))
+		}
+		seen := 0
+		set.each(func(addr uint64, leaf bool) {
+			if l, ok := want[addr]; !ok || l != leaf {
+				t.Fatalf("spread %d: address %#x first a leaf %v, want %v (held %v)", spread, addr, leaf, l, ok)
+			}
+			seen++
+		})
+		if seen != len(want) {
+			t.Fatalf("spread %d: each gave %d addresses, want %d", spread, seen, len(want))
 		}
 	}
 }

@@ -143,7 +143,7 @@ func newDecoder(name string, r *bufio.Reader, opt parse.Options, sink parse.Sink
 		threadNames:   map[uint64]string{},
 		allStacks:     stackTable{index: map[string]int32{}},
 		tickNames:     nameIDs{ids: map[string]int32{}},
-		distinct:      newAddrSet(1024),
+		distinct:      newAddrSet(),
 		modules:       map[uint64]string{},
 		lastSeq:       map[uint64]uint32{},
 		tickVersions:  map[int]int{},

@@ -21,7 +21,7 @@ type addrSet struct {
 // minMerge is the fewest addresses merged at once: the buffer holds at
 // least as many, and at least half as many as are sorted, so that every
 // address is merged a few times at most.
-const minMerge = 1 << 14
+const minMerge = 1 << 16
 
 func newAddrSet() *addrSet { return &addrSet{} }
 

@@ -16,14 +16,15 @@ type addrSet struct {
 	sorted []uint64 // distinct, ascending
 	spare  []uint64 // the next sorted, merged into
 	high   map[uint64]bool
+	// minMerge is the fewest addresses merged at once: the buffer holds
+	// at least as many, and as many as are sorted, so that every address
+	// is merged a few times at most.
+	minMerge int
 }
 
-// minMerge is the fewest addresses merged at once: the buffer holds at
-// least as many, and at least half as many as are sorted, so that every
-// address is merged a few times at most.
-const minMerge = 1 << 16
-
-func newAddrSet() *addrSet { return &addrSet{} }
+// newAddrSet returns an empty set. Most traces' frames are merged only
+// once, at the end: the buffer takes 1<<20 addresses (8 MB) first.
+func newAddrSet() *addrSet { return &addrSet{minMerge: 1 << 20} }
 
 // add adds addr, first seen as a leaf or not, unless it is there.
 func (s *addrSet) add(addr uint64, leaf bool) {
@@ -40,10 +41,22 @@ func (s *addrSet) add(addr uint64, leaf bool) {
 	if !leaf {
 		v |= 1
 	}
+	if len(s.buf) == cap(s.buf) {
+		s.grow()
+	}
 	s.buf = append(s.buf, v)
-	if len(s.buf) >= max(minMerge, len(s.sorted)/2) {
+	if len(s.buf) >= max(s.minMerge, len(s.sorted)) {
 		s.merge()
 	}
+}
+
+// grow doubles the buffer's room: append's smaller steps for large
+// slices copied it several times over, into memory touched for the first
+// time.
+func (s *addrSet) grow() {
+	b := make([]uint64, len(s.buf), max(1024, 2*cap(s.buf)))
+	copy(b, s.buf)
+	s.buf = b
 }
 
 // merge sorts the buffer, keeps the first of each address, and merges
@@ -57,6 +70,11 @@ func (s *addrSet) merge() {
 	}
 	b := radixSort(s.buf, s.tmp[:len(s.buf)])
 	b = firstOfEach(b)
+	if len(s.sorted) == 0 { // the first merge: b is the sorted addresses
+		s.sorted = b
+		s.buf, s.tmp = nil, nil // one of them is b
+		return
+	}
 	out := s.spare[:0]
 	if cap(out) < len(s.sorted)+len(b) {
 		out = make([]uint64, 0, 2*(len(s.sorted)+len(b)))

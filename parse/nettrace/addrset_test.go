@@ -1,8 +1,11 @@
 package nettrace
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/heapest/heapest/parse"
 )
 
 // TestResolvedMatchesLookup checks the sorted walk of resolved against
@@ -113,6 +116,34 @@ func TestAddrSetMerges(t *testing.T) {
 		})
 		if seen != len(want) {
 			t.Fatalf("spread %d: each gave %d addresses, want %d", spread, seen, len(want))
+		}
+	}
+}
+
+// TestStackTable checks stack ids against a map: the same id for the same
+// addresses, new ones in order, across the slots' growth and chunks, with
+// a stack longer than a chunk.
+func TestStackTable(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	st, want := newStackTable(), map[string]int32{}
+	for k := range 50_000 {
+		n := rng.IntN(6)
+		if k%10_000 == 0 {
+			n = stackChunk + 3
+		}
+		frames := make([]parse.Frame, n)
+		for i := range frames {
+			frames[i].Addr = uint64(rng.IntN(8))
+		}
+		key := fmt.Sprint(frames)
+		g, added := st.intern(frames)
+		w, ok := want[key]
+		if !ok {
+			w = int32(len(want))
+			want[key] = w
+		}
+		if g != w || added == ok {
+			t.Fatalf("stack %d: id %d (new %v), want %d (new %v)", k, g, added, w, !ok)
 		}
 	}
 }

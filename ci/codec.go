@@ -166,6 +166,23 @@ func appendWholeExp(b []byte, n int64) []byte {
 	return b
 }
 
+// SameBits reports whether every field of s has the bits of t's, so
+// that the two write the same text. (== takes -0 for 0.) Statistics with
+// a NaN field are the same as none.
+func (s Stats) SameBits(t Stats) bool {
+	if s != t {
+		return false
+	}
+	for i := range numStatsFields {
+		_, _, a, _ := s.field(i)
+		_, _, b, _ := t.field(i)
+		if a != nil && math.Float64bits(*a) != math.Float64bits(*b) {
+			return false
+		}
+	}
+	return true
+}
+
 // UnmarshalText reads what MarshalText wrote, fields in any order separated
 // by white space. Every field must be present exactly once: a field read as
 // zero because it is missing would silently change an interval. Only the

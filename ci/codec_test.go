@@ -244,3 +244,30 @@ func TestAppendNumberMatchesStrconv(t *testing.T) {
 		}
 	}
 }
+
+// TestStatsSameBits: SameBits tells statistics apart exactly when their
+// texts differ, -0 from 0 included.
+func TestStatsSameBits(t *testing.T) {
+	rng := rand.New(rand.NewSource(11))
+	for i := 0; i < 2000; i++ {
+		s := randomStats(t, rng)
+		u := s
+		if !s.SameBits(u) {
+			t.Fatalf("%+v differs from its copy", s)
+		}
+		switch i % 3 {
+		case 0:
+			u.Var = math.Copysign(0, -1)
+			s.Var = 0
+		case 1:
+			u.Conditional = !u.Conditional
+		case 2:
+			u.N++
+		}
+		a, _ := s.MarshalText()
+		b, _ := u.MarshalText()
+		if s.SameBits(u) != (string(a) == string(b)) {
+			t.Fatalf("SameBits %v for texts\n%s\n%s", s.SameBits(u), a, b)
+		}
+	}
+}

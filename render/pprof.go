@@ -94,6 +94,8 @@ type pprofEncoder struct {
 	nloc uint64
 	// buf and msg are scratch space for one message and one submessage.
 	buf, msg, text []byte
+	// textOf are the statistics text was written for.
+	textOf         []ci.Stats
 	locBuf, valBuf []uint64
 	// statsKey is the string id of the "heapest" label key.
 	statsKey int64
@@ -165,6 +167,10 @@ func (e *pprofEncoder) sample(stack []uint32, typ string, st []ci.Stats) error {
 // (alloc_* and inuse_* of a dump that records no frees) refers to it, to
 // keep the label short.
 func (e *pprofEncoder) statsText(st []ci.Stats) []byte {
+	if e.textOf != nil && sameStats(e.textOf, st) {
+		return e.text // most samples of a large profile repeat the one before
+	}
+	e.textOf = append(e.textOf[:0], st...)
 	e.text = e.text[:0]
 	for i := range st {
 		if i > 0 {
@@ -181,6 +187,19 @@ func (e *pprofEncoder) statsText(st []ci.Stats) []byte {
 		e.text, _ = st[i].AppendText(e.text) // never fails
 	}
 	return e.text
+}
+
+// sameStats reports whether a and b write the same text.
+func sameStats(a, b []ci.Stats) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !a[i].SameBits(b[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // numLabels appends the human-facing numeric labels of the default value.

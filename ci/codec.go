@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"unsafe"
 
 	"github.com/heapest/heapest/internal/textscan"
 )
@@ -166,21 +167,15 @@ func appendWholeExp(b []byte, n int64) []byte {
 	return b
 }
 
-// SameBits reports whether every field of s has the bits of t's, so
-// that the two write the same text. (== takes -0 for 0.) Statistics with
-// a NaN field are the same as none.
-func (s Stats) SameBits(t Stats) bool {
-	if s != t {
-		return false
-	}
-	for i := range numStatsFields {
-		_, _, a, _ := s.field(i)
-		_, _, b, _ := t.field(i)
-		if a != nil && math.Float64bits(*a) != math.Float64bits(*b) {
-			return false
-		}
-	}
-	return true
+// SameBits reports whether s and t are the same bytes in memory: then
+// every field has the same bits (== takes -0 for 0), and the two write
+// the same text. It may say no for the same statistics, if the padding
+// between their fields differs, never yes for different ones. It is a
+// comparison of 200 bytes; the field by field one cost a fifth of
+// writing a text.
+func (s *Stats) SameBits(t *Stats) bool {
+	const n = unsafe.Sizeof(Stats{})
+	return *(*[n]byte)(unsafe.Pointer(s)) == *(*[n]byte)(unsafe.Pointer(t))
 }
 
 // UnmarshalText reads what MarshalText wrote, fields in any order separated

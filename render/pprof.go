@@ -195,7 +195,7 @@ func sameStats(a, b []ci.Stats) bool {
 		return false
 	}
 	for i := range a {
-		if !a[i].SameBits(b[i]) {
+		if !a[i].SameBits(&b[i]) {
 			return false
 		}
 	}

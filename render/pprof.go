@@ -93,7 +93,7 @@ type pprofEncoder struct {
 	locs []uint64
 	nloc uint64
 	// buf and msg are scratch space for one message and one submessage.
-	buf, msg, text []byte
+	buf, msg, text, hdr []byte
 	// textOf are the statistics text was written for.
 	textOf         []ci.Stats
 	locBuf, valBuf []uint64
@@ -104,7 +104,7 @@ type pprofEncoder struct {
 }
 
 func newPprofEncoder(w *bufio.Writer, s *report.Stacks) *pprofEncoder {
-	e := &pprofEncoder{w: w, s: s, strs: map[string]int64{}}
+	e := &pprofEncoder{w: w, s: s, strs: map[string]int64{}, hdr: make([]byte, 0, 20)}
 	e.str("") // string 0 is the empty string
 	return e
 }
@@ -333,7 +333,7 @@ func (e *pprofEncoder) str(s string) int64 {
 	}
 	id := int64(len(e.strs)) + e.once
 	e.strs[s] = id
-	e.bytesField(pbStringTable, []byte(s))
+	e.stringField(pbStringTable, s)
 	return id
 }
 
@@ -359,10 +359,21 @@ func (e *pprofEncoder) varintField(field int, v uint64) {
 }
 
 func (e *pprofEncoder) bytesField(field int, data []byte) {
-	var hdr [20]byte
-	h := appendVarint(appendVarint(hdr[:0], uint64(field)<<3|2), uint64(len(data)))
-	e.w.Write(h)
+	e.fieldHeader(field, len(data))
 	e.w.Write(data)
+}
+
+func (e *pprofEncoder) stringField(field int, data string) {
+	e.fieldHeader(field, len(data))
+	e.w.WriteString(data)
+}
+
+// fieldHeader writes the tag and length of a length-delimited field, from
+// the encoder's own scratch space: a local array escaped to the heap, once
+// per field.
+func (e *pprofEncoder) fieldHeader(field, n int) {
+	e.hdr = appendVarint(appendVarint(e.hdr[:0], uint64(field)<<3|2), uint64(n))
+	e.w.Write(e.hdr)
 }
 
 func (e *pprofEncoder) packed(field int, vs []uint64) {

@@ -22,9 +22,13 @@ type addrSet struct {
 	minMerge int
 }
 
-// newAddrSet returns an empty set. Most traces' frames are merged only
-// once, at the end: the buffer takes 1<<20 addresses (8 MB) first.
-func newAddrSet() *addrSet { return &addrSet{minMerge: 1 << 20} }
+// newAddrSet returns an empty set for about n additions. Most traces'
+// frames are merged only once, at the end: the buffer takes 1<<20
+// addresses (8 MB) first.
+func newAddrSet(n int) *addrSet {
+	const most = 1 << 20
+	return &addrSet{minMerge: most, buf: make([]uint64, 0, min(n, most))}
+}
 
 // add adds addr, first seen as a leaf or not, unless it is there.
 func (s *addrSet) add(addr uint64, leaf bool) {

@@ -20,7 +20,7 @@ func TestResolvedMatchesLookup(t *testing.T) {
 			methods = append(methods, methodRange{start: start, end: start + uint64(rng.IntN(300)), name: "m"})
 		}
 		syms := newSymbols(methods)
-		set, want := newAddrSet(), map[uint64]bool{}
+		set, want := newAddrSet(0), map[uint64]bool{}
 		for range rng.IntN(3000) {
 			addr, leaf := uint64(rng.IntN(4500)), rng.IntN(3) == 0
 			set.add(addr, leaf)

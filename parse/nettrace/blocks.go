@@ -98,11 +98,8 @@ type decoder struct {
 	ticks     tickList
 	tickNames nameIDs
 
-	// distinct holds every address of the stacks of kept events, mapped
-	// to whether it was first seen as a leaf, for the symbolized count.
-	distinct *addrSet
-	methods  []methodRange
-	modules  map[uint64]string
+	methods []methodRange
+	modules map[uint64]string
 
 	// onCPU, when set (tests), receives the stack of each CPU sample.
 	onCPU func(stack []parse.Frame)
@@ -144,7 +141,6 @@ func newDecoder(name string, r *bufio.Reader, opt parse.Options, sink parse.Sink
 		threadNames:   map[uint64]string{},
 		allStacks:     newStackTable(),
 		tickNames:     nameIDs{ids: map[string]int32{}},
-		distinct:      newAddrSet(),
 		modules:       map[uint64]string{},
 		lastSeq:       map[uint64]uint32{},
 		tickVersions:  map[int]int{},
@@ -442,24 +438,13 @@ func (d *decoder) stack(id uint32, hold bool) ([]parse.Frame, int32) {
 	}
 	frames := d.stacks.slice(ref)
 	if ref.global < 0 {
-		var added bool
-		ref.global, added = d.allStacks.intern(frames)
-		if added {
-			d.count(frames)
-		}
+		ref.global, _ = d.allStacks.intern(frames)
 		d.stacks.set(id, ref)
 	}
 	if hold {
 		d.allStacks.keep(ref.global, frames)
 	}
 	return frames, ref.global
-}
-
-// count adds a stack's addresses to d.distinct.
-func (d *decoder) count(frames []parse.Frame) {
-	for i, f := range frames {
-		d.distinct.add(f.Addr, i == 0)
-	}
 }
 
 // stackTable numbers the distinct stacks of the whole trace, once per
@@ -560,6 +545,25 @@ func appendAddrs(c []uint64, frames []parse.Frame) []uint64 {
 		c = append(c, f.Addr)
 	}
 	return c
+}
+
+// distinct returns the set of the addresses of every stack, each with
+// whether it was first seen as a leaf (at the top of a stack), stacks
+// taken in the order they were first used: the symbolized count's.
+// Taking them from the chunks at the end, when their number is known,
+// spares the set's buffer its growth.
+func (t *stackTable) distinct() *addrSet {
+	n := 0
+	for _, c := range t.chunks {
+		n += len(c)
+	}
+	s := newAddrSet(n)
+	for _, st := range t.stacks {
+		for i, addr := range t.chunks[st.chunk][st.off : st.off+st.n] {
+			s.add(addr, i == 0)
+		}
+	}
+	return s
 }
 
 // grow doubles the slots.

@@ -160,8 +160,9 @@ func (d *decoder) profile() *parse.Profile {
 	if d.v6 {
 		version = fmt.Sprintf("NetTrace V%d.%d", d.major, d.minor)
 	}
+	distinct := d.allStacks.distinct()
 	detail := fmt.Sprintf("%s, pointer size %d, pid %d; %d AllocationSampled, %d GCAllocationTick events; %d method ranges, %d modules; %d of %d distinct frames symbolized",
-		version, d.ptr, d.pid, d.nSampled, d.nTicks, d.nMethods, d.nModules, syms.resolved(d.distinct), d.distinct.len())
+		version, d.ptr, d.pid, d.nSampled, d.nTicks, d.nMethods, d.nModules, syms.resolved(distinct), distinct.len())
 	p := &parse.Profile{
 		Source: parse.Source{
 			Format:  "nettrace",

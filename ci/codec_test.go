@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -216,4 +217,57 @@ func FuzzStatsText(f *testing.F) {
 			t.Fatalf("%q read as %+v, written as %s, read back as %+v (%v)", text, s, again, back, err)
 		}
 	})
+}
+
+// TestAppendNumberMatchesStrconv: the fast paths of appendNumber write the
+// very bytes of strconv's shortest 'g' format (the text of heapest-pprof/1
+// must not change), at their edges and on random whole and other numbers.
+func TestAppendNumberMatchesStrconv(t *testing.T) {
+	xs := []float64{0, math.Copysign(0, -1), 1, -1, 0.5, 999999, 1e6, -1e6, 1e6 + 1, 8388608, 1 << 53,
+		1<<53 - 1, -(1<<53 - 1), 1 << 54, 1e15, 1e16, 123456789012345, 1e21, math.Inf(1), math.NaN(),
+		524288, 4096, 100, 1e-7, 2.5}
+	rng := rand.New(rand.NewSource(10))
+	for i := 0; i < 200000; i++ {
+		x := math.Round(rng.ExpFloat64() * math.Pow(10, float64(rng.Intn(18))))
+		if rng.Intn(4) == 0 {
+			x = -x
+		}
+		if rng.Intn(5) == 0 {
+			x = math.Float64frombits(rng.Uint64())
+		}
+		xs = append(xs, x, math.Nextafter(x, 0), math.Nextafter(x, math.Inf(1)))
+	}
+	for _, x := range xs {
+		want := strconv.AppendFloat(nil, x, 'g', -1, 64)
+		if got := appendNumber(nil, x); string(got) != string(want) {
+			t.Fatalf("%b: got %s, want %s", x, got, want)
+		}
+	}
+}
+
+// TestStatsSameBits: SameBits says yes for a copy, and no where the texts
+// differ, -0 against 0 included.
+func TestStatsSameBits(t *testing.T) {
+	rng := rand.New(rand.NewSource(11))
+	for i := 0; i < 2000; i++ {
+		s := randomStats(t, rng)
+		u := s
+		if !s.SameBits(&u) {
+			t.Fatalf("%+v differs from its copy", s)
+		}
+		switch i % 3 {
+		case 0:
+			u.Var = math.Copysign(0, -1)
+			s.Var = 0
+		case 1:
+			u.Conditional = !u.Conditional
+		case 2:
+			u.N++
+		}
+		a, _ := s.MarshalText()
+		b, _ := u.MarshalText()
+		if s.SameBits(&u) != (string(a) == string(b)) {
+			t.Fatalf("SameBits %v for texts\n%s\n%s", s.SameBits(&u), a, b)
+		}
+	}
 }

@@ -2,12 +2,14 @@ package render
 
 import (
 	"bufio"
-	"compress/gzip"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"math"
 	"slices"
 	"strconv"
+
+	"github.com/klauspost/compress/gzip"
 
 	"github.com/heapest/heapest/aggregate"
 	"github.com/heapest/heapest/ci"
@@ -42,8 +44,13 @@ func WritePprof(w io.Writer, s *report.Stacks) error {
 		return fmt.Errorf("pprof output: no value to write")
 	}
 	// gzip's fastest level: the default one took half of the time of
-	// writing a large profile, for files a fifth smaller.
-	zw, err := gzip.NewWriterLevel(w, gzip.BestSpeed)
+	// writing a large profile, for files a fifth smaller. klauspost's
+	// writer, at its own fastest level, compresses a 65 MB profile in 0.11 s
+	// where compress/gzip took 0.18 s, into a file 2% smaller.
+	// The compressor writes a few hundred bytes at a time: buffered, a
+	// profile of 8 MB is written in 32 writes instead of 32,000 system calls.
+	out := bufio.NewWriterSize(w, 256<<10)
+	zw, err := gzip.NewWriterLevel(out, gzip.BestSpeed)
 	if err != nil {
 		return err
 	}
@@ -57,7 +64,10 @@ func WritePprof(w io.Writer, s *report.Stacks) error {
 	if err := e.w.Flush(); err != nil {
 		return err
 	}
-	return zw.Close()
+	if err := zw.Close(); err != nil {
+		return err
+	}
+	return out.Flush()
 }
 
 // profile.proto field numbers (github.com/google/pprof/proto/profile.proto).
@@ -80,11 +90,14 @@ type pprofEncoder struct {
 	strs map[string]int64
 	// once counts the strings written by strOnce, which strs lacks.
 	once int64
-	// locs is the location id of each function id (0: not written yet).
+	// locs is the location id of each function id, as its varintWord
+	// (0: not written yet).
 	locs []uint64
 	nloc uint64
 	// buf and msg are scratch space for one message and one submessage.
-	buf, msg, text []byte
+	buf, msg, text, hdr []byte
+	// textOf are the statistics text was written for.
+	textOf         []ci.Stats
 	locBuf, valBuf []uint64
 	// statsKey is the string id of the "heapest" label key.
 	statsKey int64
@@ -93,7 +106,7 @@ type pprofEncoder struct {
 }
 
 func newPprofEncoder(w *bufio.Writer, s *report.Stacks) *pprofEncoder {
-	e := &pprofEncoder{w: w, s: s, strs: map[string]int64{}}
+	e := &pprofEncoder{w: w, s: s, strs: map[string]int64{}, hdr: make([]byte, 0, 20)}
 	e.str("") // string 0 is the empty string
 	return e
 }
@@ -127,17 +140,12 @@ func (e *pprofEncoder) header() error {
 // sample writes one stack's sample, and the strings, functions and
 // locations it is the first to use.
 func (e *pprofEncoder) sample(stack []uint32, typ string, st []ci.Stats) error {
-	b := e.buf[:0]
-	locs := e.locBuf[:0]
-	for _, f := range stack {
-		locs = append(locs, e.location(f))
-	}
-	b = appendPacked(b, 1, locs)
+	b := e.appendLocations(e.buf[:0], stack)
 	vals := e.valBuf[:0]
 	for i := range st {
 		vals = append(vals, uint64(int64(math.Round(st[i].Estimate))))
 	}
-	e.locBuf, e.valBuf = locs, vals
+	e.valBuf = vals
 	b = appendPacked(b, 2, vals)
 	b = e.appendLabel(b, e.statsKey, e.strOnce(e.statsText(st)), 0, 0, false)
 	if typ != "" {
@@ -156,6 +164,10 @@ func (e *pprofEncoder) sample(stack []uint32, typ string, st []ci.Stats) error {
 // (alloc_* and inuse_* of a dump that records no frees) refers to it, to
 // keep the label short.
 func (e *pprofEncoder) statsText(st []ci.Stats) []byte {
+	if e.textOf != nil && sameStats(e.textOf, st) {
+		return e.text // most samples of a large profile repeat the one before
+	}
+	e.textOf = append(e.textOf[:0], st...)
 	e.text = e.text[:0]
 	for i := range st {
 		if i > 0 {
@@ -172,6 +184,19 @@ func (e *pprofEncoder) statsText(st []ci.Stats) []byte {
 		e.text, _ = st[i].AppendText(e.text) // never fails
 	}
 	return e.text
+}
+
+// sameStats reports whether a and b write the same text.
+func sameStats(a, b []ci.Stats) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !a[i].SameBits(&b[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // numLabels appends the human-facing numeric labels of the default value.
@@ -206,19 +231,52 @@ func (e *pprofEncoder) appendLabel(b []byte, key, str, n, unit int64, num bool) 
 	return appendBytesField(b, 3, m)
 }
 
-// location returns the location id of function id f, writing the
-// location (and its function) the first time: a symbol's location has one
-// line naming the function, an unnamed address's location the address.
+// appendLocations appends the location ids of stack as a packed field
+// (field 1 of Sample), writing the locations it is the first to use, in
+// its order. Each id's varint is made once, when its location is written:
+// encoding them frame by frame was a tenth of the encoder's time.
+func (e *pprofEncoder) appendLocations(b []byte, stack []uint32) []byte {
+	words, n := e.locBuf[:0], 0
+	for _, f := range stack {
+		w := e.location(f)
+		words = append(words, w)
+		n += int(w & 0xff)
+	}
+	e.locBuf = words
+	b = appendVarint(appendVarint(b, 1<<3|2), uint64(n))
+	b = slices.Grow(b, 8*len(words))
+	for _, w := range words {
+		l := len(b)
+		b = b[:l+8]
+		binary.LittleEndian.PutUint64(b[l:], w>>8)
+		b = b[:l+int(w&0xff)]
+	}
+	return b
+}
+
+// varintWord packs the varint of v (below 1<<49) into a word: its length
+// in the low byte, its bytes above, in order.
+func varintWord(v uint64) uint64 {
+	var b [8]byte
+	n := len(appendVarint(b[1:1], v))
+	b[0] = byte(n)
+	return binary.LittleEndian.Uint64(b[:])
+}
+
+// location returns the varint word (varintWord) of the location id of
+// function id f, writing the location (and its function) the first time:
+// a symbol's location has one line naming the function, an unnamed
+// address's location the address.
 func (e *pprofEncoder) location(f uint32) uint64 {
 	if int(f) >= len(e.locs) {
 		e.locs = append(e.locs, make([]uint64, int(f)+1-len(e.locs))...)
 	}
-	if id := e.locs[f]; id != 0 {
-		return id
+	if w := e.locs[f]; w != 0 {
+		return w
 	}
 	e.nloc++
 	id := e.nloc
-	e.locs[f] = id
+	e.locs[f] = varintWord(id)
 	m := appendVarintField(nil, 1, id)
 	if mf, ok := e.s.Module(f); ok {
 		mapping, addr := e.mapping(mf)
@@ -236,7 +294,7 @@ func (e *pprofEncoder) location(f uint32) uint64 {
 		m = appendBytesField(m, 4, line)
 	}
 	e.bytesField(pbLocation, m)
-	return id
+	return e.locs[f]
 }
 
 // pprofMappings are the mappings written so far.
@@ -305,7 +363,7 @@ func (e *pprofEncoder) str(s string) int64 {
 	}
 	id := int64(len(e.strs)) + e.once
 	e.strs[s] = id
-	e.bytesField(pbStringTable, []byte(s))
+	e.stringField(pbStringTable, s)
 	return id
 }
 
@@ -331,10 +389,21 @@ func (e *pprofEncoder) varintField(field int, v uint64) {
 }
 
 func (e *pprofEncoder) bytesField(field int, data []byte) {
-	var hdr [20]byte
-	h := appendVarint(appendVarint(hdr[:0], uint64(field)<<3|2), uint64(len(data)))
-	e.w.Write(h)
+	e.fieldHeader(field, len(data))
 	e.w.Write(data)
+}
+
+func (e *pprofEncoder) stringField(field int, data string) {
+	e.fieldHeader(field, len(data))
+	e.w.WriteString(data)
+}
+
+// fieldHeader writes the tag and length of a length-delimited field, from
+// the encoder's own scratch space: a local array escaped to the heap, once
+// per field.
+func (e *pprofEncoder) fieldHeader(field, n int) {
+	e.hdr = appendVarint(appendVarint(e.hdr[:0], uint64(field)<<3|2), uint64(n))
+	e.w.Write(e.hdr)
 }
 
 func (e *pprofEncoder) packed(field int, vs []uint64) {

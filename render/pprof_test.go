@@ -310,3 +310,18 @@ func TestPprofGoToolTags(t *testing.T) {
 		t.Errorf("-raw: no location with its mapping, or the dump's binary not named:\n%.2000s", out)
 	}
 }
+
+// TestVarintWord: a word holds the varint appendVarint writes, and its
+// length, for ids of one to seven bytes.
+func TestVarintWord(t *testing.T) {
+	for _, v := range []uint64{1, 127, 128, 300, 1<<14 - 1, 1 << 14, 1<<21 + 5, 1<<28 + 1, 1<<35 + 7, 1<<49 - 1} {
+		w := varintWord(v)
+		var b [8]byte
+		for i := range b {
+			b[i] = byte(w >> (8 * i))
+		}
+		if want := appendVarint(nil, v); int(b[0]) != len(want) || !bytes.Equal(b[1:1+b[0]], want) {
+			t.Errorf("%d: word %#x, want the varint % x", v, w, want)
+		}
+	}
+}

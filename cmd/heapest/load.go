@@ -9,6 +9,7 @@ import (
 	"runtime/debug"
 	"runtime/metrics"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -202,6 +203,7 @@ type mergeGC struct {
 }
 
 func newMergeGC() *mergeGC {
+	quiet.stop() // a merge paces its own collections
 	g := &mergeGC{on: os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == ""}
 	if g.on {
 		g.percent = debug.SetGCPercent(400)
@@ -231,6 +233,58 @@ func (g *mergeGC) restore() {
 	if g.on {
 		debug.SetGCPercent(g.percent)
 		debug.SetMemoryLimit(g.limit)
+	}
+}
+
+// quietStart lets a command run without collecting while its heap is
+// small. The runtime's default pacing collects at 4 MiB of heap and at
+// every doubling after, a cost that does not shrink with the input: 6 ms
+// of the 39 ms of reading a 10 MB trace. Below 32 MiB nothing is collected
+// (collection off, under a soft limit of 32 MiB); the first collection,
+// which the limit starts, restores the default pacing, so that a large
+// input's heap grows as it did. A GOGC or GOMEMLIMIT in the environment
+// is left alone.
+type quietStart struct {
+	mu      sync.Mutex
+	on      bool
+	percent int
+	limit   int64
+}
+
+// quiet is the process's: collection is paced process-wide.
+var quiet quietStart
+
+// quietHeap is the heap below which nothing is collected.
+const quietHeap = 32 << 20
+
+// start turns collection off until the heap reaches quietHeap.
+func (q *quietStart) start() {
+	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
+		return
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.on {
+		return
+	}
+	q.on = true
+	q.percent = debug.SetGCPercent(-1)
+	q.limit = debug.SetMemoryLimit(quietHeap)
+	// The first collection finds the sentinel unreachable and runs the
+	// cleanup, which restores the pacing. (64 bytes: the tiny allocator
+	// could keep a smaller one alive with its neighbours.)
+	sentinel := new([64]byte)
+	runtime.AddCleanup(sentinel, func(q *quietStart) { q.stop() }, q)
+}
+
+// stop restores the pacing start found, if start changed it.
+func (q *quietStart) stop() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.on {
+		q.on = false
+		debug.SetGCPercent(q.percent)
+		debug.SetMemoryLimit(q.limit)
 	}
 }
 

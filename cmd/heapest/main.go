@@ -21,6 +21,8 @@ func main() {
 // program but for the process around it, so that tests run exactly what
 // users run, in-process.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	quiet.start()
+	defer quiet.stop()
 	cmd := newRootCommand()
 	cmd.SetArgs(args)
 	cmd.SetIn(stdin)

@@ -1,8 +1,11 @@
 package nettrace
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/heapest/heapest/parse"
 )
 
 // TestResolvedMatchesLookup checks the sorted walk of resolved against
@@ -17,7 +20,7 @@ func TestResolvedMatchesLookup(t *testing.T) {
 			methods = append(methods, methodRange{start: start, end: start + uint64(rng.IntN(300)), name: "m"})
 		}
 		syms := newSymbols(methods)
-		set, want := newAddrSet(4), map[uint64]bool{}
+		set, want := newAddrSet(0), map[uint64]bool{}
 		for range rng.IntN(3000) {
 			addr, leaf := uint64(rng.IntN(4500)), rng.IntN(3) == 0
 			set.add(addr, leaf)
@@ -45,6 +48,102 @@ func TestResolvedMatchesLookup(t *testing.T) {
 		})
 		if got := syms.resolved(set); got != n {
 			t.Fatalf("trial %d: resolved %d, lookup finds %d", trial, got, n)
+		}
+	}
+}
+
+// TestCoverHas checks cover against a look at every range, on ranges in
+// clusters far apart (buckets of very uneven load), up to the top of the
+// address space.
+func TestCoverHas(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	bases := []uint64{0, 1 << 20, 0x7f0000000000, 1<<64 - 1<<16}
+	for trial := range 300 {
+		var r []methodRange
+		for range rng.IntN(60) {
+			start := bases[rng.IntN(len(bases))] + uint64(rng.IntN(50000))
+			end := start + uint64(rng.IntN(400))
+			if end < start {
+				continue
+			}
+			r = append(r, methodRange{start: start, end: end, name: "m"})
+		}
+		syms := newSymbols(r)
+		c := newCover(syms.r)
+		for range 2000 {
+			ip := bases[rng.IntN(len(bases))] + uint64(rng.IntN(51000))
+			if rng.IntN(10) == 0 {
+				ip = rng.Uint64()
+			}
+			want := false
+			for _, m := range syms.r {
+				want = want || m.start <= ip && ip < m.end
+			}
+			if got := c.has(ip); got != want {
+				t.Fatalf("trial %d: has(%#x) = %v, want %v", trial, ip, got, want)
+			}
+		}
+	}
+}
+
+// TestAddrSetMerges checks addrSet against a map over many merges: repeats
+// within and across merges (the first copy's leaf flag wins), address 0,
+// and addresses of 2⁶³ and above.
+func TestAddrSetMerges(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, spread := range []int{1000, 50_000, 1 << 20} {
+		set, want := &addrSet{minMerge: 5000}, map[uint64]bool{}
+		for range 300_000 {
+			addr := uint64(rng.IntN(spread)) << uint(rng.IntN(3)*20)
+			if rng.IntN(50) == 0 {
+				addr |= 1 << 63
+			}
+			leaf := rng.IntN(3) == 0
+			set.add(addr, leaf)
+			if _, ok := want[addr]; !ok {
+				want[addr] = leaf
+			}
+		}
+		if set.len() != len(want) {
+			t.Fatalf("spread %d: the set holds %d addresses, want %d", spread, set.len(), len(want))
+		}
+		seen := 0
+		set.each(func(addr uint64, leaf bool) {
+			if l, ok := want[addr]; !ok || l != leaf {
+				t.Fatalf("spread %d: address %#x first a leaf %v, want %v (held %v)", spread, addr, leaf, l, ok)
+			}
+			seen++
+		})
+		if seen != len(want) {
+			t.Fatalf("spread %d: each gave %d addresses, want %d", spread, seen, len(want))
+		}
+	}
+}
+
+// TestStackTable checks stack ids against a map: the same id for the same
+// addresses, new ones in order, across the slots' growth and chunks, with
+// a stack longer than a chunk.
+func TestStackTable(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	st, want := newStackTable(), map[string]int32{}
+	for k := range 50_000 {
+		n := rng.IntN(6)
+		if k%10_000 == 0 {
+			n = stackChunk + 3
+		}
+		frames := make([]parse.Frame, n)
+		for i := range frames {
+			frames[i].Addr = uint64(rng.IntN(8))
+		}
+		key := fmt.Sprint(frames)
+		g, added := st.intern(frames)
+		w, ok := want[key]
+		if !ok {
+			w = int32(len(want))
+			want[key] = w
+		}
+		if g != w || added == ok {
+			t.Fatalf("stack %d: id %d (new %v), want %d (new %v)", k, g, added, w, !ok)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package nettrace
 import (
 	"bufio"
 	"encoding/binary"
+	"hash/maphash"
 	"slices"
 	"strings"
 
@@ -97,11 +98,8 @@ type decoder struct {
 	ticks     tickList
 	tickNames nameIDs
 
-	// distinct holds every address of the stacks of kept events, mapped
-	// to whether it was first seen as a leaf, for the symbolized count.
-	distinct *addrSet
-	methods  []methodRange
-	modules  map[uint64]string
+	methods []methodRange
+	modules map[uint64]string
 
 	// onCPU, when set (tests), receives the stack of each CPU sample.
 	onCPU func(stack []parse.Frame)
@@ -141,9 +139,8 @@ func newDecoder(name string, r *bufio.Reader, opt parse.Options, sink parse.Sink
 		types:         map[string]typeEntry{},
 		nullTypes:     map[uint64]string{},
 		threadNames:   map[uint64]string{},
-		allStacks:     stackTable{index: map[string]int32{}},
+		allStacks:     newStackTable(),
 		tickNames:     nameIDs{ids: map[string]int32{}},
-		distinct:      newAddrSet(1024),
 		modules:       map[uint64]string{},
 		lastSeq:       map[uint64]uint32{},
 		tickVersions:  map[int]int{},
@@ -441,11 +438,7 @@ func (d *decoder) stack(id uint32, hold bool) ([]parse.Frame, int32) {
 	}
 	frames := d.stacks.slice(ref)
 	if ref.global < 0 {
-		var added bool
-		ref.global, added = d.allStacks.intern(frames)
-		if added {
-			d.count(frames)
-		}
+		ref.global, _ = d.allStacks.intern(frames)
 		d.stacks.set(id, ref)
 	}
 	if hold {
@@ -454,21 +447,38 @@ func (d *decoder) stack(id uint32, hold bool) ([]parse.Frame, int32) {
 	return frames, ref.global
 }
 
-// count adds a stack's addresses to d.distinct.
-func (d *decoder) count(frames []parse.Frame) {
-	for i, f := range frames {
-		d.distinct.add(f.Addr, i == 0)
-	}
-}
-
 // stackTable numbers the distinct stacks of the whole trace, once per
-// region that uses one. It keeps the frames of those that held-back ticks
-// use; of the others, only their addresses as a map key.
+// region that uses one. It keeps every stack's addresses, in chunks that
+// are never copied, and finds them again through an open-addressing table
+// of ids by a seeded hash of them. (A map keyed by their bytes allocated a
+// string per stack, for the garbage collector to scan: reading a 10 MB
+// trace, whose 13,800 stacks are looked up 42,800 times, took 7% longer.)
+// It keeps the frames of the stacks that held-back ticks use.
 type stackTable struct {
-	index  map[string]int32 // addresses, 8 bytes each → id
+	// slots hold a stack's hash in the high 32 bits and its id+1 in the
+	// low ones (0: empty), at most half of them full.
+	slots  []uint64
+	stacks []storedStack // per id
+	chunks [][]uint64    // the addresses; the last one is being filled
 	key    []byte
+	seed   maphash.Seed
 	kept   []stackRef // per id: its frames in frames, n < 0 when not kept
 	frames []parse.Frame
+}
+
+// storedStack is where a stack's addresses are, and its hash.
+type storedStack struct {
+	hash       uint64
+	chunk, off int32
+	n          int32
+}
+
+// stackChunk is the size of a chunk of addresses (512 KB): a stack
+// longer than that has a chunk of its own.
+const stackChunk = 1 << 16
+
+func newStackTable() stackTable {
+	return stackTable{slots: make([]uint64, 1024), seed: maphash.MakeSeed()}
 }
 
 // intern returns the id of a stack, and whether it is new.
@@ -477,13 +487,96 @@ func (t *stackTable) intern(frames []parse.Frame) (int32, bool) {
 	for _, f := range frames {
 		t.key = binary.LittleEndian.AppendUint64(t.key, f.Addr)
 	}
-	if g, ok := t.index[string(t.key)]; ok {
-		return g, false
+	h := maphash.Bytes(t.seed, t.key)
+	mask := len(t.slots) - 1
+	for i := int(h) & mask; ; i = (i + 1) & mask {
+		s := t.slots[i]
+		if s == 0 {
+			return t.add(i, h, frames), true
+		}
+		if s>>32 == h>>32 && t.same(int32(uint32(s)-1), frames) {
+			return int32(uint32(s) - 1), false
+		}
 	}
+}
+
+// same reports whether stack g has the addresses of frames.
+func (t *stackTable) same(g int32, frames []parse.Frame) bool {
+	st := t.stacks[g]
+	if int(st.n) != len(frames) {
+		return false
+	}
+	a := t.chunks[st.chunk][st.off : st.off+st.n]
+	for i, f := range frames {
+		if a[i] != f.Addr {
+			return false
+		}
+	}
+	return true
+}
+
+// add gives frames the next id, in slot i, whose hash is h.
+func (t *stackTable) add(i int, h uint64, frames []parse.Frame) int32 {
 	g := int32(len(t.kept))
+	t.slots[i] = h&^(1<<32-1) | uint64(g+1)
+	t.stacks = append(t.stacks, t.store(frames, h))
 	t.kept = append(t.kept, stackRef{n: -1})
-	t.index[string(t.key)] = g
-	return g, true
+	if 2*len(t.kept) > len(t.slots) {
+		t.grow()
+	}
+	return g
+}
+
+// store copies the addresses of frames into the chunks.
+func (t *stackTable) store(frames []parse.Frame, h uint64) storedStack {
+	n := len(t.chunks)
+	if n == 0 || len(t.chunks[n-1])+len(frames) > cap(t.chunks[n-1]) {
+		t.chunks = append(t.chunks, make([]uint64, 0, max(stackChunk, len(frames))))
+		n++
+	}
+	c := t.chunks[n-1]
+	st := storedStack{hash: h, chunk: int32(n - 1), off: int32(len(c)), n: int32(len(frames))}
+	t.chunks[n-1] = appendAddrs(c, frames)
+	return st
+}
+
+func appendAddrs(c []uint64, frames []parse.Frame) []uint64 {
+	for _, f := range frames {
+		c = append(c, f.Addr)
+	}
+	return c
+}
+
+// distinct returns the set of the addresses of every stack, each with
+// whether it was first seen as a leaf (at the top of a stack), stacks
+// taken in the order they were first used: the symbolized count's.
+// Taking them from the chunks at the end, when their number is known,
+// spares the set's buffer its growth.
+func (t *stackTable) distinct() *addrSet {
+	n := 0
+	for _, c := range t.chunks {
+		n += len(c)
+	}
+	s := newAddrSet(n)
+	for _, st := range t.stacks {
+		for i, addr := range t.chunks[st.chunk][st.off : st.off+st.n] {
+			s.add(addr, i == 0)
+		}
+	}
+	return s
+}
+
+// grow doubles the slots.
+func (t *stackTable) grow() {
+	t.slots = make([]uint64, 2*len(t.slots))
+	mask := len(t.slots) - 1
+	for g, st := range t.stacks {
+		i := int(st.hash) & mask
+		for t.slots[i] != 0 {
+			i = (i + 1) & mask
+		}
+		t.slots[i] = st.hash&^(1<<32-1) | uint64(g+1)
+	}
 }
 
 // keep keeps the frames of stack g.

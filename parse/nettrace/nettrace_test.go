@@ -207,7 +207,8 @@ func TestNettraceRundownSymbols(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := d.profile()
-	resolved, distinct := newSymbols(d.methods).resolved(d.distinct), d.distinct.len()
+	set := d.allStacks.distinct()
+	resolved, distinct := newSymbols(d.methods).resolved(set), set.len()
 	if resolved != distinct || distinct == 0 {
 		t.Errorf("%d of %d distinct frames resolved", resolved, distinct)
 	}

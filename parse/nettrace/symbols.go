@@ -2,7 +2,6 @@ package nettrace
 
 import (
 	"fmt"
-	"slices"
 	"sort"
 	"strconv"
 
@@ -54,30 +53,93 @@ func (s *symbols) lookup(ip uint64) string {
 // resolved counts the distinct frame addresses the methods name. Caller
 // frames are return addresses, looked up one byte earlier (see
 // Profile.Names); an address is counted in the position it was first
-// seen in. The addresses are sorted and walked along the sorted ranges,
-// as lookup would find each.
+// seen in. Each is looked up in the union of the ranges (lookup finds a
+// method exactly where some range holds the address): sorting the
+// addresses to walk them along the ranges took a fifth of reading a
+// 10 MB trace.
 func (s *symbols) resolved(distinct *addrSet) int {
-	ips := make([]uint64, 0, distinct.len())
+	c := newCover(s.r)
+	n := 0
 	distinct.each(func(addr uint64, leaf bool) {
 		if !leaf && addr > 0 {
 			addr--
 		}
-		ips = append(ips, addr)
-	})
-	slices.Sort(ips)
-	n, j := 0, 0 // r[:j] start at or below ip
-	for _, ip := range ips {
-		for j < len(s.r) && s.r[j].start <= ip {
-			j++
+		if c.has(addr) {
+			n++
 		}
-		for i := j - 1; i >= 0 && s.maxEnd[i] > ip; i-- {
-			if ip < s.r[i].end {
-				n++
-				break
-			}
+	})
+	return n
+}
+
+// cover is the union of method ranges: disjoint intervals in address
+// order, and an index of them by bucket, slices of the address space of
+// equal size, so that finding the interval of an address takes a look at
+// the few intervals of its bucket.
+type cover struct {
+	start, end []uint64
+	lo         uint64 // the start of bucket 0
+	shift      uint   // a bucket holds 1<<shift addresses
+	// first[b] is the first interval ending after bucket b starts; the
+	// last entry, one past the last bucket, is len(start).
+	first []int32
+}
+
+// newCover makes the cover of ranges r, sorted by start.
+func newCover(r []methodRange) *cover {
+	c := &cover{}
+	for _, m := range r {
+		if n := len(c.end); n > 0 && m.start <= c.end[n-1] {
+			c.end[n-1] = max(c.end[n-1], m.end)
+			continue
+		}
+		c.start = append(c.start, m.start)
+		c.end = append(c.end, m.end)
+	}
+	if len(c.start) == 0 {
+		return c
+	}
+	c.lo = c.start[0]
+	span := c.end[len(c.end)-1] - c.lo // at least 1
+	for span>>c.shift >= uint64(2*len(c.start)) {
+		c.shift++
+	}
+	buckets := int(span>>c.shift) + 1
+	c.first = make([]int32, buckets+1)
+	i := 0
+	for b := range buckets {
+		at := c.lo + uint64(b)<<c.shift // b<<shift <= span: no overflow
+		for i < len(c.end) && c.end[i] <= at {
+			i++
+		}
+		c.first[b] = int32(i)
+	}
+	c.first[buckets] = int32(len(c.start))
+	return c
+}
+
+// has reports whether an interval holds ip.
+func (c *cover) has(ip uint64) bool {
+	if len(c.start) == 0 || ip < c.lo {
+		return false
+	}
+	b := (ip - c.lo) >> c.shift
+	if b >= uint64(len(c.first)-1) {
+		return false
+	}
+	// An interval holding ip ends after its bucket starts, and starts
+	// before the next bucket does: no later than first[b+1], the first
+	// one to end after that.
+	lo := int(c.first[b])
+	i, j := lo, min(int(c.first[b+1])+1, len(c.start))
+	for i < j { // the first interval starting after ip
+		m := int(uint(i+j) >> 1)
+		if c.start[m] <= ip {
+			i = m + 1
+		} else {
+			j = m
 		}
 	}
-	return n
+	return i > lo && ip < c.end[i-1]
 }
 
 // profile sends the ticks still held back, and assembles what the trace
@@ -98,8 +160,9 @@ func (d *decoder) profile() *parse.Profile {
 	if d.v6 {
 		version = fmt.Sprintf("NetTrace V%d.%d", d.major, d.minor)
 	}
+	distinct := d.allStacks.distinct()
 	detail := fmt.Sprintf("%s, pointer size %d, pid %d; %d AllocationSampled, %d GCAllocationTick events; %d method ranges, %d modules; %d of %d distinct frames symbolized",
-		version, d.ptr, d.pid, d.nSampled, d.nTicks, d.nMethods, d.nModules, syms.resolved(d.distinct), d.distinct.len())
+		version, d.ptr, d.pid, d.nSampled, d.nTicks, d.nMethods, d.nModules, syms.resolved(distinct), distinct.len())
 	p := &parse.Profile{
 		Source: parse.Source{
 			Format:  "nettrace",

@@ -2,13 +2,13 @@ package pprof
 
 import (
 	"bufio"
-	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
 
 	"github.com/heapest/heapest/parse"
+	"github.com/klauspost/compress/gzip"
 )
 
 // Detect accepts input whose first byte is a field tag profile.proto can

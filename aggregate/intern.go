@@ -341,16 +341,30 @@ func (t *cellTable) intern(k cellKey) (id uint32, added bool) {
 }
 
 // valueStats holds each cell's statistics, per value, in chunks of
-// statChunk cells made only when some cell of the chunk has something for
-// the value: a trace's in-use value, or a dump's allocations without
-// prof_accum, cost nothing, and growing never copies.
+// 1<<statShift cells made only when some cell of the chunk has something
+// for the value: a trace's in-use value, or a dump's allocations without
+// prof_accum, cost nothing. Within a chunk only the cells that have
+// something take room, in pages made as they fill: most cells of a Go
+// heap profile have nothing in use (their objects were freed), and a
+// statistics slot for every cell cost such a profile hundreds of MB.
+// Growing never copies.
 type valueStats struct {
-	byValue [][][]ci.Stats // value -> chunk -> cell
+	byValue [][]*statChunk // value -> chunk
 }
 
-const statShift = 12 // 4096 cells a chunk
+const (
+	statShift = 12 // 4096 cells a chunk
+	statPage  = 64 // statistics a page (8 KB)
+)
 
-func newValueStats(nv int) valueStats { return valueStats{byValue: make([][][]ci.Stats, nv)} }
+// statChunk is the statistics of one chunk's cells that have any.
+type statChunk struct {
+	at    [1 << statShift]uint16 // cell -> its index in pages+1, 0: none
+	pages [][]ci.Stats           // statPage each
+	n     int
+}
+
+func newValueStats(nv int) valueStats { return valueStats{byValue: make([][]*statChunk, nv)} }
 
 // add merges s into cell's statistics of value v.
 func (vs *valueStats) add(cell uint32, v int, s *ci.Stats) {
@@ -363,17 +377,45 @@ func (vs *valueStats) add(cell uint32, v int, s *ci.Stats) {
 		chunks = append(chunks, nil)
 	}
 	if chunks[ch] == nil {
-		chunks[ch] = make([]ci.Stats, 1<<statShift)
+		chunks[ch] = new(statChunk)
 	}
 	vs.byValue[v] = chunks
-	chunks[ch][cell&(1<<statShift-1)].Merge(s)
+	chunks[ch].slot(cell).Merge(s)
+}
+
+// slot returns cell's statistics, making them (empty) when new.
+func (c *statChunk) slot(cell uint32) *ci.Stats {
+	off := cell & (1<<statShift - 1)
+	i := int(c.at[off])
+	if i == 0 {
+		if c.n%statPage == 0 {
+			c.pages = append(c.pages, make([]ci.Stats, statPage))
+		}
+		c.n++
+		i = c.n
+		c.at[off] = uint16(i)
+	}
+	i--
+	return &c.pages[i/statPage][i%statPage]
+}
+
+// stats returns cell's statistics, empty when it has none.
+func (c *statChunk) stats(cell uint32) ci.Stats {
+	if c == nil {
+		return ci.Stats{}
+	}
+	i := int(c.at[cell&(1<<statShift-1)])
+	if i == 0 {
+		return ci.Stats{}
+	}
+	i--
+	return c.pages[i/statPage][i%statPage]
 }
 
 // get returns cell's statistics of value v.
 func (vs *valueStats) get(cell uint32, v int) ci.Stats {
-	ch := int(cell >> statShift)
-	if chunks := vs.byValue[v]; ch < len(chunks) && chunks[ch] != nil {
-		return chunks[ch][cell&(1<<statShift-1)]
+	if ch, chunks := int(cell>>statShift), vs.byValue[v]; ch < len(chunks) {
+		return chunks[ch].stats(cell)
 	}
 	return ci.Stats{}
 }
@@ -394,13 +436,8 @@ func (vs *valueStats) release(cell uint32) {
 
 // row fills buf (one per value) with cell's statistics.
 func (vs *valueStats) row(cell uint32, buf []ci.Stats) []ci.Stats {
-	ch := int(cell >> statShift)
-	for v, chunks := range vs.byValue {
-		if ch < len(chunks) && chunks[ch] != nil {
-			buf[v] = chunks[ch][cell&(1<<statShift-1)]
-		} else {
-			buf[v] = ci.Stats{}
-		}
+	for v := range vs.byValue {
+		buf[v] = vs.get(cell, v)
 	}
 	return buf
 }

@@ -127,7 +127,12 @@ func hashIDs(ids []uint32) uint64 {
 }
 
 // intern returns the id of stack ids, adding it when new.
-func (t *stackTable) intern(ids []uint32) uint32 {
+func (t *stackTable) intern(ids []uint32) uint32 { return t.internAt(ids, nil) }
+
+// internAt is intern that stores a new stack in the room of span at, when
+// not nil and long enough, instead of in new room: at is a stack of
+// chunks t adopted (adopt) that nothing reads any more.
+func (t *stackTable) internAt(ids []uint32, at *span) uint32 {
 	h := hashIDs(ids)
 	for i := h & t.mask; ; i = (i + 1) & t.mask {
 		e := t.ids[i]
@@ -135,7 +140,13 @@ func (t *stackTable) intern(ids []uint32) uint32 {
 			id := uint32(len(t.hashes))
 			t.ids[i] = slot(id, h)
 			t.hashes = append(room(t.hashes, 1), h)
-			chunk, off := t.frames.put(ids)
+			var chunk, off uint32
+			if at != nil && len(ids) <= int(at.n) {
+				chunk, off = at.chunk, at.off
+				copy(t.frames.c[chunk][off:], ids)
+			} else {
+				chunk, off = t.frames.put(ids)
+			}
 			t.spans = append(room(t.spans, 1), span{chunk, off, uint32(len(ids))})
 			if t.full(len(t.hashes)) {
 				t.grow()
@@ -146,6 +157,16 @@ func (t *stackTable) intern(ids []uint32) uint32 {
 			return id
 		}
 	}
+}
+
+// adopt makes the chunks of o's frames t's, for internAt to rewrite o's
+// stacks in place: a table finished from one collector then holds its
+// stacks in the collector's room instead of a second copy of them. t
+// must hold no stack; o must be read no more but for the stacks that are
+// yet to be rewritten, each once.
+func (t *stackTable) adopt(o *stackTable) {
+	t.frames = o.frames
+	o.frames = chunked[uint32]{}
 }
 
 func (t *stackTable) grow() {

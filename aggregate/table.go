@@ -164,7 +164,8 @@ func (c *Collector) Finish(t *Table, namer Namer, p *parse.Profile) error {
 	}
 	c.nameFrames(t, namer, &info)
 	c.counted = make([]bool, len(c.frameVals))
-	m := finisher{c: c, t: t, namer: namer, info: &info, stackMap: make([]uint32, c.stacks.len()), left: c.stacks.perChunk()}
+	m := finisher{c: c, t: t, namer: namer, info: &info, stackMap: make([]uint32, c.stacks.len())}
+	m.adopt()
 	nv := len(c.values)
 	row := make([]ci.Stats, nv)
 	for id, k := range c.cells.keys {
@@ -203,20 +204,45 @@ type finisher struct {
 	info  *[2][]frameInfo
 	// stackMap maps collector stacks to table stacks (+1; 0: not yet).
 	stackMap []uint32
+	// from holds the collector's stack frames: its own chunks, or the
+	// table's that adopted them.
+	from *chunked[uint32]
 	// left counts, per chunk of collector stack frames, the stacks not
-	// mapped yet: a chunk is dropped when it has none, so that the table
-	// grows as the collector shrinks.
+	// mapped yet, when the table did not adopt them: a chunk is dropped
+	// when it has none, so that the table grows as the collector shrinks.
 	left []int32
 	buf  []uint32
 }
 
+// adopt has a table that holds no stack yet take the collector's chunks
+// of stack frames, each stack rewritten in place as it is mapped (a
+// table stack is never longer than its collector stack): one copy of the
+// stacks, not two. A table that has stacks gets copies, and the
+// collector's chunks are dropped as they are mapped instead. The
+// collector's hash index of stacks is not needed any more either way.
+func (m *finisher) adopt() {
+	cs := m.c.stacks
+	cs.slots, cs.hashes = slots{}, nil
+	m.c.byStackID, m.c.byFrameID = nil, nil
+	if m.t.stacks.len() == 0 && m.t.stacks.frames.n == 0 {
+		m.t.stacks.adopt(cs)
+		m.from = &m.t.stacks.frames
+		return
+	}
+	m.from = &cs.frames
+	m.left = cs.perChunk()
+}
+
 func (m *finisher) key(k cellKey) cellKey {
 	if m.stackMap[k.stack] == 0 {
-		m.buf = m.c.tableStack(m.c.stacks.stack(k.stack), m.info, m.namer, m.buf[:0])
-		m.stackMap[k.stack] = m.t.stacks.intern(m.buf) + 1
-		if ch := m.c.stacks.spans[k.stack].chunk; m.left[ch] > 0 {
-			if m.left[ch]--; m.left[ch] == 0 {
-				m.c.stacks.frames.c[ch] = nil
+		sp := m.c.stacks.spans[k.stack]
+		m.buf = m.c.tableStack(m.from.c[sp.chunk][sp.off:sp.off+sp.n], m.info, m.namer, m.buf[:0])
+		if m.left == nil {
+			m.stackMap[k.stack] = m.t.stacks.internAt(m.buf, &sp) + 1
+		} else {
+			m.stackMap[k.stack] = m.t.stacks.intern(m.buf) + 1
+			if m.left[sp.chunk]--; m.left[sp.chunk] == 0 {
+				m.from.c[sp.chunk] = nil
 			}
 		}
 	}

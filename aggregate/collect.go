@@ -290,5 +290,18 @@ func (c *Collector) Begin(p *parse.Profile) {
 	}
 }
 
+// Reserve is parse.Reserver: before the first record, the tables of
+// stacks and cells are made for that many at once, instead of grown by
+// doubling (which copies them and leaves each old copy to the garbage
+// collector).
+func (c *Collector) Reserve(records int) {
+	if c.stacks.len() == 0 && cap(c.stacks.spans) < records {
+		c.stacks = newStackTable(records)
+	}
+	if len(c.cells.keys) == 0 && cap(c.cells.keys) < records {
+		c.cells = newCellTable(records)
+	}
+}
+
 // Len returns the number of cells collected.
 func (c *Collector) Len() int { return len(c.cells.keys) }

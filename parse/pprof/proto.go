@@ -417,6 +417,7 @@ func emit(e *emitter, c converter) (n emitted, err error) {
 		e.out.Warnings = append(e.out.Warnings, c.chk.deltaWarning())
 	}
 	parse.Begin(e.sink, e.out) // which pairs the records have is settled
+	parse.Reserve(e.sink, e.d.samples.n)
 	var inuse, alloc parse.Counts
 	converted := false
 	err = e.d.scan(false, func(i int, s *sample) error {

@@ -142,7 +142,10 @@ type frameInfo struct {
 // breakdowns (p.Breakdowns > 0), those cells replace the others where
 // kept. The collector is spent.
 func (c *Collector) Finish(t *Table, namer Namer, p *parse.Profile) error {
-	t.reserve(len(c.cells.keys)+len(c.deferred), c.stacks.len())
+	fresh := t.Len() == 0 && t.stacks.len() == 0 && t.stacks.frames.n == 0
+	if !fresh {
+		t.reserve(len(c.cells.keys)+len(c.deferred), c.stacks.len())
+	}
 	useBreakdown := c.keys.Thread && p.Breakdowns > 0
 	// info[0] is per frame as a caller, info[1] as the leaf.
 	info := [2][]frameInfo{make([]frameInfo, len(c.frameVals)), make([]frameInfo, len(c.frameVals))}
@@ -165,7 +168,7 @@ func (c *Collector) Finish(t *Table, namer Namer, p *parse.Profile) error {
 	c.nameFrames(t, namer, &info)
 	c.counted = make([]bool, len(c.frameVals))
 	m := finisher{c: c, t: t, namer: namer, info: &info, stackMap: make([]uint32, c.stacks.len())}
-	m.adopt()
+	m.adopt(fresh)
 	nv := len(c.values)
 	row := make([]ci.Stats, nv)
 	for id, k := range c.cells.keys {
@@ -214,23 +217,35 @@ type finisher struct {
 	buf  []uint32
 }
 
-// adopt has a table that holds no stack yet take the collector's chunks
-// of stack frames, each stack rewritten in place as it is mapped (a
-// table stack is never longer than its collector stack): one copy of the
-// stacks, not two. A table that has stacks gets copies, and the
-// collector's chunks are dropped as they are mapped instead. The
-// collector's hash index of stacks is not needed any more either way.
-func (m *finisher) adopt() {
-	cs := m.c.stacks
-	cs.slots, cs.hashes = slots{}, nil
+// adopt gives a fresh table (no cell, no stack) the collector's room
+// instead of new room: its chunks of stack frames, each stack rewritten
+// in place as it is mapped (a table stack is never longer than its
+// collector stack), and its hash index of stacks and cell keys, cleared.
+// The table holds no more stacks and cells than the collector, and takes
+// them in the order of the collector's, so that it writes only where the
+// collector has been read. So the table is one copy of the stacks, not
+// two, and costs no fresh memory: each page of it touched first costs
+// tens of microseconds here. A table that has stacks gets copies, and
+// the collector's chunks are dropped as they are mapped instead.
+func (m *finisher) adopt(fresh bool) {
+	cs, t := m.c.stacks, m.t
 	m.c.byStackID, m.c.byFrameID = nil, nil
-	if m.t.stacks.len() == 0 && m.t.stacks.frames.n == 0 {
-		m.t.stacks.adopt(cs)
-		m.from = &m.t.stacks.frames
+	if !fresh {
+		cs.slots, cs.hashes = slots{}, nil
+		m.from = &cs.frames
+		m.left = cs.perChunk()
 		return
 	}
-	m.from = &cs.frames
-	m.left = cs.perChunk()
+	n := cs.len()
+	clear(cs.ids)
+	t.stacks = &stackTable{slots: cs.slots, spans: make([]span, 0, n), hashes: make([]uint64, 0, n)}
+	cs.slots, cs.hashes = slots{}, nil
+	t.stacks.adopt(cs)
+	m.from = &t.stacks.frames
+	cc := m.c.cells
+	clear(cc.byStack[:cap(cc.byStack)])
+	t.cells = &cellTable{other: newKeyTable[cellKey](16), keys: cc.keys[:0], byStack: cc.byStack[:0]}
+	cc.byStack = nil
 }
 
 func (m *finisher) key(k cellKey) cellKey {

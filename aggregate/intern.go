@@ -133,7 +133,11 @@ func (t *stackTable) intern(ids []uint32) uint32 { return t.internAt(ids, nil) }
 // not nil and long enough, instead of in new room: at is a stack of
 // chunks t adopted (adopt) that nothing reads any more.
 func (t *stackTable) internAt(ids []uint32, at *span) uint32 {
-	h := hashIDs(ids)
+	return t.internHashed(ids, hashIDs(ids), at)
+}
+
+// internHashed is internAt for a stack whose hash h is known.
+func (t *stackTable) internHashed(ids []uint32, h uint64, at *span) uint32 {
 	for i := h & t.mask; ; i = (i + 1) & t.mask {
 		e := t.ids[i]
 		if e == 0 {
@@ -157,6 +161,19 @@ func (t *stackTable) internAt(ids []uint32, at *span) uint32 {
 			return id
 		}
 	}
+}
+
+// touch loads the first slot of the probe of each hash, and returns
+// something of them so that the loads are made: loads that do not wait on
+// each other wait for memory together, where lookups one after the other
+// would each wait on their own (a table of a million stacks is larger
+// than the cache).
+func (t *stackTable) touch(hs []uint64) uint64 {
+	var x uint64
+	for _, h := range hs {
+		x += t.ids[h&t.mask]
+	}
+	return x
 }
 
 // adopt makes the chunks of o's frames t's, for internAt to rewrite o's

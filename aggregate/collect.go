@@ -89,6 +89,7 @@ type Collector struct {
 
 	buf     []uint32
 	contrib []unbias.Contribution
+	batch   batch
 	// counted marks the frames whose addresses were told unresolved
 	// (Finish).
 	counted []bool
@@ -125,9 +126,16 @@ func (c *Collector) Record(rec *parse.Record) {
 		c.span.kept++
 	}
 	var k cellKey
-	if c.noStacks {
+	unresolved := rec.InUse.Enc == parse.Unresolved || rec.Alloc.Enc == parse.Unresolved
+	batched := !c.noStacks && !unresolved && rec.StackID == 0
+	switch {
+	case batched:
+		c.frameIDs(rec)
+	case c.noStacks:
+		c.flush()
 		k.stack = c.stacks.intern(nil)
-	} else {
+	default:
+		c.flush()
 		k.stack = c.stackOf(rec)
 	}
 	k.breakdown = rec.Breakdown
@@ -135,7 +143,11 @@ func (c *Collector) Record(rec *parse.Record) {
 	if c.keys.Thread {
 		k.thread = c.strs.internShared(rec.Thread)
 	}
-	if rec.InUse.Enc == parse.Unresolved || rec.Alloc.Enc == parse.Unresolved {
+	if batched {
+		c.queue(k, rec)
+		return
+	}
+	if unresolved {
 		if c.deferred == nil {
 			c.deferred = make([]deferred, 0, cap(c.cells.keys))
 		}
@@ -177,6 +189,13 @@ func (c *Collector) contribute(rec *parse.Record, v unbias.Value, i int) *unbias
 // still has its cell, empty: its frames are named like every other's, so
 // that what is said about unnamed frames does not depend on --value.
 func (c *Collector) add(k cellKey, rec *parse.Record) {
+	k.size = c.contributeAll(rec)
+	c.addCell(k, c.contrib)
+}
+
+// contributeAll unbiases rec for each value, in c.contrib, and returns
+// the allocation size of its cell (0 unless kept).
+func (c *Collector) contributeAll(rec *parse.Record) float64 {
 	for i, v := range c.values {
 		if c.skip != nil && c.skip[i] {
 			c.contrib[i] = unbias.Contribution{}
@@ -185,12 +204,67 @@ func (c *Collector) add(k cellKey, rec *parse.Record) {
 		c.contribute(rec, v, i)
 	}
 	if c.keys.Size {
-		k.size = c.size()
+		return c.size()
 	}
+	return 0
+}
+
+// addCell adds contributions (one per value) to the cell of key k.
+func (c *Collector) addCell(k cellKey, contrib []unbias.Contribution) {
 	id, _ := c.cells.intern(k)
-	for i := range c.contrib {
-		c.stats.add(id, i, &c.contrib[i].Stats)
+	for i := range contrib {
+		c.stats.add(id, i, &contrib[i].Stats)
 	}
+}
+
+// batch holds records whose stacks wait to be interned together (flush):
+// per record, its cell key but the stack, its contributions (one per
+// value), and its stack's frame ids and their hash.
+type batch struct {
+	keys    []cellKey
+	contrib []unbias.Contribution
+	frames  []uint32
+	ends    []int
+	hashes  []uint64
+	touched uint64
+}
+
+// batchLen is how many records a batch holds.
+const batchLen = 16
+
+// queue adds rec, with its cell key k but the stack and its stack's frame
+// ids in c.buf, to the batch, and flushes a full batch.
+func (c *Collector) queue(k cellKey, rec *parse.Record) {
+	k.size = c.contributeAll(rec)
+	b := &c.batch
+	b.keys = append(b.keys, k)
+	b.contrib = append(b.contrib, c.contrib...)
+	b.frames = append(b.frames, c.buf...)
+	b.ends = append(b.ends, len(b.frames))
+	b.hashes = append(b.hashes, hashIDs(c.buf))
+	if len(b.keys) == batchLen {
+		c.flush()
+	}
+}
+
+// flush interns the stacks of the batch and adds its records to their
+// cells, in the order they came. The stack table slots of the whole batch
+// are loaded first, so that their cache misses overlap: one record at a
+// time, each waited on its own, most of the time a record took.
+func (c *Collector) flush() {
+	b := &c.batch
+	if len(b.keys) == 0 {
+		return
+	}
+	b.touched += c.stacks.touch(b.hashes)
+	nv, from := len(c.values), 0
+	for i, k := range b.keys {
+		k.stack = c.stacks.internHashed(b.frames[from:b.ends[i]], b.hashes[i], nil)
+		from = b.ends[i]
+		c.addCell(k, b.contrib[i*nv:(i+1)*nv])
+	}
+	b.keys, b.contrib, b.frames = b.keys[:0], b.contrib[:0], b.frames[:0]
+	b.ends, b.hashes = b.ends[:0], b.hashes[:0]
 }
 
 // stackOf returns the id of rec's stack, looked up once per parser stack
@@ -212,9 +286,14 @@ func (c *Collector) stackOf(rec *parse.Record) uint32 {
 	return id
 }
 
-// internStack returns the id of rec's stack, looking each frame up once
-// per parser frame id where the parser gives them.
+// internStack returns the id of rec's stack.
 func (c *Collector) internStack(rec *parse.Record) uint32 {
+	return c.stacks.intern(c.frameIDs(rec))
+}
+
+// frameIDs returns the ids of rec's frames, in c.buf, looking each frame
+// up once per parser frame id where the parser gives them.
+func (c *Collector) frameIDs(rec *parse.Record) []uint32 {
 	c.buf = c.buf[:0]
 	byID := len(rec.FrameIDs) == len(rec.Stack)
 	for i := range rec.Stack {
@@ -235,7 +314,7 @@ func (c *Collector) internStack(rec *parse.Record) uint32 {
 		}
 		c.buf = append(c.buf, id)
 	}
-	return c.stacks.intern(c.buf)
+	return c.buf
 }
 
 // internFrame returns the id of frame f.
@@ -304,4 +383,7 @@ func (c *Collector) Reserve(records int) {
 }
 
 // Len returns the number of cells collected.
-func (c *Collector) Len() int { return len(c.cells.keys) }
+func (c *Collector) Len() int {
+	c.flush()
+	return len(c.cells.keys)
+}

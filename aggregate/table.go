@@ -142,6 +142,7 @@ type frameInfo struct {
 // breakdowns (p.Breakdowns > 0), those cells replace the others where
 // kept. The collector is spent.
 func (c *Collector) Finish(t *Table, namer Namer, p *parse.Profile) error {
+	c.flush()
 	fresh := t.Len() == 0 && t.stacks.len() == 0 && t.stacks.frames.n == 0
 	if !fresh {
 		t.reserve(len(c.cells.keys)+len(c.deferred), c.stacks.len())

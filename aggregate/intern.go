@@ -195,11 +195,12 @@ func (t *stackTable) grow() {
 
 // cellKey is what a cell is: the records of one stack with one type,
 // thread and size (thread and size only when the grouping needs them).
+// (The size comes first: so the key takes 24 bytes, not 32, a cell.)
 type cellKey struct {
-	stack, typ, thread uint32
 	// size is the allocation size shared by the cell's samples (0: mixed
 	// or not kept).
-	size float64
+	size               float64
+	stack, typ, thread uint32
 	// breakdown separates per-thread breakdown records from the records
 	// they break down: only one kind is used, decided at the end.
 	breakdown bool

@@ -245,7 +245,16 @@ func (m *finisher) adopt(fresh bool) {
 	}
 	n := cs.len()
 	clear(cs.ids)
-	t.stacks = &stackTable{slots: cs.slots, spans: make([]span, 0, n), hashes: make([]uint64, 0, n)}
+	// The collector's hashes are read no more. Its spans are, but table
+	// stack j's span is written only once the collector's stacks up to
+	// j were mapped, when the stacks are mapped in the order of their
+	// first cell, which is the order of their ids. Not so when some are
+	// first used by a deferred record or a breakdown cell (--by thread).
+	spans := make([]span, 0, n)
+	if len(m.c.deferred) == 0 && !m.c.keys.Thread {
+		spans = cs.spans[:0]
+	}
+	t.stacks = &stackTable{slots: cs.slots, spans: spans, hashes: cs.hashes[:0]}
 	cs.slots, cs.hashes = slots{}, nil
 	t.stacks.adopt(cs)
 	m.from = &t.stacks.frames

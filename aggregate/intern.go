@@ -438,25 +438,43 @@ func (c *statChunk) slot(cell uint32) *ci.Stats {
 	return &c.pages[i/statPage][i%statPage]
 }
 
-// stats returns cell's statistics, empty when it has none.
-func (c *statChunk) stats(cell uint32) ci.Stats {
+// stats returns cell's statistics, nil when it has none.
+func (c *statChunk) stats(cell uint32) *ci.Stats {
 	if c == nil {
-		return ci.Stats{}
+		return nil
 	}
 	i := int(c.at[cell&(1<<statShift-1)])
 	if i == 0 {
-		return ci.Stats{}
+		return nil
 	}
 	i--
-	return c.pages[i/statPage][i%statPage]
+	return &c.pages[i/statPage][i%statPage]
+}
+
+// find returns cell's statistics of value v, nil when it has none.
+func (vs *valueStats) find(cell uint32, v int) *ci.Stats {
+	if ch, chunks := int(cell>>statShift), vs.byValue[v]; ch < len(chunks) {
+		return chunks[ch].stats(cell)
+	}
+	return nil
 }
 
 // get returns cell's statistics of value v.
 func (vs *valueStats) get(cell uint32, v int) ci.Stats {
-	if ch, chunks := int(cell>>statShift), vs.byValue[v]; ch < len(chunks) {
-		return chunks[ch].stats(cell)
+	if st := vs.find(cell, v); st != nil {
+		return *st
 	}
 	return ci.Stats{}
+}
+
+// none reports whether cell has no statistics for any value.
+func (vs *valueStats) none(cell uint32) bool {
+	for v := range vs.byValue {
+		if vs.find(cell, v) != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // release drops the chunk of statistics that ends with cell, when it
@@ -476,7 +494,11 @@ func (vs *valueStats) release(cell uint32) {
 // row fills buf (one per value) with cell's statistics.
 func (vs *valueStats) row(cell uint32, buf []ci.Stats) []ci.Stats {
 	for v := range vs.byValue {
-		buf[v] = vs.get(cell, v)
+		if st := vs.find(cell, v); st != nil {
+			buf[v] = *st
+		} else {
+			buf[v] = ci.Stats{}
+		}
 	}
 	return buf
 }

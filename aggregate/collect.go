@@ -130,7 +130,7 @@ func (c *Collector) Record(rec *parse.Record) {
 	batched := !c.noStacks && !unresolved && rec.StackID == 0
 	switch {
 	case batched:
-		c.frameIDs(rec)
+		c.queueStack(rec)
 	case c.noStacks:
 		c.flush()
 		k.stack = c.stacks.intern(nil)
@@ -232,16 +232,23 @@ type batch struct {
 // batchLen is how many records a batch holds.
 const batchLen = 16
 
-// queue adds rec, with its cell key k but the stack and its stack's frame
-// ids in c.buf, to the batch, and flushes a full batch.
+// queueStack adds the frame ids of rec's stack, and their hash, to the
+// batch; queue adds the rest of the record.
+func (c *Collector) queueStack(rec *parse.Record) {
+	b := &c.batch
+	from := len(b.frames)
+	b.frames = c.appendFrameIDs(b.frames, rec)
+	b.ends = append(b.ends, len(b.frames))
+	b.hashes = append(b.hashes, hashIDs(b.frames[from:]))
+}
+
+// queue adds rec, with its cell key k but the stack, to the batch (after
+// its stack: queueStack), and flushes a full batch.
 func (c *Collector) queue(k cellKey, rec *parse.Record) {
 	k.size = c.contributeAll(rec)
 	b := &c.batch
 	b.keys = append(b.keys, k)
 	b.contrib = append(b.contrib, c.contrib...)
-	b.frames = append(b.frames, c.buf...)
-	b.ends = append(b.ends, len(b.frames))
-	b.hashes = append(b.hashes, hashIDs(c.buf))
 	if len(b.keys) == batchLen {
 		c.flush()
 	}
@@ -288,33 +295,43 @@ func (c *Collector) stackOf(rec *parse.Record) uint32 {
 
 // internStack returns the id of rec's stack.
 func (c *Collector) internStack(rec *parse.Record) uint32 {
-	return c.stacks.intern(c.frameIDs(rec))
+	c.buf = c.appendFrameIDs(c.buf[:0], rec)
+	return c.stacks.intern(c.buf)
 }
 
-// frameIDs returns the ids of rec's frames, in c.buf, looking each frame
-// up once per parser frame id where the parser gives them.
-func (c *Collector) frameIDs(rec *parse.Record) []uint32 {
-	c.buf = c.buf[:0]
-	byID := len(rec.FrameIDs) == len(rec.Stack)
-	for i := range rec.Stack {
-		var fid uint32 // 0: none, or not the small dense ids parsers give
-		if byID && rec.FrameIDs[i] < 1<<26 {
-			fid = rec.FrameIDs[i]
+// appendFrameIDs appends the ids of rec's frames to dst, looking each
+// frame up once per parser frame id where the parser gives them.
+func (c *Collector) appendFrameIDs(dst []uint32, rec *parse.Record) []uint32 {
+	if len(rec.FrameIDs) != len(rec.Stack) {
+		for i := range rec.Stack {
+			dst = append(dst, c.internFrame(&rec.Stack[i]))
 		}
-		if fid > 0 && int(fid) < len(c.byFrameID) && c.byFrameID[fid] != 0 {
-			c.buf = append(c.buf, c.byFrameID[fid]-1)
+		return dst
+	}
+	for i, fid := range rec.FrameIDs {
+		// A frame seen before (nearly every one) is found by its id
+		// alone: byFrameID holds ids from 1 to below 1<<26 only.
+		if int(fid) < len(c.byFrameID) && c.byFrameID[fid] != 0 {
+			dst = append(dst, c.byFrameID[fid]-1)
 			continue
 		}
-		id := c.internFrame(&rec.Stack[i])
-		if fid > 0 {
-			if int(fid) >= len(c.byFrameID) {
-				c.byFrameID = room(c.byFrameID, int(fid)+1-len(c.byFrameID))[:fid+1]
-			}
-			c.byFrameID[fid] = id + 1
-		}
-		c.buf = append(c.buf, id)
+		dst = append(dst, c.frameByID(fid, &rec.Stack[i]))
 	}
-	return c.buf
+	return dst
+}
+
+// frameByID returns the id of frame f, whose parser id is fid, and
+// remembers it by fid when that is one of the small dense ids parsers
+// give (0 is none).
+func (c *Collector) frameByID(fid uint32, f *parse.Frame) uint32 {
+	id := c.internFrame(f)
+	if fid > 0 && fid < 1<<26 {
+		if int(fid) >= len(c.byFrameID) {
+			c.byFrameID = room(c.byFrameID, int(fid)+1-len(c.byFrameID))[:fid+1]
+		}
+		c.byFrameID[fid] = id + 1
+	}
+	return id
 }
 
 // internFrame returns the id of frame f.

@@ -407,11 +407,22 @@ func (c *Collector) tableStack(stack []uint32, info *[2][]frameInfo, namer Namer
 	for drop < len(stack)-1 && info[b2i(drop == 0)][stack[drop]].alloc {
 		drop++
 	}
-	for i := drop; i < len(stack); i++ {
-		fi := &info[b2i(i == 0)][stack[i]]
-		if !fi.named && namer != nil && !c.counted[stack[i]] {
-			c.counted[stack[i]] = true // a frame's address is told once
-			namer.Unresolved(c.frameVals[stack[i]].Addr)
+	if drop == 0 && len(stack) > 0 {
+		buf = c.appendFuncs(buf, stack[:1], info[1], namer)
+		drop = 1
+	}
+	return c.appendFuncs(buf, stack[drop:], info[0], namer)
+}
+
+// appendFuncs appends the table function ids of frames ids to buf, the
+// frames all leaves or all callers, as pos (info[1] or info[0]) says: this
+// loop runs for every frame of every stack.
+func (c *Collector) appendFuncs(buf, ids []uint32, pos []frameInfo, namer Namer) []uint32 {
+	for _, id := range ids {
+		fi := &pos[id]
+		if !fi.named && namer != nil && !c.counted[id] {
+			c.counted[id] = true // a frame's address is told once
+			namer.Unresolved(c.frameVals[id].Addr)
 		}
 		buf = append(buf, fi.fn)
 	}

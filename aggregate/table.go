@@ -250,9 +250,9 @@ func (m *finisher) adopt(fresh bool) {
 	// j were mapped, when the stacks are mapped in the order of their
 	// first cell, which is the order of their ids. Not so when some are
 	// first used by a deferred record or a breakdown cell (--by thread).
-	spans := make([]span, 0, n)
-	if len(m.c.deferred) == 0 && !m.c.keys.Thread {
-		spans = cs.spans[:0]
+	spans := cs.spans[:0]
+	if len(m.c.deferred) > 0 || m.c.keys.Thread {
+		spans = make([]span, 0, n)
 	}
 	t.stacks = &stackTable{slots: cs.slots, spans: spans, hashes: cs.hashes[:0]}
 	cs.slots, cs.hashes = slots{}, nil

@@ -151,17 +151,7 @@ func (c *Collector) Finish(t *Table, namer Namer, p *parse.Profile) error {
 	// info[0] is per frame as a caller, info[1] as the leaf.
 	info := [2][]frameInfo{make([]frameInfo, len(c.frameVals)), make([]frameInfo, len(c.frameVals))}
 	if namer != nil {
-		c.eachStack(useBreakdown, func(stack []uint32) {
-			for i, id := range stack {
-				leaf := b2i(i == 0)
-				if !info[leaf][id].done {
-					info[leaf][id].done = true
-					if f := c.frameVals[id]; f.Func == "" {
-						namer.Need(f.Addr, i == 0)
-					}
-				}
-			}
-		})
+		c.eachStack(useBreakdown, func(stack []uint32) { c.need(stack, &info, namer) })
 		if err := namer.Resolve(); err != nil {
 			return err
 		}
@@ -345,6 +335,34 @@ func b2i(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// need marks the frames of a used stack used, as the leaf or as callers,
+// and tells namer those that have no name, once per frame and position.
+// The callers are read from their own table: this loop runs for every
+// frame of every stack.
+func (c *Collector) need(stack []uint32, info *[2][]frameInfo, namer Namer) {
+	if len(stack) == 0 {
+		return
+	}
+	c.needFrame(stack[0], &info[1][stack[0]], namer, true)
+	callers := info[0]
+	for _, id := range stack[1:] {
+		if fi := &callers[id]; !fi.done {
+			c.needFrame(id, fi, namer, false)
+		}
+	}
+}
+
+// needFrame marks frame id used in the position fi is for.
+func (c *Collector) needFrame(id uint32, fi *frameInfo, namer Namer, leaf bool) {
+	if fi.done {
+		return
+	}
+	fi.done = true
+	if f := c.frameVals[id]; f.Func == "" {
+		namer.Need(f.Addr, leaf)
+	}
 }
 
 // eachStack calls f with every stack a used cell or kept record has (a

@@ -308,14 +308,16 @@ func (c *Collector) appendFrameIDs(dst []uint32, rec *parse.Record) []uint32 {
 		}
 		return dst
 	}
+	byID := c.byFrameID // in a local, not reloaded through c per frame
 	for i, fid := range rec.FrameIDs {
 		// A frame seen before (nearly every one) is found by its id
 		// alone: byFrameID holds ids from 1 to below 1<<26 only.
-		if int(fid) < len(c.byFrameID) && c.byFrameID[fid] != 0 {
-			dst = append(dst, c.byFrameID[fid]-1)
+		if int(fid) < len(byID) && byID[fid] != 0 {
+			dst = append(dst, byID[fid]-1)
 			continue
 		}
 		dst = append(dst, c.frameByID(fid, &rec.Stack[i]))
+		byID = c.byFrameID
 	}
 	return dst
 }

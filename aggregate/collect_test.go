@@ -239,7 +239,8 @@ func TestDropStacks(t *testing.T) {
 }
 
 // A table finished from one collector takes the collector's room and
-// rewrites it in place (stacks, their index, cell keys), in batches: it
+// rewrites it in place (stacks, their index, cell keys, statistics), in
+// batches: it
 // must hold what a table that already had cells gets by copying, with
 // stacks that repeat, stacks shortened by allocator frames, records kept
 // for their encoding and per-thread breakdowns.
@@ -279,6 +280,18 @@ func TestFinishInPlace(t *testing.T) {
 			if err := c.Finish(tb, nm, &parse.Profile{Breakdowns: 1, Encoding: parse.Raw}); err != nil {
 				t.Fatal(err)
 			}
+			// Cells added later must not find statistics left in the
+			// room the table took from the collector.
+			more := NewTable(tb.values, tb.keys)
+			c = NewCollector(tb.values, tb.keys, Window{}, 0)
+			for i := range 200 {
+				r := rec(1, "late", fmt.Sprint("x", i))
+				c.Record(&r)
+			}
+			if err := c.Finish(more, nm, &parse.Profile{}); err != nil {
+				t.Fatal(err)
+			}
+			tb.Merge(more)
 			g, _, total := tb.Groups(by, Filter{}, 0, 0)
 			var b strings.Builder
 			for _, gr := range g {

@@ -467,6 +467,15 @@ func (vs *valueStats) get(cell uint32, v int) ci.Stats {
 	return ci.Stats{}
 }
 
+// reset empties cell's statistics, for the cell to be filled again.
+func (vs *valueStats) reset(cell uint32) {
+	for v := range vs.byValue {
+		if st := vs.find(cell, v); st != nil {
+			*st = ci.Stats{}
+		}
+	}
+}
+
 // none reports whether cell has no statistics for any value.
 func (vs *valueStats) none(cell uint32) bool {
 	for v := range vs.byValue {

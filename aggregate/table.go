@@ -163,11 +163,17 @@ func (c *Collector) Finish(t *Table, namer Namer, p *parse.Profile) error {
 	m.mapStacks(useBreakdown)
 	nv := len(c.values)
 	row := make([]ci.Stats, nv)
+	stats := &c.stats
+	if m.shared {
+		stats = &t.stats
+	}
 	for id, k := range c.cells.keys {
 		if k.breakdown == useBreakdown {
-			t.add(m.key(k), c.stats.row(uint32(id), row))
+			m.add(m.key(k), stats.row(uint32(id), row))
 		}
-		c.stats.release(uint32(id)) // the table grows as the collector shrinks
+		if !m.shared {
+			c.stats.release(uint32(id)) // the table grows as the collector shrinks
+		}
 	}
 	// Records kept for their encoding go straight to the table: they
 	// never needed a cell of their own here.
@@ -185,10 +191,31 @@ func (c *Collector) Finish(t *Table, namer Namer, p *parse.Profile) error {
 		if c.keys.Size {
 			k.size = c.size()
 		}
-		t.add(k, st)
+		m.add(k, st)
+	}
+	if m.shared {
+		// Cells the table did not reach (it has fewer when collector
+		// stacks became one table stack) still hold collector statistics.
+		for id := t.Len(); id < len(c.cells.keys); id++ {
+			t.stats.reset(uint32(id))
+		}
 	}
 	*c = Collector{}
 	return nil
+}
+
+// add merges a cell's statistics (one per value) into the table. When the
+// table took the collector's statistics (shared), a new cell's room holds
+// those of the collector's cell of that id, read already: they are
+// cleared first.
+func (m *finisher) add(k cellKey, st []ci.Stats) {
+	id, added := m.t.cells.intern(k)
+	if added && m.shared {
+		m.t.stats.reset(id)
+	}
+	for i := range st {
+		m.t.stats.add(id, i, &st[i])
+	}
 }
 
 // finisher maps collector cell keys to table cell keys.
@@ -212,12 +239,16 @@ type finisher struct {
 	hashes  []uint64
 	touched uint64
 	one     [1]uint32
+	// shared is set when the table took the collector's statistics, to
+	// fill them again in place (adopt).
+	shared bool
 }
 
 // adopt gives a fresh table (no cell, no stack) the collector's room
 // instead of new room: its chunks of stack frames, each stack rewritten
 // in place as it is mapped (a table stack is never longer than its
-// collector stack), and its hash index of stacks and cell keys, cleared.
+// collector stack), its hash index of stacks and cell keys, cleared, and
+// its statistics, each cell's read before the table writes there (add).
 // The table holds no more stacks and cells than the collector, and takes
 // them in the order of the collector's, so that it writes only where the
 // collector has been read. So the table is one copy of the stacks, not
@@ -248,6 +279,7 @@ func (m *finisher) adopt(fresh bool) {
 	cs.slots, cs.hashes = slots{}, nil
 	t.stacks.adopt(cs)
 	m.from = &t.stacks.frames
+	t.stats, m.c.stats, m.shared = m.c.stats, valueStats{}, true
 	cc := m.c.cells
 	clear(cc.byStack[:cap(cc.byStack)])
 	t.cells = &cellTable{other: newKeyTable[cellKey](16), keys: cc.keys[:0], byStack: cc.byStack[:0]}

@@ -91,6 +91,7 @@ type Collector struct {
 
 	buf     []uint32
 	contrib []unbias.Contribution
+	batch   batch
 	memo    unbias.Memo
 	// counted marks the frames whose addresses were told unresolved
 	// (Finish).
@@ -128,9 +129,16 @@ func (c *Collector) Record(rec *parse.Record) {
 		c.span.kept++
 	}
 	var k cellKey
-	if c.noStacks {
+	unresolved := rec.InUse.Enc == parse.Unresolved || rec.Alloc.Enc == parse.Unresolved
+	batched := !c.noStacks && !unresolved && rec.StackID == 0
+	switch {
+	case batched:
+		c.queueStack(rec)
+	case c.noStacks:
+		c.flush()
 		k.stack = c.stacks.intern(nil)
-	} else {
+	default:
+		c.flush()
 		k.stack = c.stackOf(rec)
 	}
 	k.breakdown = rec.Breakdown
@@ -138,7 +146,11 @@ func (c *Collector) Record(rec *parse.Record) {
 	if c.keys.Thread {
 		k.thread = c.strs.internShared(rec.Thread)
 	}
-	if rec.InUse.Enc == parse.Unresolved || rec.Alloc.Enc == parse.Unresolved {
+	if batched {
+		c.queue(k, rec)
+		return
+	}
+	if unresolved {
 		c.deferred.add(k, rec)
 		return
 	}
@@ -159,6 +171,13 @@ func (c *Collector) contribute(rec *parse.Record, v unbias.Value, i int) *unbias
 // still has its cell, empty: its frames are named like every other's, so
 // that what is said about unnamed frames does not depend on --value.
 func (c *Collector) add(k cellKey, rec *parse.Record) {
+	k.size = c.contributeAll(rec)
+	c.addCell(k, c.contrib)
+}
+
+// contributeAll unbiases rec for each value, in c.contrib, and returns
+// the allocation size of its cell (0 unless kept).
+func (c *Collector) contributeAll(rec *parse.Record) float64 {
 	for i, v := range c.values {
 		if c.skip != nil && c.skip[i] {
 			c.contrib[i] = unbias.Contribution{}
@@ -167,12 +186,74 @@ func (c *Collector) add(k cellKey, rec *parse.Record) {
 		c.contribute(rec, v, i)
 	}
 	if c.keys.Size {
-		k.size = c.size()
+		return c.size()
 	}
+	return 0
+}
+
+// addCell adds contributions (one per value) to the cell of key k.
+func (c *Collector) addCell(k cellKey, contrib []unbias.Contribution) {
 	id, _ := c.cells.intern(k)
-	for i := range c.contrib {
-		c.stats.add(id, i, &c.contrib[i].Stats)
+	for i := range contrib {
+		c.stats.add(id, i, &contrib[i].Stats)
 	}
+}
+
+// batch holds records whose stacks wait to be interned together (flush):
+// per record, its cell key but the stack, its contributions (one per
+// value), and its stack's frame ids and their hash.
+type batch struct {
+	keys    []cellKey
+	contrib []unbias.Contribution
+	frames  []uint32
+	ends    []int
+	hashes  []uint64
+	touched uint64
+}
+
+// batchLen is how many records a batch holds.
+const batchLen = 16
+
+// queueStack adds the frame ids of rec's stack, and their hash, to the
+// batch; queue adds the rest of the record.
+func (c *Collector) queueStack(rec *parse.Record) {
+	b := &c.batch
+	from := len(b.frames)
+	b.frames = c.appendFrameIDs(b.frames, rec)
+	b.ends = append(b.ends, len(b.frames))
+	b.hashes = append(b.hashes, hashIDs(b.frames[from:]))
+}
+
+// queue adds rec, with its cell key k but the stack, to the batch (after
+// its stack: queueStack), and flushes a full batch.
+func (c *Collector) queue(k cellKey, rec *parse.Record) {
+	k.size = c.contributeAll(rec)
+	b := &c.batch
+	b.keys = append(b.keys, k)
+	b.contrib = append(b.contrib, c.contrib...)
+	if len(b.keys) == batchLen {
+		c.flush()
+	}
+}
+
+// flush interns the stacks of the batch and adds its records to their
+// cells, in the order they came. The stack table slots of the whole batch
+// are loaded first, so that their cache misses overlap: one record at a
+// time, each waited on its own, most of the time a record took.
+func (c *Collector) flush() {
+	b := &c.batch
+	if len(b.keys) == 0 {
+		return
+	}
+	b.touched += c.stacks.touch(b.hashes)
+	nv, from := len(c.values), 0
+	for i, k := range b.keys {
+		k.stack = c.stacks.internHashed(b.frames[from:b.ends[i]], b.hashes[i], nil)
+		from = b.ends[i]
+		c.addCell(k, b.contrib[i*nv:(i+1)*nv])
+	}
+	b.keys, b.contrib, b.frames = b.keys[:0], b.contrib[:0], b.frames[:0]
+	b.ends, b.hashes = b.ends[:0], b.hashes[:0]
 }
 
 // stackOf returns the id of rec's stack, looked up once per parser stack
@@ -194,37 +275,52 @@ func (c *Collector) stackOf(rec *parse.Record) uint32 {
 	return id
 }
 
-// internStack returns the id of rec's stack, looking each frame up once
-// per parser frame id where the parser gives them. A stack the parser
-// says is new is stored without looking it up.
+// internStack returns the id of rec's stack. A stack the parser says is
+// new is stored without looking it up.
 func (c *Collector) internStack(rec *parse.Record) uint32 {
-	c.buf = c.buf[:0]
-	byID := len(rec.FrameIDs) == len(rec.Stack)
-	if !byID {
-		c.addrs.touch(rec.Stack)
-	}
-	for i := range rec.Stack {
-		var fid uint32 // 0: none, or not the small dense ids parsers give
-		if byID && rec.FrameIDs[i] < 1<<26 {
-			fid = rec.FrameIDs[i]
-		}
-		if fid > 0 && int(fid) < len(c.byFrameID) && c.byFrameID[fid] != 0 {
-			c.buf = append(c.buf, c.byFrameID[fid]-1)
-			continue
-		}
-		id := c.internFrame(&rec.Stack[i])
-		if fid > 0 {
-			if int(fid) >= len(c.byFrameID) {
-				c.byFrameID = room(c.byFrameID, int(fid)+1-len(c.byFrameID))[:fid+1]
-			}
-			c.byFrameID[fid] = id + 1
-		}
-		c.buf = append(c.buf, id)
-	}
+	c.buf = c.appendFrameIDs(c.buf[:0], rec)
 	if rec.NewStack && rec.StackID != 0 {
 		return c.stacks.add(c.buf)
 	}
 	return c.stacks.intern(c.buf)
+}
+
+// appendFrameIDs appends the ids of rec's frames to dst, looking each
+// frame up once per parser frame id where the parser gives them.
+func (c *Collector) appendFrameIDs(dst []uint32, rec *parse.Record) []uint32 {
+	if len(rec.FrameIDs) != len(rec.Stack) {
+		c.addrs.touch(rec.Stack)
+		for i := range rec.Stack {
+			dst = append(dst, c.internFrame(&rec.Stack[i]))
+		}
+		return dst
+	}
+	byID := c.byFrameID // in a local, not reloaded through c per frame
+	for i, fid := range rec.FrameIDs {
+		// A frame seen before (nearly every one) is found by its id
+		// alone: byFrameID holds ids from 1 to below 1<<26 only.
+		if int(fid) < len(byID) && byID[fid] != 0 {
+			dst = append(dst, byID[fid]-1)
+			continue
+		}
+		dst = append(dst, c.frameByID(fid, &rec.Stack[i]))
+		byID = c.byFrameID
+	}
+	return dst
+}
+
+// frameByID returns the id of frame f, whose parser id is fid, and
+// remembers it by fid when that is one of the small dense ids parsers
+// give (0 is none).
+func (c *Collector) frameByID(fid uint32, f *parse.Frame) uint32 {
+	id := c.internFrame(f)
+	if fid > 0 && fid < 1<<26 {
+		if int(fid) >= len(c.byFrameID) {
+			c.byFrameID = room(c.byFrameID, int(fid)+1-len(c.byFrameID))[:fid+1]
+		}
+		c.byFrameID[fid] = id + 1
+	}
+	return id
 }
 
 // internFrame returns the id of frame f.
@@ -291,5 +387,21 @@ func (c *Collector) Begin(p *parse.Profile) {
 	}
 }
 
+// Reserve is parse.Reserver: before the first record, the tables of
+// stacks and cells are made for that many at once, instead of grown by
+// doubling (which copies them and leaves each old copy to the garbage
+// collector).
+func (c *Collector) Reserve(records int) {
+	if c.stacks.len() == 0 && cap(c.stacks.spans) < records {
+		c.stacks = newStackTable(records)
+	}
+	if len(c.cells.keys) == 0 && cap(c.cells.keys) < records {
+		c.cells = newCellTable(records)
+	}
+}
+
 // Len returns the number of cells collected.
-func (c *Collector) Len() int { return len(c.cells.keys) }
+func (c *Collector) Len() int {
+	c.flush()
+	return len(c.cells.keys)
+}

@@ -2,6 +2,7 @@ package aggregate
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/heapest/heapest/parse"
@@ -256,6 +257,7 @@ func TestNewStack(t *testing.T) {
 	for i := range recs {
 		c.Record(&recs[i])
 	}
+	c.flush() // the last record, without a stack id, waits in a batch
 	if got := c.stacks.len(); got != 3 {
 		t.Errorf("collector holds %d stacks, want 3 (two new ones, one interned)", got)
 	}
@@ -301,6 +303,74 @@ func TestAddrTable(t *testing.T) {
 	for i := 0; i < 90000; i++ {
 		if id, ok := a.find(uint64(i) * 4096); !ok || id != uint32(i) {
 			t.Fatalf("address %d: id %d, %v", i, id, ok)
+		}
+	}
+}
+
+// A table finished from one collector takes the collector's room and
+// rewrites it in place (stacks, their index, cell keys, statistics), in
+// batches: it
+// must hold what a table that already had cells gets by copying, with
+// stacks that repeat, stacks shortened by allocator frames, records kept
+// for their encoding and per-thread breakdowns.
+func TestFinishInPlace(t *testing.T) {
+	names := []string{"je_malloc", "a", "b", "c", "main"}
+	recs := make([]parse.Record, 3000)
+	for i := range recs {
+		x := uint64(i)*2654435761 + 7
+		var stack []string
+		for d := 0; d < 1+int(x%9); d++ {
+			stack = append(stack, names[(x>>(3*d))%5])
+		}
+		recs[i] = rec(float64(1+i%7), stack...)
+		switch i % 11 {
+		case 3:
+			recs[i].InUse.Enc = parse.Unresolved
+		case 5:
+			recs[i].Breakdown, recs[i].Thread = true, fmt.Sprint("t", i%3)
+		}
+	}
+	for _, by := range []By{ByStack, ByThread} {
+		finish := func(seed bool) string {
+			nm := &fakeNamer{needed: map[string]int{}}
+			tb := NewTable([]unbias.Value{unbias.InUseSpace}, KeysFor(by))
+			if seed {
+				c := NewCollector(tb.values, tb.keys, Window{}, 0)
+				r := rec(0, "seed")
+				c.Record(&r)
+				if err := c.Finish(tb, nm, &parse.Profile{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			c := NewCollector(tb.values, tb.keys, Window{}, 0)
+			for i := range recs {
+				c.Record(&recs[i])
+			}
+			if err := c.Finish(tb, nm, &parse.Profile{Breakdowns: 1, Encoding: parse.Raw}); err != nil {
+				t.Fatal(err)
+			}
+			// Cells added later must not find statistics left in the
+			// room the table took from the collector.
+			more := NewTable(tb.values, tb.keys)
+			c = NewCollector(tb.values, tb.keys, Window{}, 0)
+			for i := range 200 {
+				r := rec(1, "late", fmt.Sprint("x", i))
+				c.Record(&r)
+			}
+			if err := c.Finish(more, nm, &parse.Profile{}); err != nil {
+				t.Fatal(err)
+			}
+			tb.Merge(more)
+			g, _, total := tb.Groups(by, Filter{}, 0, 0)
+			var b strings.Builder
+			for _, gr := range g {
+				fmt.Fprintf(&b, "%s %+v\n", gr.Key, gr.Flat)
+			}
+			fmt.Fprintf(&b, "total %+v", total)
+			return b.String()
+		}
+		if fresh, seeded := finish(false), finish(true); fresh != seeded {
+			t.Errorf("by %s: fresh table\n%s\nwant, as a table with cells gets it,\n%s", by, fresh, seeded)
 		}
 	}
 }

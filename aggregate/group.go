@@ -119,11 +119,18 @@ func newGrouper(t *Table, b By, main int, keep []bool, top int) grouper {
 }
 
 // eachCell calls f with every cell the grouper keeps, its statistics per
-// value in a buffer reused from call to call.
+// value in a buffer reused from call to call, which f must not change. A
+// cell without statistics (most of a Go heap profile's have nothing in
+// use) is given one shared empty row, not a fresh copy of it.
 func (g *grouper) eachCell(f func(id int, k cellKey, st []ci.Stats)) {
 	row := make([]ci.Stats, len(g.t.values))
+	empty := make([]ci.Stats, len(g.t.values))
 	for id, k := range g.t.cells.keys {
-		if g.keep[id] {
+		switch {
+		case !g.keep[id]:
+		case g.t.stats.none(uint32(id)):
+			f(id, k, empty)
+		default:
 			f(id, k, g.t.stats.row(uint32(id), row))
 		}
 	}

@@ -207,8 +207,17 @@ func hashIDs(ids []uint32) uint64 {
 }
 
 // intern returns the id of stack ids, adding it when new.
-func (t *stackTable) intern(ids []uint32) uint32 {
-	h := hashIDs(ids)
+func (t *stackTable) intern(ids []uint32) uint32 { return t.internAt(ids, nil) }
+
+// internAt is intern that stores a new stack in the room of span at, when
+// not nil and long enough, instead of in new room: at is a stack of
+// chunks t adopted (adopt) that nothing reads any more.
+func (t *stackTable) internAt(ids []uint32, at *span) uint32 {
+	return t.internHashed(ids, hashIDs(ids), at)
+}
+
+// internHashed is internAt for a stack whose hash h is known.
+func (t *stackTable) internHashed(ids []uint32, h uint64, at *span) uint32 {
 	for i := h & t.mask; ; i = (i + 1) & t.mask {
 		e := t.ids[i]
 		if e == 0 {
@@ -216,7 +225,13 @@ func (t *stackTable) intern(ids []uint32) uint32 {
 			t.ids[i] = slot(id, h)
 			t.placed++
 			t.hashes = append(room(t.hashes, 1), h)
-			chunk, off := t.frames.put(ids)
+			var chunk, off uint32
+			if at != nil && len(ids) <= int(at.n) {
+				chunk, off = at.chunk, at.off
+				copy(t.frames.c[chunk][off:], ids)
+			} else {
+				chunk, off = t.frames.put(ids)
+			}
 			t.spans = append(room(t.spans, 1), span{chunk, off, uint32(len(ids))})
 			if t.full(t.placed) {
 				t.grow()
@@ -245,6 +260,29 @@ func (t *stackTable) add(ids []uint32) uint32 {
 	return id
 }
 
+// touch loads the first slot of the probe of each hash, and returns
+// something of them so that the loads are made: loads that do not wait on
+// each other wait for memory together, where lookups one after the other
+// would each wait on their own (a table of a million stacks is larger
+// than the cache).
+func (t *stackTable) touch(hs []uint64) uint64 {
+	var x uint64
+	for _, h := range hs {
+		x += t.ids[h&t.mask]
+	}
+	return x
+}
+
+// adopt makes the chunks of o's frames t's, for internAt to rewrite o's
+// stacks in place: a table finished from one collector then holds its
+// stacks in the collector's room instead of a second copy of them. t
+// must hold no stack; o must be read no more but for the stacks that are
+// yet to be rewritten, each once.
+func (t *stackTable) adopt(o *stackTable) {
+	t.frames = o.frames
+	o.frames = chunked[uint32]{}
+}
+
 func (t *stackTable) grow() {
 	t.slots = newSlots(t.placed * 2)
 	for id, h := range t.hashes {
@@ -256,11 +294,12 @@ func (t *stackTable) grow() {
 
 // cellKey is what a cell is: the records of one stack with one type,
 // thread and size (thread and size only when the grouping needs them).
+// (The size comes first: so the key takes 24 bytes, not 32, a cell.)
 type cellKey struct {
-	stack, typ, thread uint32
 	// size is the allocation size shared by the cell's samples (0: mixed
 	// or not kept).
-	size float64
+	size               float64
+	stack, typ, thread uint32
 	// breakdown separates per-thread breakdown records from the records
 	// they break down: only one kind is used, decided at the end.
 	breakdown bool
@@ -456,16 +495,30 @@ func (t *cellTable) intern(k cellKey) (id uint32, added bool) {
 }
 
 // valueStats holds each cell's statistics, per value, in chunks of
-// statChunk cells made only when some cell of the chunk has something for
-// the value: a trace's in-use value, or a dump's allocations without
-// prof_accum, cost nothing, and growing never copies.
+// 1<<statShift cells made only when some cell of the chunk has something
+// for the value: a trace's in-use value, or a dump's allocations without
+// prof_accum, cost nothing. Within a chunk only the cells that have
+// something take room, in pages made as they fill: most cells of a Go
+// heap profile have nothing in use (their objects were freed), and a
+// statistics slot for every cell cost such a profile hundreds of MB.
+// Growing never copies.
 type valueStats struct {
-	byValue [][][]ci.Stats // value -> chunk -> cell
+	byValue [][]*statChunk // value -> chunk
 }
 
-const statShift = 12 // 4096 cells a chunk
+const (
+	statShift = 12 // 4096 cells a chunk
+	statPage  = 64 // statistics a page (8 KB)
+)
 
-func newValueStats(nv int) valueStats { return valueStats{byValue: make([][][]ci.Stats, nv)} }
+// statChunk is the statistics of one chunk's cells that have any.
+type statChunk struct {
+	at    [1 << statShift]uint16 // cell -> its index in pages+1, 0: none
+	pages [][]ci.Stats           // statPage each
+	n     int
+}
+
+func newValueStats(nv int) valueStats { return valueStats{byValue: make([][]*statChunk, nv)} }
 
 // add merges s into cell's statistics of value v.
 func (vs *valueStats) add(cell uint32, v int, s *ci.Stats) {
@@ -478,19 +531,74 @@ func (vs *valueStats) add(cell uint32, v int, s *ci.Stats) {
 		chunks = append(chunks, nil)
 	}
 	if chunks[ch] == nil {
-		chunks[ch] = make([]ci.Stats, 1<<statShift)
+		chunks[ch] = new(statChunk)
 	}
 	vs.byValue[v] = chunks
-	chunks[ch][cell&(1<<statShift-1)].Merge(s)
+	chunks[ch].slot(cell).Merge(s)
+}
+
+// slot returns cell's statistics, making them (empty) when new.
+func (c *statChunk) slot(cell uint32) *ci.Stats {
+	off := cell & (1<<statShift - 1)
+	i := int(c.at[off])
+	if i == 0 {
+		if c.n%statPage == 0 {
+			c.pages = append(c.pages, make([]ci.Stats, statPage))
+		}
+		c.n++
+		i = c.n
+		c.at[off] = uint16(i)
+	}
+	i--
+	return &c.pages[i/statPage][i%statPage]
+}
+
+// stats returns cell's statistics, nil when it has none.
+func (c *statChunk) stats(cell uint32) *ci.Stats {
+	if c == nil {
+		return nil
+	}
+	i := int(c.at[cell&(1<<statShift-1)])
+	if i == 0 {
+		return nil
+	}
+	i--
+	return &c.pages[i/statPage][i%statPage]
+}
+
+// find returns cell's statistics of value v, nil when it has none.
+func (vs *valueStats) find(cell uint32, v int) *ci.Stats {
+	if ch, chunks := int(cell>>statShift), vs.byValue[v]; ch < len(chunks) {
+		return chunks[ch].stats(cell)
+	}
+	return nil
 }
 
 // get returns cell's statistics of value v.
 func (vs *valueStats) get(cell uint32, v int) ci.Stats {
-	ch := int(cell >> statShift)
-	if chunks := vs.byValue[v]; ch < len(chunks) && chunks[ch] != nil {
-		return chunks[ch][cell&(1<<statShift-1)]
+	if st := vs.find(cell, v); st != nil {
+		return *st
 	}
 	return ci.Stats{}
+}
+
+// reset empties cell's statistics, for the cell to be filled again.
+func (vs *valueStats) reset(cell uint32) {
+	for v := range vs.byValue {
+		if st := vs.find(cell, v); st != nil {
+			*st = ci.Stats{}
+		}
+	}
+}
+
+// none reports whether cell has no statistics for any value.
+func (vs *valueStats) none(cell uint32) bool {
+	for v := range vs.byValue {
+		if vs.find(cell, v) != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // release drops the chunk of statistics that ends with cell, when it
@@ -509,10 +617,9 @@ func (vs *valueStats) release(cell uint32) {
 
 // row fills buf (one per value) with cell's statistics.
 func (vs *valueStats) row(cell uint32, buf []ci.Stats) []ci.Stats {
-	ch := int(cell >> statShift)
-	for v, chunks := range vs.byValue {
-		if ch < len(chunks) && chunks[ch] != nil {
-			buf[v] = chunks[ch][cell&(1<<statShift-1)]
+	for v := range vs.byValue {
+		if st := vs.find(cell, v); st != nil {
+			buf[v] = *st
 		} else {
 			buf[v] = ci.Stats{}
 		}

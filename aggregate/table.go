@@ -142,36 +142,38 @@ type frameInfo struct {
 // breakdowns (p.Breakdowns > 0), those cells replace the others where
 // kept. The collector is spent.
 func (c *Collector) Finish(t *Table, namer Namer, p *parse.Profile) error {
-	t.reserve(len(c.cells.keys)+c.deferred.len(), c.stacks.len())
+	c.flush()
+	fresh := t.Len() == 0 && t.stacks.len() == 0 && t.stacks.frames.n == 0
+	if !fresh {
+		t.reserve(len(c.cells.keys)+c.deferred.len(), c.stacks.len())
+	}
 	useBreakdown := c.keys.Thread && p.Breakdowns > 0
 	// info[0] is per frame as a caller, info[1] as the leaf.
 	info := [2][]frameInfo{make([]frameInfo, len(c.frameVals)), make([]frameInfo, len(c.frameVals))}
 	if namer != nil {
-		c.eachStack(useBreakdown, func(stack []uint32) {
-			for i, id := range stack {
-				leaf := b2i(i == 0)
-				if !info[leaf][id].done {
-					info[leaf][id].done = true
-					if f := c.frameVals[id]; f.Func == "" {
-						namer.Need(f.Addr, i == 0)
-					}
-				}
-			}
-		})
+		c.eachStack(useBreakdown, func(stack []uint32) { c.need(stack, &info, namer) })
 		if err := namer.Resolve(); err != nil {
 			return err
 		}
 	}
 	c.nameFrames(t, namer, &info)
 	c.counted = make([]bool, len(c.frameVals))
-	m := finisher{c: c, t: t, namer: namer, info: &info, stackMap: make([]uint32, c.stacks.len()), left: c.stacks.perChunk()}
+	m := finisher{c: c, t: t, namer: namer, info: &info, stackMap: make([]uint32, c.stacks.len())}
+	m.adopt(fresh)
+	m.mapStacks(useBreakdown)
 	nv := len(c.values)
 	row := make([]ci.Stats, nv)
+	stats := &c.stats
+	if m.shared {
+		stats = &t.stats
+	}
 	for id, k := range c.cells.keys {
 		if k.breakdown == useBreakdown {
-			t.add(m.key(k), c.stats.row(uint32(id), row))
+			m.add(m.key(k), stats.row(uint32(id), row))
 		}
-		c.stats.release(uint32(id)) // the table grows as the collector shrinks
+		if !m.shared {
+			c.stats.release(uint32(id)) // the table grows as the collector shrinks
+		}
 	}
 	// Records kept for their encoding go straight to the table: they
 	// never needed a cell of their own here.
@@ -194,10 +196,31 @@ func (c *Collector) Finish(t *Table, namer Namer, p *parse.Profile) error {
 		if c.keys.Size {
 			k.size = c.size()
 		}
-		t.add(k, st)
+		m.add(k, st)
 	})
+	if m.shared {
+		// Cells the table did not reach (it has fewer when collector
+		// stacks became one table stack) still hold collector statistics.
+		for id := t.Len(); id < len(c.cells.keys); id++ {
+			t.stats.reset(uint32(id))
+		}
+	}
 	*c = Collector{}
 	return nil
+}
+
+// add merges a cell's statistics (one per value) into the table. When the
+// table took the collector's statistics (shared), a new cell's room holds
+// those of the collector's cell of that id, read already: they are
+// cleared first.
+func (m *finisher) add(k cellKey, st []ci.Stats) {
+	id, added := m.t.cells.intern(k)
+	if added && m.shared {
+		m.t.stats.reset(id)
+	}
+	for i := range st {
+		m.t.stats.add(id, i, &st[i])
+	}
 }
 
 // finisher maps collector cell keys to table cell keys.
@@ -208,22 +231,138 @@ type finisher struct {
 	info  *[2][]frameInfo
 	// stackMap maps collector stacks to table stacks (+1; 0: not yet).
 	stackMap []uint32
+	// from holds the collector's stack frames: its own chunks, or the
+	// table's that adopted them.
+	from *chunked[uint32]
 	// left counts, per chunk of collector stack frames, the stacks not
-	// mapped yet: a chunk is dropped when it has none, so that the table
-	// grows as the collector shrinks.
+	// mapped yet, when the table did not adopt them: a chunk is dropped
+	// when it has none, so that the table grows as the collector shrinks.
 	left []int32
-	buf  []uint32
+	// buf, ends and hashes hold a batch of table stacks (mapAll).
+	buf     []uint32
+	ends    []int
+	hashes  []uint64
+	touched uint64
+	one     [1]uint32
+	// shared is set when the table took the collector's statistics, to
+	// fill them again in place (adopt).
+	shared bool
+}
+
+// adopt gives a fresh table (no cell, no stack) the collector's room
+// instead of new room: its chunks of stack frames, each stack rewritten
+// in place as it is mapped (a table stack is never longer than its
+// collector stack), its hash index of stacks and cell keys, cleared, and
+// its statistics, each cell's read before the table writes there (add).
+// The table holds no more stacks and cells than the collector, and takes
+// them in the order of the collector's, so that it writes only where the
+// collector has been read. So the table is one copy of the stacks, not
+// two, and costs no fresh memory: each page of it touched first costs
+// tens of microseconds here. A table that has stacks gets copies, and
+// the collector's chunks are dropped as they are mapped instead.
+func (m *finisher) adopt(fresh bool) {
+	cs, t := m.c.stacks, m.t
+	m.c.byStackID, m.c.byFrameID = nil, nil
+	if !fresh {
+		cs.slots, cs.hashes = slots{}, nil
+		m.from = &cs.frames
+		m.left = cs.perChunk()
+		return
+	}
+	n := cs.len()
+	clear(cs.ids)
+	// The collector's hashes are read no more. Its spans are, but table
+	// stack j's span is written only once the collector's stacks up to
+	// j were mapped, when the stacks are mapped in the order of their
+	// first cell, which is the order of their ids. Not so when some are
+	// first used by a deferred record or a breakdown cell (--by thread).
+	spans := cs.spans[:0]
+	if m.c.deferred.len() > 0 || m.c.keys.Thread {
+		spans = make([]span, 0, n)
+	}
+	t.stacks = &stackTable{slots: cs.slots, spans: spans, hashes: cs.hashes[:0]}
+	cs.slots, cs.hashes = slots{}, nil
+	t.stacks.adopt(cs)
+	m.from = &t.stacks.frames
+	t.stats, m.c.stats, m.shared = m.c.stats, valueStats{}, true
+	cc := m.c.cells
+	clear(cc.byStack[:cap(cc.byStack)])
+	t.cells = &cellTable{other: newKeyTable[cellKey](16), keys: cc.keys[:0], byStack: cc.byStack[:0]}
+	cc.byStack = nil
+}
+
+// mapBatch is how many stacks mapStacks maps at a time.
+const mapBatch = 16
+
+// mapStacks maps the stacks of the cells and kept records Finish adds to
+// table stacks, in the order Finish adds them (so in the order key
+// would), mapBatch at a time: the table slots of a batch are loaded
+// together before any of its stacks is interned, so that their cache
+// misses overlap. One at a time,
+// each stack waited on its own miss, most of Finish's time.
+func (m *finisher) mapStacks(breakdown bool) {
+	var todo [mapBatch]uint32
+	n := 0
+	next := func(k cellKey) {
+		if k.breakdown != breakdown || m.stackMap[k.stack] != 0 {
+			return
+		}
+		m.stackMap[k.stack] = pending
+		todo[n] = k.stack
+		if n++; n == mapBatch {
+			m.mapAll(todo[:n])
+			n = 0
+		}
+	}
+	for _, k := range m.c.cells.keys {
+		next(k)
+	}
+	// Then those of the records kept for their encoding, which Finish
+	// adds after the cells.
+	m.c.deferred.each(func(d *deferred) { next(d.key) })
+	m.mapAll(todo[:n])
+}
+
+// pending marks, in stackMap, a stack of mapStacks's batch not mapped
+// yet.
+const pending = ^uint32(0)
+
+// mapAll maps collector stacks to table stacks: their table frames and
+// hashes first, then the slots their probes start at, then each.
+func (m *finisher) mapAll(stacks []uint32) {
+	m.buf, m.ends, m.hashes = m.buf[:0], m.ends[:0], m.hashes[:0]
+	for _, s := range stacks {
+		sp := m.c.stacks.spans[s]
+		from := len(m.buf)
+		m.buf = m.c.tableStack(m.from.c[sp.chunk][sp.off:sp.off+sp.n], m.info, m.namer, m.buf)
+		m.ends = append(m.ends, len(m.buf))
+		m.hashes = append(m.hashes, hashIDs(m.buf[from:]))
+	}
+	m.touched += m.t.stacks.touch(m.hashes)
+	from := 0
+	for i, s := range stacks {
+		m.stackMap[s] = m.intern(s, m.buf[from:m.ends[i]], m.hashes[i]) + 1
+		from = m.ends[i]
+	}
+}
+
+// intern interns the table frames ids of collector stack s, of hash h.
+func (m *finisher) intern(s uint32, ids []uint32, h uint64) uint32 {
+	sp := m.c.stacks.spans[s]
+	if m.left == nil {
+		return m.t.stacks.internHashed(ids, h, &sp)
+	}
+	id := m.t.stacks.internHashed(ids, h, nil)
+	if m.left[sp.chunk]--; m.left[sp.chunk] == 0 {
+		m.from.c[sp.chunk] = nil
+	}
+	return id
 }
 
 func (m *finisher) key(k cellKey) cellKey {
 	if m.stackMap[k.stack] == 0 {
-		m.buf = m.c.tableStack(m.c.stacks.stack(k.stack), m.info, m.namer, m.buf[:0])
-		m.stackMap[k.stack] = m.t.stacks.intern(m.buf) + 1
-		if ch := m.c.stacks.spans[k.stack].chunk; m.left[ch] > 0 {
-			if m.left[ch]--; m.left[ch] == 0 {
-				m.c.stacks.frames.c[ch] = nil
-			}
-		}
+		m.one[0] = k.stack
+		m.mapAll(m.one[:])
 	}
 	tk := cellKey{stack: m.stackMap[k.stack] - 1, size: k.size}
 	if k.typ != 0 {
@@ -240,6 +379,34 @@ func b2i(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// need marks the frames of a used stack used, as the leaf or as callers,
+// and tells namer those that have no name, once per frame and position.
+// The callers are read from their own table: this loop runs for every
+// frame of every stack.
+func (c *Collector) need(stack []uint32, info *[2][]frameInfo, namer Namer) {
+	if len(stack) == 0 {
+		return
+	}
+	c.needFrame(stack[0], &info[1][stack[0]], namer, true)
+	callers := info[0]
+	for _, id := range stack[1:] {
+		if fi := &callers[id]; !fi.done {
+			c.needFrame(id, fi, namer, false)
+		}
+	}
+}
+
+// needFrame marks frame id used in the position fi is for.
+func (c *Collector) needFrame(id uint32, fi *frameInfo, namer Namer, leaf bool) {
+	if fi.done {
+		return
+	}
+	fi.done = true
+	if f := c.frameVals[id]; f.Func == "" {
+		namer.Need(f.Addr, leaf)
+	}
 }
 
 // eachStack calls f with every stack a used cell or kept record has (a
@@ -319,11 +486,22 @@ func (c *Collector) tableStack(stack []uint32, info *[2][]frameInfo, namer Namer
 	for drop < len(stack)-1 && info[b2i(drop == 0)][stack[drop]].alloc {
 		drop++
 	}
-	for i := drop; i < len(stack); i++ {
-		fi := &info[b2i(i == 0)][stack[i]]
-		if !fi.named && namer != nil && !c.counted[stack[i]] {
-			c.counted[stack[i]] = true // a frame's address is told once
-			namer.Unresolved(c.frameVals[stack[i]].Addr)
+	if drop == 0 && len(stack) > 0 {
+		buf = c.appendFuncs(buf, stack[:1], info[1], namer)
+		drop = 1
+	}
+	return c.appendFuncs(buf, stack[drop:], info[0], namer)
+}
+
+// appendFuncs appends the table function ids of frames ids to buf, the
+// frames all leaves or all callers, as pos (info[1] or info[0]) says: this
+// loop runs for every frame of every stack.
+func (c *Collector) appendFuncs(buf, ids []uint32, pos []frameInfo, namer Namer) []uint32 {
+	for _, id := range ids {
+		fi := &pos[id]
+		if !fi.named && namer != nil && !c.counted[id] {
+			c.counted[id] = true // a frame's address is told once
+			namer.Unresolved(c.frameVals[id].Addr)
 		}
 		buf = append(buf, fi.fn)
 	}

@@ -178,6 +178,22 @@ func Begin(sink Sink, p *Profile) {
 	}
 }
 
+// Reserver is a Sink that can make room for the records to come at once:
+// a parser that knows how many it will send at most, before the first
+// (a profile.proto's samples), calls Reserve. A consumer sizes its tables
+// with it instead of growing them; it may not rely on being called.
+type Reserver interface {
+	Reserve(records int)
+}
+
+// Reserve tells sink how many records are to come at most, if sink
+// wants to know.
+func Reserve(sink Sink, records int) {
+	if r, ok := sink.(Reserver); ok {
+		r.Reserve(records)
+	}
+}
+
 // SinkFunc adapts a function to Sink.
 type SinkFunc func(rec *Record)
 

@@ -6,7 +6,6 @@ package formats
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"fmt"
 	"io"
 	"os"
@@ -18,6 +17,7 @@ import (
 	"github.com/heapest/heapest/parse/memray"
 	"github.com/heapest/heapest/parse/nettrace"
 	"github.com/heapest/heapest/parse/pprof"
+	"github.com/klauspost/compress/gzip"
 )
 
 // Format is one input format.

@@ -2,13 +2,13 @@ package pprof
 
 import (
 	"bufio"
-	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
 
 	"github.com/heapest/heapest/parse"
+	"github.com/klauspost/compress/gzip"
 )
 
 // Detect accepts input whose first byte is a field tag profile.proto can
@@ -417,6 +417,7 @@ func emit(e *emitter, c converter) (n emitted, err error) {
 		e.out.Warnings = append(e.out.Warnings, c.chk.deltaWarning())
 	}
 	parse.Begin(e.sink, e.out) // which pairs the records have is settled
+	parse.Reserve(e.sink, e.d.samples.n)
 	var inuse, alloc parse.Counts
 	converted := false
 	err = e.d.scan(false, func(i int, s *sample) error {

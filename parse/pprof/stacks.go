@@ -153,9 +153,17 @@ func (t *stackTable) appendStack(dst []parse.Frame, ids []uint32, ends []int32, 
 			return dst, ids, ends, false
 		}
 		from, to := t.start[i], t.start[i+1]
-		dst = append(dst, t.frames[from:to]...)
-		for j := from; j < to; j++ {
-			ids = append(ids, uint32(j)+1)
+		if to == from+1 {
+			// One frame (no inlining), as most are: appended as a value
+			// instead of through a slice copy, which costs a call per
+			// location.
+			dst = append(dst, t.frames[from])
+			ids = append(ids, uint32(from)+1)
+		} else {
+			dst = append(dst, t.frames[from:to]...)
+			for j := from; j < to; j++ {
+				ids = append(ids, uint32(j)+1)
+			}
 		}
 		ends = append(ends, int32(len(dst)))
 	}

@@ -107,7 +107,6 @@ func newGrouper(t *Table, b By, main int, keep []bool, top int) grouper {
 		g.values = make([]ci.Stats, 0, bound*g.nv)
 	}
 	if b == ByFunc {
-		g.stamps = make([]int32, 0, bound)
 		g.lazyCum = main >= 0 && top > 0 && top*4 < bound
 		if g.lazyCum {
 			g.cumEst = make([]float64, 0, bound)
@@ -146,7 +145,9 @@ func (g *grouper) topCums(idx []int32) {
 		g.cumAt[gi] = int32(i + 1)
 	}
 	g.cums = make([]ci.Stats, len(idx))
-	clear(g.stamps)
+	for i := range g.byFunc {
+		g.byFunc[i].stamp = 0
+	}
 	g.eachCell(func(id int, k cellKey, st []ci.Stats) {
 		if st[g.main].N == 0 {
 			return
@@ -157,8 +158,9 @@ func (g *grouper) topCums(idx []int32) {
 			return
 		}
 		for _, f := range ids {
-			if gr := g.byFunc[f] - 1; g.cumAt[gr] != 0 && g.stamps[gr] != int32(id+1) {
-				g.stamps[gr] = int32(id + 1)
+			fs := &g.byFunc[f]
+			if gr := fs.group - 1; g.cumAt[gr] != 0 && fs.stamp != int32(id+1) {
+				fs.stamp = int32(id + 1)
 				g.cums[g.cumAt[gr]-1].Merge(&st[g.main])
 			}
 		}
@@ -192,9 +194,9 @@ type grouper struct {
 	stacks []uint32   // ByStack: each group's table stack
 	values []ci.Stats // nv per group
 	cums   []ci.Stats // ByFunc: per group, or per cumAt slot
-	stamps []int32    // ByFunc: the last cell whose cum the group took
 	// lazyCum: ByFunc with a main value and a top much smaller than the
-	// number of functions sums only each group's cum estimate (cumEst),
+	// number of functions sums only each group's cum estimate (a
+	// function's in its funcSlot, the no-stack group's in cumEst),
 	// which orders them, and makes the cum statistics of the first top
 	// alone (topCums; cumAt: group -> index in cums+1): the others'
 	// would be made for nothing, a merge per frame of every stack.
@@ -214,7 +216,7 @@ type grouper struct {
 	funcs []uint32
 	// byFunc and byStack find groups by table id without building keys
 	// (index+1; 0: none yet).
-	byFunc  []int32
+	byFunc  []funcSlot
 	byStack []int32
 }
 
@@ -245,6 +247,8 @@ var noFlat ci.Stats
 
 func (g *grouper) cumEstimate(i int32) float64 {
 	switch {
+	case g.lazyCum && g.funcs[i] != noFunc:
+		return g.byFunc[g.funcs[i]].cum
 	case g.lazyCum:
 		return g.cumEst[i]
 	case g.cums == nil:
@@ -398,12 +402,16 @@ func (g *grouper) add(stamp int32, k cellKey, st []ci.Stats) {
 		}
 		g.merge(g.funcGroup(ids[0]), st)
 		for _, f := range ids {
-			gr := g.funcGroup(f)
-			if g.stamps[gr] == stamp {
+			fs := g.funcSlot(f)
+			if fs.stamp == stamp {
 				continue // recursion: count a stack once per function
 			}
-			g.stamps[gr] = stamp
-			g.cum(gr, st)
+			fs.stamp = stamp
+			if g.lazyCum {
+				fs.cum += st[g.main].Estimate
+			} else {
+				g.cum(fs.group-1, st)
+			}
 		}
 	case ByStack:
 		if g.direct {
@@ -471,7 +479,6 @@ func (g *grouper) newGroup(key string) int32 {
 		} else {
 			g.cums = append(room(g.cums, 1), ci.Stats{})
 		}
-		g.stamps = append(room(g.stamps, 1), 0)
 	}
 	if g.by == ByFunc || g.by == ByLeaf {
 		g.funcs = append(room(g.funcs, 1), noFunc)
@@ -508,20 +515,35 @@ func (g *grouper) named(key string) int32 {
 	return gr
 }
 
-func (g *grouper) funcGroup(f uint32) int32 {
-	if g.byFunc == nil {
-		g.byFunc = make([]int32, len(g.t.funcs.names))
-	}
-	if gr := g.byFunc[f]; gr != 0 {
-		return gr - 1
-	}
-	// Function ids are distinct names, so a group per id needs no lookup
-	// by key; an unnamed address's key is made only when shown.
-	gr := g.newGroup(g.t.funcs.names[f])
-	g.funcs[gr] = f
-	g.byFunc[f] = gr + 1
-	return gr
+// funcSlot is what the grouper keeps per function: its group (index+1;
+// 0: none yet) and, for ByFunc, the last cell whose cum the group took
+// and the cum estimate (lazyCum). They share a slot because every frame
+// of every stack reads all three: one cache miss a frame, not three, on
+// a dump of hundreds of thousands of functions.
+type funcSlot struct {
+	group, stamp int32
+	cum          float64
 }
+
+// funcSlot returns function f's slot, its group made when new.
+func (g *grouper) funcSlot(f uint32) *funcSlot {
+	if g.byFunc == nil {
+		g.byFunc = make([]funcSlot, len(g.t.funcs.names))
+	}
+	fs := &g.byFunc[f]
+	if fs.group == 0 {
+		// Function ids are distinct names, so a group per id needs no
+		// lookup by key; an unnamed address's key is made only when
+		// shown.
+		gr := g.newGroup(g.t.funcs.names[f])
+		g.funcs[gr] = f
+		fs.group = gr + 1
+	}
+	return fs
+}
+
+// funcGroup returns function f's group, made when new.
+func (g *grouper) funcGroup(f uint32) int32 { return g.funcSlot(f).group - 1 }
 
 // stackGroup is the group of table stack s. Table stacks are distinct
 // sequences of names, so no two share a key: the key is built later, and

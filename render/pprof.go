@@ -96,8 +96,10 @@ type pprofEncoder struct {
 	nloc uint64
 	// buf and msg are scratch space for one message and one submessage.
 	buf, msg, text, hdr []byte
-	// textOf are the statistics text was written for.
+	// textOf are the statistics text was written for, and textID the
+	// string id of that text.
 	textOf         []ci.Stats
+	textID         int64
 	locBuf, valBuf []uint64
 	// statsKey is the string id of the "heapest" label key.
 	statsKey int64
@@ -147,7 +149,7 @@ func (e *pprofEncoder) sample(stack []uint32, typ string, st []ci.Stats) error {
 	}
 	e.valBuf = vals
 	b = appendPacked(b, 2, vals)
-	b = e.appendLabel(b, e.statsKey, e.strOnce(e.statsText(st)), 0, 0, false)
+	b = e.appendLabel(b, e.statsKey, e.statsString(st), 0, 0, false)
 	if typ != "" {
 		b = e.appendLabel(b, e.str(pprof.TypeLabel), e.str(typ), 0, 0, false)
 	}
@@ -159,14 +161,23 @@ func (e *pprofEncoder) sample(stack []uint32, typ string, st []ci.Stats) error {
 	return nil
 }
 
+// statsString is the string id of the "heapest" label of a sample's
+// statistics st: that of the sample before when they are the same (most
+// samples of a large profile repeat the one before, and writing their
+// text again was most of the output), else a new string.
+func (e *pprofEncoder) statsString(st []ci.Stats) int64 {
+	if e.textOf != nil && sameStats(e.textOf, st) {
+		return e.textID
+	}
+	e.textID = e.strOnce(e.statsText(st))
+	return e.textID
+}
+
 // statsText is the "heapest" label of a sample's statistics st (see
 // pprof.StatsLabelKey): a value whose statistics equal an earlier one's
 // (alloc_* and inuse_* of a dump that records no frees) refers to it, to
 // keep the label short.
 func (e *pprofEncoder) statsText(st []ci.Stats) []byte {
-	if e.textOf != nil && sameStats(e.textOf, st) {
-		return e.text // most samples of a large profile repeat the one before
-	}
 	e.textOf = append(e.textOf[:0], st...)
 	e.text = e.text[:0]
 	for i := range st {

@@ -145,8 +145,15 @@ func (g *grouper) topCums(idx []int32) {
 		g.cumAt[gi] = int32(i + 1)
 	}
 	g.cums = make([]ci.Stats, len(idx))
-	for i := range g.byFunc {
-		g.byFunc[i].stamp = 0
+	// The functions of the groups idx, as bits: a frame of another
+	// function is passed over without reading its slot, a cache miss on
+	// a dump of hundreds of thousands of functions.
+	top := make([]uint64, (len(g.byFunc)+63)/64)
+	for _, gi := range idx {
+		if f := g.funcs[gi]; f != noFunc {
+			top[f/64] |= 1 << (f % 64)
+			g.byFunc[f].stamp = 0
+		}
 	}
 	g.eachCell(func(id int, k cellKey, st []ci.Stats) {
 		if st[g.main].N == 0 {
@@ -158,6 +165,9 @@ func (g *grouper) topCums(idx []int32) {
 			return
 		}
 		for _, f := range ids {
+			if top[f/64]&(1<<(f%64)) == 0 {
+				continue
+			}
 			fs := &g.byFunc[f]
 			if gr := fs.group - 1; g.cumAt[gr] != 0 && fs.stamp != int32(id+1) {
 				fs.stamp = int32(id + 1)

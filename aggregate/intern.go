@@ -596,6 +596,17 @@ func (vs *valueStats) reset(cell uint32) {
 	}
 }
 
+// some reports whether cell has something (N > 0) for some value: a
+// cell may hold emptied statistics (reset).
+func (vs *valueStats) some(cell uint32) bool {
+	for v := range vs.byValue {
+		if st := vs.find(cell, v); st != nil && st.N > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // none reports whether cell has no statistics for any value.
 func (vs *valueStats) none(cell uint32) bool {
 	for v := range vs.byValue {

@@ -31,18 +31,30 @@ func (t *Table) EachStack(f Filter, main int, fn func(stack []uint32, typ string
 		stack, typ uint32
 		first      int32
 	}
+	// A pair without a type is found by its stack in a slice (index+1),
+	// the others through a map: most profiles have no types.
+	byStack := make([]int32, t.stacks.len())
 	index := map[uint64]int32{}
-	var groups []group
+	groups := make([]group, 0, len(t.cells.keys))
 	multi := map[int32][]ci.Stats{}
 	row := make([]ci.Stats, nv)
 	for id, k := range t.cells.keys {
 		if !keep[id] {
 			continue
 		}
-		key := uint64(k.stack)<<32 | uint64(k.typ)
-		gi, ok := index[key]
+		var gi int32
+		ok := false
+		if k.typ == 0 {
+			gi, ok = byStack[k.stack]-1, byStack[k.stack] != 0
+		} else {
+			gi, ok = index[uint64(k.stack)<<32|uint64(k.typ)]
+		}
 		if !ok {
-			index[key] = int32(len(groups))
+			if k.typ == 0 {
+				byStack[k.stack] = int32(len(groups)) + 1
+			} else {
+				index[uint64(k.stack)<<32|uint64(k.typ)] = int32(len(groups))
+			}
 			groups = append(groups, group{k.stack, k.typ, int32(id)})
 			continue
 		}
@@ -64,7 +76,18 @@ func (t *Table) EachStack(f Filter, main int, fn func(stack []uint32, typ string
 	order := make([]int32, 0, len(groups))
 	est := make([]float64, len(groups))
 	for gi := range groups {
-		st := statsOf(int32(gi))
+		if c := groups[gi].first; c >= 0 {
+			// Read in place: copying every stack's row was a good part
+			// of ordering them.
+			if t.stats.some(uint32(c)) {
+				order = append(order, int32(gi))
+				if st := t.stats.find(uint32(c), main); st != nil {
+					est[gi] = st.Estimate
+				}
+			}
+			continue
+		}
+		st := multi[int32(gi)]
 		any := false
 		for i := range st {
 			any = any || st[i].N > 0

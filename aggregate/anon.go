@@ -136,7 +136,7 @@ const anonBatch = 16
 // address. The keys of a batch are made and their table slots read
 // before any is looked up, so that the cache misses of a table of
 // hundreds of thousands of functions overlap.
-func (t *Table) nameAnons(namer Namer, frames []*frameInfo, addrs []uint64) {
+func (t *Table) nameAnons(namer Namer, info *[2][]frameInfo, frames []frameRef, addrs []uint64) {
 	t.reserveAnon(len(frames))
 	var keys [anonBatch]anonKey
 	var maps [anonBatch]*parse.Mapping
@@ -151,7 +151,7 @@ func (t *Table) nameAnons(namer Namer, frames []*frameInfo, addrs []uint64) {
 			t.anons.keys.touch(keys[i-start].hash())
 		}
 		for i := start; i < end; i++ {
-			frames[i].fn = t.anonFuncID(keys[i-start], maps[i-start], addrs[i])
+			frames[i].at(info).fn = t.anonFuncID(keys[i-start], maps[i-start], addrs[i])
 		}
 	}
 }

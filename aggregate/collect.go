@@ -62,14 +62,20 @@ type Collector struct {
 	window Window
 	span   Span
 
-	frames    *keyTable[frameKey] // frames with names
-	named     []uint32            // frames' id -> frame id (frameVals)
-	addrs     addrTable           // frames without names -> frame id
-	frameVals []parse.Frame
-	stacks    *stackTable
-	strs      *strTable
-	cells     *cellTable
-	stats     valueStats
+	frames *keyTable[frameKey] // frames with names
+	named  []uint32            // frames' id -> frame id
+	addrs  addrTable           // frames without names -> frame id
+	// frameAddrs and frameFuncs are each frame's address and name, by
+	// frame id (frame); frameFuncs is shorter when the frames after it
+	// have no name, and nil for a dump's addresses: a slice of strings
+	// is one the garbage collector scans, hundreds of thousands of
+	// entries long on a dump no binary names.
+	frameAddrs []uint64
+	frameFuncs []string
+	stacks     *stackTable
+	strs       *strTable
+	cells      *cellTable
+	stats      valueStats
 
 	deferred deferredStore
 	// narrow, when set, lets Begin drop the values of the kind (in-use
@@ -328,9 +334,9 @@ func (c *Collector) internFrame(f *parse.Frame) uint32 {
 	if f.Func == "" {
 		id, ok := c.addrs.find(f.Addr)
 		if !ok {
-			id = uint32(len(c.frameVals))
+			id = uint32(len(c.frameAddrs))
 			c.addrs.put(f.Addr, id)
-			c.frameVals = append(room(c.frameVals, 1), *f)
+			c.frameAddrs = append(room(c.frameAddrs, 1), f.Addr)
 		}
 		return id
 	}
@@ -341,11 +347,25 @@ func (c *Collector) internFrame(f *parse.Frame) uint32 {
 	kid, added := c.frames.intern(k)
 	if added {
 		// Named frames and bare addresses share one numbering, that of
-		// frameVals.
-		c.named = append(room(c.named, 1), uint32(len(c.frameVals)))
-		c.frameVals = append(room(c.frameVals, 1), *f)
+		// frameAddrs.
+		id := uint32(len(c.frameAddrs))
+		c.named = append(room(c.named, 1), id)
+		c.frameAddrs = append(room(c.frameAddrs, 1), f.Addr)
+		if n := int(id) + 1; len(c.frameFuncs) < n {
+			c.frameFuncs = room(c.frameFuncs, n-len(c.frameFuncs))[:n]
+		}
+		c.frameFuncs[id] = f.Func
 	}
 	return c.named[kid]
+}
+
+// frame returns frame id as the parser gave it.
+func (c *Collector) frame(id uint32) parse.Frame {
+	f := parse.Frame{Addr: c.frameAddrs[id]}
+	if int(id) < len(c.frameFuncs) {
+		f.Func = c.frameFuncs[id]
+	}
+	return f
 }
 
 // size is the allocation size of the record just unbiased (c.contrib):

@@ -149,7 +149,7 @@ func (c *Collector) Finish(t *Table, namer Namer, p *parse.Profile) error {
 	}
 	useBreakdown := c.keys.Thread && p.Breakdowns > 0
 	// info[0] is per frame as a caller, info[1] as the leaf.
-	info := [2][]frameInfo{make([]frameInfo, len(c.frameVals)), make([]frameInfo, len(c.frameVals))}
+	info := [2][]frameInfo{make([]frameInfo, len(c.frameAddrs)), make([]frameInfo, len(c.frameAddrs))}
 	if namer != nil {
 		c.eachStack(useBreakdown, func(stack []uint32) { c.need(stack, &info, namer) })
 		if err := namer.Resolve(); err != nil {
@@ -157,7 +157,7 @@ func (c *Collector) Finish(t *Table, namer Namer, p *parse.Profile) error {
 		}
 	}
 	c.nameFrames(t, namer, &info)
-	c.counted = make([]bool, len(c.frameVals))
+	c.counted = make([]bool, len(c.frameAddrs))
 	m := finisher{c: c, t: t, namer: namer, info: &info, stackMap: make([]uint32, c.stacks.len())}
 	m.adopt(fresh)
 	m.mapStacks(useBreakdown)
@@ -404,7 +404,7 @@ func (c *Collector) needFrame(id uint32, fi *frameInfo, namer Namer, leaf bool) 
 		return
 	}
 	fi.done = true
-	if f := c.frameVals[id]; f.Func == "" {
+	if f := c.frame(id); f.Func == "" {
 		namer.Need(f.Addr, leaf)
 	}
 }
@@ -429,7 +429,7 @@ func (c *Collector) eachStack(breakdown bool, f func([]uint32)) {
 // known, so that a dump nothing names fills its table without regrowing.
 func (c *Collector) nameFrames(t *Table, namer Namer, info *[2][]frameInfo) {
 	var unnamed struct {
-		frames []*frameInfo
+		frames []frameRef
 		addrs  []uint64
 	}
 	type namedFrame struct {
@@ -438,16 +438,16 @@ func (c *Collector) nameFrames(t *Table, namer Namer, info *[2][]frameInfo) {
 	}
 	// The lists are made as large as they may grow: appending to them
 	// copied megabytes on a dump of a hundred thousand addresses.
-	n := len(c.frameVals)
+	n := len(c.frameAddrs)
 	named := make([]namedFrame, 0, n)
-	unnamed.frames, unnamed.addrs = make([]*frameInfo, 0, n), make([]uint64, 0, n)
+	unnamed.frames, unnamed.addrs = make([]frameRef, 0, n), make([]uint64, 0, n)
 	// An unnamed frame that is a leaf and a caller is one function, keyed
 	// by its address either way: it is looked up once.
 	var same [][2]*frameInfo // leaf info, caller info
 	for leaf := range info {
 		for id := range info[leaf] {
 			fi := &info[leaf][id]
-			f := c.frameVals[id]
+			f := c.frame(uint32(id))
 			name := f.Func
 			if namer != nil {
 				if !fi.done {
@@ -462,7 +462,7 @@ func (c *Collector) nameFrames(t *Table, namer Namer, info *[2][]frameInfo) {
 			case leaf == 1 && info[0][id].done && !info[0][id].named:
 				same = append(same, [2]*frameInfo{fi, &info[0][id]})
 			default:
-				unnamed.frames = append(unnamed.frames, fi)
+				unnamed.frames = append(unnamed.frames, frameRef(leaf)<<31|frameRef(id))
 				unnamed.addrs = append(unnamed.addrs, f.Addr)
 			}
 		}
@@ -473,11 +473,19 @@ func (c *Collector) nameFrames(t *Table, namer Namer, info *[2][]frameInfo) {
 	for _, n := range named {
 		n.fi.fn = t.funcs.internShared(n.name) // a namer hands out one string per function
 	}
-	t.nameAnons(namer, unnamed.frames, unnamed.addrs)
+	t.nameAnons(namer, info, unnamed.frames, unnamed.addrs)
 	for _, p := range same {
 		p[0].fn = p[1].fn
 	}
 }
+
+// frameRef is a frame and its position kind (leaf<<31 | id): an index of
+// frameInfo, where a pointer would be one more for the garbage collector
+// to follow, hundreds of thousands of them on a dump no binary names.
+type frameRef uint32
+
+// at returns the frameInfo r refers to.
+func (r frameRef) at(info *[2][]frameInfo) *frameInfo { return &info[r>>31][r&(1<<31-1)] }
 
 // tableStack appends the table function ids of a collector stack to buf,
 // without its leading allocator frames (always keeping one frame).
@@ -501,7 +509,7 @@ func (c *Collector) appendFuncs(buf, ids []uint32, pos []frameInfo, namer Namer)
 		fi := &pos[id]
 		if !fi.named && namer != nil && !c.counted[id] {
 			c.counted[id] = true // a frame's address is told once
-			namer.Unresolved(c.frameVals[id].Addr)
+			namer.Unresolved(c.frameAddrs[id])
 		}
 		buf = append(buf, fi.fn)
 	}

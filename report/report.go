@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"runtime"
 	"strings"
 	"time"
 
@@ -233,8 +234,19 @@ func (b *Builder) load(read Reader, namer Namer, sizeHint int64) (*parse.Profile
 	if err := c.Finish(t, n, p); err != nil {
 		return nil, nil, err
 	}
+	if b.opt.SingleInput && sizeHint >= bigInput {
+		// The collector's tables are garbage now, tens of MB of them:
+		// collected here, before grouping makes its own, their memory is
+		// reused instead of more being faulted in (page faults are a
+		// large part of reading a big dump on this project's machines).
+		runtime.GC()
+	}
 	return p, t, nil
 }
+
+// bigInput is the size from which a single input's collector is collected
+// as soon as it is finished.
+const bigInput = 16 << 20
 
 // regexpText is re as given, "" for none.
 func regexpText(re *regexp.Regexp) string {

@@ -6,7 +6,7 @@ import "github.com/heapest/heapest/parse"
 // end (parse.Unresolved: jemalloc's prof_unbias auto-detection) are kept
 // until Finish. A dump sends a hundred thousand of them that differ only
 // in their cell and their four numbers, so each is kept as just those
-// (48 bytes), and what else a record says (scheme, rate, the counts' other
+// (64 bytes), and what else a record says (scheme, rate, the counts' other
 // fields) is kept once per distinct combination: a dump has one.
 
 // deferred is one kept record: its cell key (without the size), its

@@ -2,6 +2,9 @@ package render
 
 import (
 	"bytes"
+	"compress/gzip"
+	"encoding/binary"
+	"io"
 	"math"
 	"os"
 	"os/exec"
@@ -324,4 +327,83 @@ func TestVarintWord(t *testing.T) {
 			t.Errorf("%d: word %#x, want the varint % x", v, w, want)
 		}
 	}
+}
+
+// TestPprofStatsStringsOnce: a sample whose statistics are the previous
+// sample's refers to that sample's string: the string table holds one
+// statistics text per run of equal samples, not one per sample.
+func TestPprofStatsStringsOnce(t *testing.T) {
+	for _, rel := range pprofInputs {
+		t.Run(filepath.Base(rel), func(t *testing.T) {
+			data := writeAll(t, readSample(t, rel))
+			p, err := profile.ParseData(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			runs, texts := 0, map[string]bool{}
+			prev := "\x00" // no label is this
+			for _, s := range p.Sample {
+				l := s.Label[pprof.StatsLabelKey]
+				if len(l) != 1 {
+					continue
+				}
+				if l[0] != prev {
+					runs++
+				}
+				prev = l[0]
+				texts[l[0]] = true
+			}
+			written := 0
+			for _, s := range rawStrings(t, data) {
+				if texts[s] {
+					written++
+				}
+			}
+			if written != runs {
+				t.Errorf("%d statistics strings written for %d runs of equal statistics in %d samples", written, runs, len(p.Sample))
+			}
+		})
+	}
+}
+
+// rawStrings returns the string table of a gzipped profile.proto as
+// written, repeats and all (profile.Parse hides them).
+func rawStrings(t *testing.T, gz []byte) []string {
+	t.Helper()
+	zr, err := gzip.NewReader(bytes.NewReader(gz))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for len(b) > 0 {
+		tag, n := binary.Uvarint(b)
+		if n <= 0 {
+			t.Fatal("bad tag")
+		}
+		b = b[n:]
+		switch tag & 7 {
+		case 0:
+			_, n = binary.Uvarint(b)
+			if n <= 0 {
+				t.Fatal("bad varint")
+			}
+			b = b[n:]
+		case 2:
+			l, n := binary.Uvarint(b)
+			if n <= 0 || uint64(len(b)-n) < l {
+				t.Fatal("bad length")
+			}
+			if tag>>3 == 6 { // Profile.string_table
+				out = append(out, string(b[n:n+int(l)]))
+			}
+			b = b[n+int(l):]
+		default:
+			t.Fatalf("wire type %d at the top level", tag&7)
+		}
+	}
+	return out
 }

@@ -214,7 +214,6 @@ type batch struct {
 	frames  []uint32
 	ends    []int
 	hashes  []uint64
-	touched uint64
 }
 
 // batchLen is how many records a batch holds.
@@ -251,7 +250,7 @@ func (c *Collector) flush() {
 	if len(b.keys) == 0 {
 		return
 	}
-	b.touched += c.stacks.touch(b.hashes)
+	c.stacks.touch(b.hashes)
 	nv, from := len(c.values), 0
 	for i, k := range b.keys {
 		k.stack = c.stacks.internHashed(b.frames[from:b.ends[i]], b.hashes[i], nil)

@@ -127,7 +127,7 @@ func (g *grouper) eachCell(f func(id int, k cellKey, st []ci.Stats)) {
 	for id, k := range g.t.cells.keys {
 		switch {
 		case !g.keep[id]:
-		case g.t.stats.none(uint32(id)):
+		case !g.t.stats.some(uint32(id)):
 			f(id, k, empty)
 		default:
 			f(id, k, g.t.stats.row(uint32(id), row))

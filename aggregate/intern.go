@@ -34,6 +34,7 @@ func mix(x uint64) uint64 {
 type slots struct {
 	ids  []uint64
 	mask uint64
+	sink uint64 // what touch read, kept so that its loads are not dropped
 }
 
 func newSlots(hint int) slots {
@@ -60,6 +61,10 @@ func (s *slots) place(id uint32, h uint64) {
 	}
 	s.ids[i] = slot(id, h)
 }
+
+// touch reads the first slot of hash h's probe, so that a batch of
+// lookups can have their cache misses together (see addrTable.touch).
+func (s *slots) touch(h uint64) { s.sink += s.ids[h&s.mask] }
 
 // full reports whether n entries need a bigger table (load factor 3/4).
 func (s *slots) full(n int) bool { return 4*n >= 3*len(s.ids) }
@@ -212,16 +217,12 @@ func hashIDs(ids []uint32) uint64 {
 }
 
 // intern returns the id of stack ids, adding it when new.
-func (t *stackTable) intern(ids []uint32) uint32 { return t.internAt(ids, nil) }
+func (t *stackTable) intern(ids []uint32) uint32 { return t.internHashed(ids, hashIDs(ids), nil) }
 
-// internAt is intern that stores a new stack in the room of span at, when
-// not nil and long enough, instead of in new room: at is a stack of
-// chunks t adopted (adopt) that nothing reads any more.
-func (t *stackTable) internAt(ids []uint32, at *span) uint32 {
-	return t.internHashed(ids, hashIDs(ids), at)
-}
-
-// internHashed is internAt for a stack whose hash h is known.
+// internHashed is intern for a stack whose hash h is known, storing a new
+// stack in the room of span at, when not nil and long enough, instead of
+// in new room: at is a stack of chunks t adopted (adopt) that nothing
+// reads any more.
 func (t *stackTable) internHashed(ids []uint32, h uint64, at *span) uint32 {
 	for i := h & t.mask; ; i = (i + 1) & t.mask {
 		e := t.ids[i]
@@ -265,20 +266,17 @@ func (t *stackTable) add(ids []uint32) uint32 {
 	return id
 }
 
-// touch loads the first slot of the probe of each hash, and returns
-// something of them so that the loads are made: loads that do not wait on
-// each other wait for memory together, where lookups one after the other
-// would each wait on their own (a table of a million stacks is larger
-// than the cache).
-func (t *stackTable) touch(hs []uint64) uint64 {
-	var x uint64
+// touch loads the first slot of the probe of each hash: loads that do
+// not wait on each other wait for memory together, where lookups one
+// after the other would each wait on their own (a table of a million
+// stacks is larger than the cache).
+func (t *stackTable) touch(hs []uint64) {
 	for _, h := range hs {
-		x += t.ids[h&t.mask]
+		t.slots.touch(h)
 	}
-	return x
 }
 
-// adopt makes the chunks of o's frames t's, for internAt to rewrite o's
+// adopt makes the chunks of o's frames t's, for internHashed to rewrite o's
 // stacks in place: a table finished from one collector then holds its
 // stacks in the collector's room instead of a second copy of them. t
 // must hold no stack; o must be read no more but for the stacks that are
@@ -326,7 +324,6 @@ type keyTable[K interface {
 }] struct {
 	slots
 	keys []K
-	sink uint64 // what touch read, kept so that its loads are not dropped
 }
 
 func newKeyTable[K interface {
@@ -335,10 +332,6 @@ func newKeyTable[K interface {
 }](hint int) *keyTable[K] {
 	return &keyTable[K]{slots: newSlots(hint), keys: make([]K, 0, hint)}
 }
-
-// touch reads the first slot of hash h's probe, so that a batch of
-// lookups can have their cache misses together (see addrTable.touch).
-func (t *keyTable[K]) touch(h uint64) { t.sink += t.ids[h&t.mask] }
 
 // intern returns k's id, adding k when new.
 func (t *keyTable[K]) intern(k K) (id uint32, added bool) {
@@ -605,16 +598,6 @@ func (vs *valueStats) some(cell uint32) bool {
 		}
 	}
 	return false
-}
-
-// none reports whether cell has no statistics for any value.
-func (vs *valueStats) none(cell uint32) bool {
-	for v := range vs.byValue {
-		if vs.find(cell, v) != nil {
-			return false
-		}
-	}
-	return true
 }
 
 // release drops the chunk of statistics that ends with cell, when it

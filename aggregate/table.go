@@ -185,16 +185,9 @@ func (c *Collector) Finish(t *Table, namer Namer, p *parse.Profile) error {
 		}
 		c.deferred.record(d, &rec, p)
 		k := m.key(d.key)
-		for i, v := range c.values {
-			if c.skip != nil && c.skip[i] {
-				c.contrib[i] = unbias.Contribution{} // a value Begin dropped, as in add
-			} else {
-				c.contribute(&rec, v, i)
-			}
+		k.size = c.contributeAll(&rec)
+		for i := range st {
 			st[i] = c.contrib[i].Stats
-		}
-		if c.keys.Size {
-			k.size = c.size()
 		}
 		m.add(k, st)
 	})
@@ -239,11 +232,10 @@ type finisher struct {
 	// when it has none, so that the table grows as the collector shrinks.
 	left []int32
 	// buf, ends and hashes hold a batch of table stacks (mapAll).
-	buf     []uint32
-	ends    []int
-	hashes  []uint64
-	touched uint64
-	one     [1]uint32
+	buf    []uint32
+	ends   []int
+	hashes []uint64
+	one    [1]uint32
 	// shared is set when the table took the collector's statistics, to
 	// fill them again in place (adopt).
 	shared bool
@@ -298,8 +290,8 @@ const mapBatch = 16
 // table stacks, in the order Finish adds them (so in the order key
 // would), mapBatch at a time: the table slots of a batch are loaded
 // together before any of its stacks is interned, so that their cache
-// misses overlap. One at a time,
-// each stack waited on its own miss, most of Finish's time.
+// misses overlap. One at a time, each stack waited on its own miss, most
+// of Finish's time.
 func (m *finisher) mapStacks(breakdown bool) {
 	var todo [mapBatch]uint32
 	n := 0
@@ -338,7 +330,7 @@ func (m *finisher) mapAll(stacks []uint32) {
 		m.ends = append(m.ends, len(m.buf))
 		m.hashes = append(m.hashes, hashIDs(m.buf[from:]))
 	}
-	m.touched += m.t.stacks.touch(m.hashes)
+	m.t.stacks.touch(m.hashes)
 	from := 0
 	for i, s := range stacks {
 		m.stackMap[s] = m.intern(s, m.buf[from:m.ends[i]], m.hashes[i]) + 1
@@ -433,7 +425,7 @@ func (c *Collector) nameFrames(t *Table, namer Namer, info *[2][]frameInfo) {
 		addrs  []uint64
 	}
 	type namedFrame struct {
-		fi   *frameInfo
+		ref  frameRef
 		name string
 	}
 	// The lists are made as large as they may grow: appending to them
@@ -443,7 +435,7 @@ func (c *Collector) nameFrames(t *Table, namer Namer, info *[2][]frameInfo) {
 	unnamed.frames, unnamed.addrs = make([]frameRef, 0, n), make([]uint64, 0, n)
 	// An unnamed frame that is a leaf and a caller is one function, keyed
 	// by its address either way: it is looked up once.
-	var same [][2]*frameInfo // leaf info, caller info
+	var same []frameRef // leaves whose caller position has their function
 	for leaf := range info {
 		for id := range info[leaf] {
 			fi := &info[leaf][id]
@@ -456,13 +448,14 @@ func (c *Collector) nameFrames(t *Table, namer Namer, info *[2][]frameInfo) {
 				name, fi.alloc = namer.Name(f, leaf == 1)
 			}
 			fi.named = name != ""
+			ref := frameRef(leaf)<<31 | frameRef(id)
 			switch {
 			case fi.named:
-				named = append(named, namedFrame{fi, name})
+				named = append(named, namedFrame{ref, name})
 			case leaf == 1 && info[0][id].done && !info[0][id].named:
-				same = append(same, [2]*frameInfo{fi, &info[0][id]})
+				same = append(same, ref)
 			default:
-				unnamed.frames = append(unnamed.frames, frameRef(leaf)<<31|frameRef(id))
+				unnamed.frames = append(unnamed.frames, ref)
 				unnamed.addrs = append(unnamed.addrs, f.Addr)
 			}
 		}
@@ -471,11 +464,11 @@ func (c *Collector) nameFrames(t *Table, namer Namer, info *[2][]frameInfo) {
 	// before the map was sized (function ids are in that order).
 	t.funcs.reserve(len(named))
 	for _, n := range named {
-		n.fi.fn = t.funcs.internShared(n.name) // a namer hands out one string per function
+		n.ref.at(info).fn = t.funcs.internShared(n.name) // a namer hands out one string per function
 	}
 	t.nameAnons(namer, info, unnamed.frames, unnamed.addrs)
-	for _, p := range same {
-		p[0].fn = p[1].fn
+	for _, r := range same {
+		info[1][r.id()].fn = info[0][r.id()].fn
 	}
 }
 
@@ -484,8 +477,11 @@ func (c *Collector) nameFrames(t *Table, namer Namer, info *[2][]frameInfo) {
 // to follow, hundreds of thousands of them on a dump no binary names.
 type frameRef uint32
 
+// id is r's frame id.
+func (r frameRef) id() uint32 { return uint32(r & (1<<31 - 1)) }
+
 // at returns the frameInfo r refers to.
-func (r frameRef) at(info *[2][]frameInfo) *frameInfo { return &info[r>>31][r&(1<<31-1)] }
+func (r frameRef) at(info *[2][]frameInfo) *frameInfo { return &info[r>>31][r.id()] }
 
 // tableStack appends the table function ids of a collector stack to buf,
 // without its leading allocator frames (always keeping one frame).

@@ -169,6 +169,7 @@ func (e *pprofEncoder) statsString(st []ci.Stats) int64 {
 	if e.textOf != nil && sameStats(e.textOf, st) {
 		return e.textID
 	}
+	e.textOf = append(e.textOf[:0], st...)
 	e.textID = e.strOnce(e.statsText(st))
 	return e.textID
 }
@@ -178,7 +179,6 @@ func (e *pprofEncoder) statsString(st []ci.Stats) int64 {
 // (alloc_* and inuse_* of a dump that records no frees) refers to it, to
 // keep the label short.
 func (e *pprofEncoder) statsText(st []ci.Stats) []byte {
-	e.textOf = append(e.textOf[:0], st...)
 	e.text = e.text[:0]
 	for i := range st {
 		if i > 0 {

@@ -22,11 +22,7 @@ func TestResolvedMatchesLookup(t *testing.T) {
 		syms := newSymbols(methods)
 		set, want := newAddrSet(0), map[uint64]bool{}
 		for range rng.IntN(3000) {
-			addr, leaf := uint64(rng.IntN(4500)), rng.IntN(3) == 0
-			set.add(addr, leaf)
-			if _, ok := want[addr]; !ok {
-				want[addr] = leaf
-			}
+			addWant(set, want, uint64(rng.IntN(4500)), rng.IntN(3) == 0)
 		}
 		if set.len() != len(want) {
 			t.Fatalf("trial %d: the set holds %d addresses, want %d", trial, set.len(), len(want))
@@ -49,6 +45,15 @@ func TestResolvedMatchesLookup(t *testing.T) {
 		if got := syms.resolved(set); got != n {
 			t.Fatalf("trial %d: resolved %d, lookup finds %d", trial, got, n)
 		}
+	}
+}
+
+// addWant adds addr to set and, the first time, to want, the map the set
+// is checked against: the first copy's leaf flag wins in both.
+func addWant(set *addrSet, want map[uint64]bool, addr uint64, leaf bool) {
+	set.add(addr, leaf)
+	if _, ok := want[addr]; !ok {
+		want[addr] = leaf
 	}
 }
 
@@ -98,11 +103,7 @@ func TestAddrSetMerges(t *testing.T) {
 			if rng.IntN(50) == 0 {
 				addr |= 1 << 63
 			}
-			leaf := rng.IntN(3) == 0
-			set.add(addr, leaf)
-			if _, ok := want[addr]; !ok {
-				want[addr] = leaf
-			}
+			addWant(set, want, addr, rng.IntN(3) == 0)
 		}
 		if set.len() != len(want) {
 			t.Fatalf("spread %d: the set holds %d addresses, want %d", spread, set.len(), len(want))

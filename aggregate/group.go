@@ -159,7 +159,8 @@ func (g *grouper) topCums(idx []int32) {
 		if st[g.main].N == 0 {
 			return
 		}
-		ids := g.t.stacks.stack(k.stack)
+		ids := g.t.stacks.stack(k.stack, g.buf)
+		g.buf = ids
 		if len(ids) == 0 {
 			g.cum(g.byKey[noStack], st)
 			return
@@ -198,6 +199,7 @@ type grouper struct {
 	main  int
 	nv    int
 	keep  []bool
+	buf   []uint32 // the stack read last
 	byKey map[string]int32
 
 	keys   []string
@@ -403,7 +405,8 @@ func (g *grouper) add(stamp int32, k cellKey, st []ci.Stats) {
 	t := g.t
 	switch g.by {
 	case ByFunc:
-		ids := t.stacks.stack(k.stack)
+		ids := t.stacks.stack(k.stack, g.buf)
+		g.buf = ids
 		if len(ids) == 0 {
 			gr := g.named(noStack)
 			g.merge(gr, st)
@@ -432,12 +435,12 @@ func (g *grouper) add(stamp int32, k cellKey, st []ci.Stats) {
 		}
 		g.merge(g.stackGroup(k.stack), st)
 	case ByLeaf:
-		ids := t.stacks.stack(k.stack)
-		if len(ids) == 0 {
+		leaf, ok := t.stacks.leaf(k.stack)
+		if !ok {
 			g.merge(g.named(noStack), st)
 			return
 		}
-		g.merge(g.funcGroup(ids[0]), st)
+		g.merge(g.funcGroup(leaf), st)
 	case ByThread:
 		g.merge(g.named(orNone(t.strs.names[k.thread], "(no thread)")), st)
 	case BySize:
@@ -599,9 +602,11 @@ func (t *Table) filterCells(f Filter) []bool {
 	}
 	fm := newMatcher(f, t.funcName, len(t.funcs.names))
 	tm := newMatcher(f, func(id uint32) string { return t.strs.names[id] }, len(t.strs.names))
+	var buf []uint32
 	for id, k := range t.cells.keys {
 		ignored, focused, within := false, f.Focus == nil, f.Within == nil
-		for _, fn := range t.stacks.stack(k.stack) {
+		buf = t.stacks.stack(k.stack, buf)
+		for _, fn := range buf {
 			m := fm.match(fn)
 			ignored = ignored || m&matchIgnore != 0
 			focused = focused || m&matchFocus != 0

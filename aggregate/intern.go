@@ -165,13 +165,10 @@ func (t *addrTable) place(e addrSlot) {
 type stackTable struct {
 	slots
 	placed int // stacks in slots (not stored by add)
-	frames chunked[uint32]
+	frames frameStore
 	spans  []span
 	hashes []uint64
 }
-
-// span locates a stack's frames in the chunks.
-type span struct{ chunk, off, n uint32 }
 
 func newStackTable(hint int) *stackTable {
 	return &stackTable{slots: newSlots(hint), spans: make([]span, 0, hint), hashes: make([]uint64, 0, hint)}
@@ -180,13 +177,22 @@ func newStackTable(hint int) *stackTable {
 // len is the number of distinct stacks.
 func (t *stackTable) len() int { return len(t.hashes) }
 
-// nframes is the number of frames of all stacks.
-func (t *stackTable) nframes() int { return t.frames.n }
+// stack returns stack id's frames, in buf's room.
+func (t *stackTable) stack(id uint32, buf []uint32) []uint32 {
+	return t.frames.get(t.spans[id], buf[:0])
+}
 
-// stack returns stack id's frames.
-func (t *stackTable) stack(id uint32) []uint32 {
+// leaf returns stack id's first frame, if it has one.
+func (t *stackTable) leaf(id uint32) (uint32, bool) {
 	sp := t.spans[id]
-	return t.frames.c[sp.chunk][sp.off : sp.off+sp.n : sp.off+sp.n]
+	if sp.len() == 0 {
+		return 0, false
+	}
+	w := t.frames.words(sp)
+	if sp.n&wide != 0 {
+		return uint32(w[0]) | uint32(w[sp.len()])<<16, true
+	}
+	return uint32(w[0]), true
 }
 
 // hashIDs hashes a stack: two lanes of two ids a step, so that the chain
@@ -231,20 +237,20 @@ func (t *stackTable) internHashed(ids []uint32, h uint64, at *span) uint32 {
 			t.ids[i] = slot(id, h)
 			t.placed++
 			t.hashes = append(room(t.hashes, 1), h)
-			var chunk, off uint32
-			if at != nil && len(ids) <= int(at.n) {
-				chunk, off = at.chunk, at.off
-				copy(t.frames.c[chunk][off:], ids)
-			} else {
-				chunk, off = t.frames.put(ids)
+			sp, ok := span{}, false
+			if at != nil {
+				sp, ok = t.frames.putIn(*at, ids)
 			}
-			t.spans = append(room(t.spans, 1), span{chunk, off, uint32(len(ids))})
+			if !ok {
+				sp = t.frames.put(ids)
+			}
+			t.spans = append(room(t.spans, 1), sp)
 			if t.full(t.placed) {
 				t.grow()
 			}
 			return id
 		}
-		if id, ok := tagged(e, h); ok && t.hashes[id] == h && slices.Equal(t.stack(id), ids) {
+		if id, ok := tagged(e, h); ok && t.hashes[id] == h && t.frames.equal(t.spans[id], ids) {
 			return id
 		}
 	}
@@ -261,8 +267,7 @@ const unhashed = 0
 func (t *stackTable) add(ids []uint32) uint32 {
 	id := uint32(len(t.hashes))
 	t.hashes = append(room(t.hashes, 1), unhashed)
-	chunk, off := t.frames.put(ids)
-	t.spans = append(room(t.spans, 1), span{chunk, off, uint32(len(ids))})
+	t.spans = append(room(t.spans, 1), t.frames.put(ids))
 	return id
 }
 
@@ -283,7 +288,7 @@ func (t *stackTable) touch(hs []uint64) {
 // yet to be rewritten, each once.
 func (t *stackTable) adopt(o *stackTable) {
 	t.frames = o.frames
-	o.frames = chunked[uint32]{}
+	o.frames = frameStore{}
 }
 
 func (t *stackTable) grow() {
@@ -642,19 +647,28 @@ const chunkLen, firstChunk = 1 << 16, 1 << 10
 
 // put stores vs contiguously and returns where: chunk and offset.
 func (s *chunked[T]) put(vs []T) (chunk, off uint32) {
+	chunk, off, room := s.alloc(len(vs))
+	copy(room, vs)
+	return chunk, off
+}
+
+// alloc returns n contiguous elements, to be filled, and where they are:
+// chunk and offset.
+func (s *chunked[T]) alloc(n int) (chunk, off uint32, room []T) {
 	last := len(s.c) - 1
-	if last < 0 || cap(s.c[last])-len(s.c[last]) < len(vs) {
+	if last < 0 || cap(s.c[last])-len(s.c[last]) < n {
 		// Chunks double from a small one up to chunkLen, so that a
 		// small input costs little.
-		n := firstChunk
+		size := firstChunk
 		if last >= 0 {
-			n = min(2*cap(s.c[last]), chunkLen)
+			size = min(2*cap(s.c[last]), chunkLen)
 		}
-		s.c = append(s.c, make([]T, 0, max(n, len(vs))))
+		s.c = append(s.c, make([]T, 0, max(size, n)))
 		last++
 	}
-	off = uint32(len(s.c[last]))
-	s.c[last] = append(s.c[last], vs...)
-	s.n += len(vs)
-	return uint32(last), off
+	c := s.c[last]
+	off = uint32(len(c))
+	s.c[last] = c[:len(c)+n]
+	s.n += n
+	return uint32(last), off, s.c[last][off:]
 }

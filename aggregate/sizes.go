@@ -41,11 +41,11 @@ func (t *Table) SizeMix(b By, f Filter, vi int, keys map[string]bool) map[string
 func (t *Table) groupKey(b By, k cellKey) (string, bool) {
 	switch b {
 	case ByFunc, ByLeaf:
-		ids := t.stacks.stack(k.stack)
-		if len(ids) == 0 {
+		leaf, ok := t.stacks.leaf(k.stack)
+		if !ok {
 			return "(no stack)", true
 		}
-		return t.funcName(ids[0]), true
+		return t.funcName(leaf), true
 	case ByStack:
 		return StackKey(t.stackNames(k.stack)), true
 	case ByThread:

@@ -16,7 +16,7 @@ import (
 // merged (threads and sizes are not kept apart). They come largest first by
 // the estimate of value index main, ties in the table's order, which
 // depends only on the inputs: the same inputs give the same sequence. fn
-// must not keep st.
+// must not keep stack or st.
 //
 // It is what pprof output reads: no key string is built and, where a
 // stack and type has one cell (it nearly always does), its statistics are
@@ -98,9 +98,11 @@ func (t *Table) EachStack(f Filter, main int, fn func(stack []uint32, typ string
 		}
 	}
 	sortByEstimate(order, est)
+	var stack []uint32
 	for _, gi := range order {
 		g := groups[gi]
-		if err := fn(t.stacks.stack(g.stack), t.strs.names[g.typ], statsOf(gi)); err != nil {
+		stack = t.stacks.stack(g.stack, stack)
+		if err := fn(stack, t.strs.names[g.typ], statsOf(gi)); err != nil {
 			return err
 		}
 	}

@@ -226,13 +226,15 @@ type finisher struct {
 	stackMap []uint32
 	// from holds the collector's stack frames: its own chunks, or the
 	// table's that adopted them.
-	from *chunked[uint32]
+	from *frameStore
 	// left counts, per chunk of collector stack frames, the stacks not
 	// mapped yet, when the table did not adopt them: a chunk is dropped
 	// when it has none, so that the table grows as the collector shrinks.
 	left []int32
-	// buf, ends and hashes hold a batch of table stacks (mapAll).
+	// buf, ends and hashes hold a batch of table stacks (mapAll), read
+	// from collector stacks through frames.
 	buf    []uint32
+	frames []uint32
 	ends   []int
 	hashes []uint64
 	one    [1]uint32
@@ -324,9 +326,9 @@ const pending = ^uint32(0)
 func (m *finisher) mapAll(stacks []uint32) {
 	m.buf, m.ends, m.hashes = m.buf[:0], m.ends[:0], m.hashes[:0]
 	for _, s := range stacks {
-		sp := m.c.stacks.spans[s]
+		m.frames = m.from.get(m.c.stacks.spans[s], m.frames[:0])
 		from := len(m.buf)
-		m.buf = m.c.tableStack(m.from.c[sp.chunk][sp.off:sp.off+sp.n], m.info, m.namer, m.buf)
+		m.buf = m.c.tableStack(m.frames, m.info, m.namer, m.buf)
 		m.ends = append(m.ends, len(m.buf))
 		m.hashes = append(m.hashes, hashIDs(m.buf[from:]))
 	}
@@ -404,14 +406,17 @@ func (c *Collector) needFrame(id uint32, fi *frameInfo, namer Namer, leaf bool) 
 // eachStack calls f with every stack a used cell or kept record has (a
 // stack may come more than once).
 func (c *Collector) eachStack(breakdown bool, f func([]uint32)) {
+	var buf []uint32
 	for _, k := range c.cells.keys {
 		if k.breakdown == breakdown {
-			f(c.stacks.stack(k.stack))
+			buf = c.stacks.stack(k.stack, buf)
+			f(buf)
 		}
 	}
 	c.deferred.each(func(d *deferred) {
 		if d.key.breakdown == breakdown {
-			f(c.stacks.stack(d.key.stack))
+			buf = c.stacks.stack(d.key.stack, buf)
+			f(buf)
 		}
 	})
 }
@@ -544,7 +549,7 @@ func (t *Table) Len() int { return len(t.cells.keys) }
 
 // stackNames returns a table stack's names, leaf first.
 func (t *Table) stackNames(id uint32) []string {
-	ids := t.stacks.stack(id)
+	ids := t.stacks.stack(id, nil)
 	out := make([]string, len(ids))
 	for i, f := range ids {
 		out[i] = t.funcName(f)
@@ -591,9 +596,9 @@ func (t *Table) Merge(o *Table) {
 	stacks := make([]uint32, o.stacks.len())
 	var buf []uint32
 	for s := range stacks {
-		buf = buf[:0]
-		for _, f := range o.stacks.stack(uint32(s)) {
-			buf = append(buf, funcs[f])
+		buf = o.stacks.stack(uint32(s), buf)
+		for i, f := range buf {
+			buf[i] = funcs[f]
 		}
 		stacks[s] = t.stacks.intern(buf)
 	}

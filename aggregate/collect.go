@@ -111,10 +111,16 @@ func NewCollector(values []unbias.Value, keys Keys, w Window, sizeHint int64) *C
 	// at that many stacks, at most 64 K (a trace has few stacks), and
 	// grow.
 	stacks := int(min(max(sizeHint/300, 1024), 1<<16))
+	// A jemalloc dump's frames are bare addresses, some 15 bytes of text
+	// each; up to 64 K of them, the table of addresses starts with room
+	// for as many as the input can hold, so that a dump of mostly
+	// distinct addresses does not grow it through every size. (A table
+	// nothing is put in costs no page.)
+	addrs := int(min(max(sizeHint/20, int64(stacks/4)), 1<<16))
 	st := newStackTable(stacks)
 	return &Collector{
 		values: values, keys: keys, window: w,
-		frames: newKeyTable[frameKey](16), addrs: newAddrTable(stacks / 4), stacks: st,
+		frames: newKeyTable[frameKey](16), addrs: newAddrTable(addrs), stacks: st,
 		strs: newStrTable(), cells: newCellTable(stacks),
 		stats:   newValueStats(len(values)),
 		contrib: make([]unbias.Contribution, len(values)),

@@ -127,6 +127,20 @@ func widen(out []uint32, w []uint16) {
 	}
 }
 
+// word is what a stack holds an id in: 16 or 32 bits.
+type word interface{ ~uint16 | ~uint32 }
+
+// view returns sp's ids in place when it is narrow (long is then nil),
+// else decoded into *buf (long): the loops that read every frame of every
+// stack take either, and read most stacks without copying them.
+func (s *frameStore) view(sp span, buf *[]uint32) (short []uint16, long []uint32) {
+	if sp.n&wide == 0 {
+		return s.words(sp), nil
+	}
+	*buf = s.get(sp, (*buf)[:0])
+	return nil, *buf
+}
+
 // equal reports whether sp holds ids.
 func (s *frameStore) equal(sp span, ids []uint32) bool {
 	if sp.len() != len(ids) {

@@ -159,23 +159,32 @@ func (g *grouper) topCums(idx []int32) {
 		if st[g.main].N == 0 {
 			return
 		}
-		ids := g.t.stacks.stack(k.stack, g.buf)
-		g.buf = ids
-		if len(ids) == 0 {
+		sp := g.t.stacks.spans[k.stack]
+		if sp.len() == 0 {
 			g.cum(g.byKey[noStack], st)
 			return
 		}
-		for _, f := range ids {
-			if top[f/64]&(1<<(f%64)) == 0 {
-				continue
-			}
-			fs := &g.byFunc[f]
-			if gr := fs.group - 1; g.cumAt[gr] != 0 && fs.stamp != int32(id+1) {
-				fs.stamp = int32(id + 1)
-				g.cums[g.cumAt[gr]-1].Merge(&st[g.main])
-			}
+		if short, long := g.t.stacks.frames.view(sp, &g.buf); long == nil {
+			topCum(g, short, top, int32(id+1), st)
+		} else {
+			topCum(g, long, top, int32(id+1), st)
 		}
 	})
+}
+
+// topCum merges the statistics st of cell stamp-1, whose stack is ids,
+// into the cum of the groups of functions in top it has.
+func topCum[T word](g *grouper, ids []T, top []uint64, stamp int32, st []ci.Stats) {
+	for _, f := range ids {
+		if top[f/64]&(1<<(f%64)) == 0 {
+			continue
+		}
+		fs := &g.byFunc[f]
+		if gr := fs.group - 1; g.cumAt[gr] != 0 && fs.stamp != stamp {
+			fs.stamp = stamp
+			g.cums[g.cumAt[gr]-1].Merge(&st[g.main])
+		}
+	}
 }
 
 // SortBy orders groups by the flat estimate of value index vi, largest
@@ -405,26 +414,17 @@ func (g *grouper) add(stamp int32, k cellKey, st []ci.Stats) {
 	t := g.t
 	switch g.by {
 	case ByFunc:
-		ids := t.stacks.stack(k.stack, g.buf)
-		g.buf = ids
-		if len(ids) == 0 {
+		sp := t.stacks.spans[k.stack]
+		if sp.len() == 0 {
 			gr := g.named(noStack)
 			g.merge(gr, st)
 			g.cum(gr, st)
 			return
 		}
-		g.merge(g.funcGroup(ids[0]), st)
-		for _, f := range ids {
-			fs := g.funcSlot(f)
-			if fs.stamp == stamp {
-				continue // recursion: count a stack once per function
-			}
-			fs.stamp = stamp
-			if g.lazyCum {
-				fs.cum += st[g.main].Estimate
-			} else {
-				g.cum(fs.group-1, st)
-			}
+		if short, long := t.stacks.frames.view(sp, &g.buf); long == nil {
+			addFuncs(g, short, stamp, st)
+		} else {
+			addFuncs(g, long, stamp, st)
 		}
 	case ByStack:
 		if g.direct {
@@ -447,6 +447,24 @@ func (g *grouper) add(stamp int32, k cellKey, st []ci.Stats) {
 		g.merge(g.named(sizeKey(k.size)), st)
 	case ByType:
 		g.merge(g.named(orNone(t.strs.names[k.typ], "(no type)")), st)
+	}
+}
+
+// addFuncs adds a cell of statistics st and stack ids (not empty) to the
+// flat group of its leaf's function and the cum of each of its functions.
+func addFuncs[T word](g *grouper, ids []T, stamp int32, st []ci.Stats) {
+	g.merge(g.funcGroup(uint32(ids[0])), st)
+	for _, f := range ids {
+		fs := g.funcSlot(uint32(f))
+		if fs.stamp == stamp {
+			continue // recursion: count a stack once per function
+		}
+		fs.stamp = stamp
+		if g.lazyCum {
+			fs.cum += st[g.main].Estimate
+		} else {
+			g.cum(fs.group-1, st)
+		}
 	}
 }
 

@@ -151,7 +151,14 @@ func (c *Collector) Finish(t *Table, namer Namer, p *parse.Profile) error {
 	// info[0] is per frame as a caller, info[1] as the leaf.
 	info := [2][]frameInfo{make([]frameInfo, len(c.frameAddrs)), make([]frameInfo, len(c.frameAddrs))}
 	if namer != nil {
-		c.eachStack(useBreakdown, func(stack []uint32) { c.need(stack, &info, namer) })
+		var buf []uint32
+		c.eachStack(useBreakdown, func(sp span) {
+			if short, long := c.stacks.frames.view(sp, &buf); long == nil {
+				need(c, short, &info, namer)
+			} else {
+				need(c, long, &info, namer)
+			}
+		})
 		if err := namer.Resolve(); err != nil {
 			return err
 		}
@@ -326,9 +333,12 @@ const pending = ^uint32(0)
 func (m *finisher) mapAll(stacks []uint32) {
 	m.buf, m.ends, m.hashes = m.buf[:0], m.ends[:0], m.hashes[:0]
 	for _, s := range stacks {
-		m.frames = m.from.get(m.c.stacks.spans[s], m.frames[:0])
 		from := len(m.buf)
-		m.buf = m.c.tableStack(m.frames, m.info, m.namer, m.buf)
+		if short, long := m.from.view(m.c.stacks.spans[s], &m.frames); long == nil {
+			m.buf = tableStack(m.c, short, m.info, m.namer, m.buf)
+		} else {
+			m.buf = tableStack(m.c, long, m.info, m.namer, m.buf)
+		}
 		m.ends = append(m.ends, len(m.buf))
 		m.hashes = append(m.hashes, hashIDs(m.buf[from:]))
 	}
@@ -379,15 +389,15 @@ func b2i(b bool) int {
 // and tells namer those that have no name, once per frame and position.
 // The callers are read from their own table: this loop runs for every
 // frame of every stack.
-func (c *Collector) need(stack []uint32, info *[2][]frameInfo, namer Namer) {
+func need[T word](c *Collector, stack []T, info *[2][]frameInfo, namer Namer) {
 	if len(stack) == 0 {
 		return
 	}
-	c.needFrame(stack[0], &info[1][stack[0]], namer, true)
+	c.needFrame(uint32(stack[0]), &info[1][stack[0]], namer, true)
 	callers := info[0]
 	for _, id := range stack[1:] {
 		if fi := &callers[id]; !fi.done {
-			c.needFrame(id, fi, namer, false)
+			c.needFrame(uint32(id), fi, namer, false)
 		}
 	}
 }
@@ -403,20 +413,17 @@ func (c *Collector) needFrame(id uint32, fi *frameInfo, namer Namer, leaf bool) 
 	}
 }
 
-// eachStack calls f with every stack a used cell or kept record has (a
-// stack may come more than once).
-func (c *Collector) eachStack(breakdown bool, f func([]uint32)) {
-	var buf []uint32
+// eachStack calls f with where every stack a used cell or kept record
+// has is (a stack may come more than once).
+func (c *Collector) eachStack(breakdown bool, f func(span)) {
 	for _, k := range c.cells.keys {
 		if k.breakdown == breakdown {
-			buf = c.stacks.stack(k.stack, buf)
-			f(buf)
+			f(c.stacks.spans[k.stack])
 		}
 	}
 	c.deferred.each(func(d *deferred) {
 		if d.key.breakdown == breakdown {
-			buf = c.stacks.stack(d.key.stack, buf)
-			f(buf)
+			f(c.stacks.spans[d.key.stack])
 		}
 	})
 }
@@ -490,22 +497,22 @@ func (r frameRef) at(info *[2][]frameInfo) *frameInfo { return &info[r>>31][r.id
 
 // tableStack appends the table function ids of a collector stack to buf,
 // without its leading allocator frames (always keeping one frame).
-func (c *Collector) tableStack(stack []uint32, info *[2][]frameInfo, namer Namer, buf []uint32) []uint32 {
+func tableStack[T word](c *Collector, stack []T, info *[2][]frameInfo, namer Namer, buf []uint32) []uint32 {
 	drop := 0
 	for drop < len(stack)-1 && info[b2i(drop == 0)][stack[drop]].alloc {
 		drop++
 	}
 	if drop == 0 && len(stack) > 0 {
-		buf = c.appendFuncs(buf, stack[:1], info[1], namer)
+		buf = appendFuncs(c, buf, stack[:1], info[1], namer)
 		drop = 1
 	}
-	return c.appendFuncs(buf, stack[drop:], info[0], namer)
+	return appendFuncs(c, buf, stack[drop:], info[0], namer)
 }
 
 // appendFuncs appends the table function ids of frames ids to buf, the
 // frames all leaves or all callers, as pos (info[1] or info[0]) says: this
 // loop runs for every frame of every stack.
-func (c *Collector) appendFuncs(buf, ids []uint32, pos []frameInfo, namer Namer) []uint32 {
+func appendFuncs[T word](c *Collector, buf []uint32, ids []T, pos []frameInfo, namer Namer) []uint32 {
 	for _, id := range ids {
 		fi := &pos[id]
 		if !fi.named && namer != nil && !c.counted[id] {

@@ -121,7 +121,8 @@ func NewCollector(values []unbias.Value, keys Keys, w Window, sizeHint int64) *C
 	return &Collector{
 		values: values, keys: keys, window: w,
 		frames: newKeyTable[frameKey](16), addrs: newAddrTable(addrs), stacks: st,
-		strs: newStrTable(), cells: newCellTable(stacks),
+		frameAddrs: make([]uint64, 0, addrs),
+		strs:       newStrTable(), cells: newCellTable(stacks),
 		stats:   newValueStats(len(values)),
 		contrib: make([]unbias.Contribution, len(values)),
 	}

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/heapest/heapest/internal/grow"
 	"github.com/heapest/heapest/parse"
 )
 
@@ -83,14 +84,14 @@ func (t *Table) anonFuncID(k anonKey, m *parse.Mapping, addr uint64) uint32 {
 	id := uint32(len(t.funcs.names))
 	t.funcs.names = append(t.funcs.names, "")
 	if n := int(id) + 1; len(a.of) < n {
-		a.of = room(a.of, n-len(a.of))[:n]
+		a.of = grow.Room(a.of, n-len(a.of))[:n]
 	}
 	a.of[id] = i + 1
 	f := anonFunc{fn: id, mapping: -1, addr: addr}
 	if m != nil {
 		f.mapping = t.mappingIndex(m)
 	}
-	a.funcs = append(room(a.funcs, 1), f)
+	a.funcs = append(grow.Room(a.funcs, 1), f)
 	return id
 }
 

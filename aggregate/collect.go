@@ -3,6 +3,7 @@ package aggregate
 import (
 	"unsafe"
 
+	"github.com/heapest/heapest/internal/grow"
 	"github.com/heapest/heapest/parse"
 	"github.com/heapest/heapest/unbias"
 )
@@ -280,7 +281,7 @@ func (c *Collector) stackOf(rec *parse.Record) uint32 {
 			return id - 1
 		}
 	} else {
-		c.byStackID = room(c.byStackID, int(sid)+1-len(c.byStackID))[:sid+1]
+		c.byStackID = grow.Room(c.byStackID, int(sid)+1-len(c.byStackID))[:sid+1]
 	}
 	id := c.internStack(rec)
 	c.byStackID[sid] = id + 1
@@ -328,7 +329,7 @@ func (c *Collector) frameByID(fid uint32, f *parse.Frame) uint32 {
 	id := c.internFrame(f)
 	if fid > 0 && fid < 1<<26 {
 		if int(fid) >= len(c.byFrameID) {
-			c.byFrameID = room(c.byFrameID, int(fid)+1-len(c.byFrameID))[:fid+1]
+			c.byFrameID = grow.Room(c.byFrameID, int(fid)+1-len(c.byFrameID))[:fid+1]
 		}
 		c.byFrameID[fid] = id + 1
 	}
@@ -342,7 +343,7 @@ func (c *Collector) internFrame(f *parse.Frame) uint32 {
 		if !ok {
 			id = uint32(len(c.frameAddrs))
 			c.addrs.put(f.Addr, id)
-			c.frameAddrs = append(room(c.frameAddrs, 1), f.Addr)
+			c.frameAddrs = append(grow.Room(c.frameAddrs, 1), f.Addr)
 		}
 		return id
 	}
@@ -355,10 +356,10 @@ func (c *Collector) internFrame(f *parse.Frame) uint32 {
 		// Named frames and bare addresses share one numbering, that of
 		// frameAddrs.
 		id := uint32(len(c.frameAddrs))
-		c.named = append(room(c.named, 1), id)
-		c.frameAddrs = append(room(c.frameAddrs, 1), f.Addr)
+		c.named = append(grow.Room(c.named, 1), id)
+		c.frameAddrs = append(grow.Room(c.frameAddrs, 1), f.Addr)
 		if n := int(id) + 1; len(c.frameFuncs) < n {
-			c.frameFuncs = room(c.frameFuncs, n-len(c.frameFuncs))[:n]
+			c.frameFuncs = grow.Room(c.frameFuncs, n-len(c.frameFuncs))[:n]
 		}
 		c.frameFuncs[id] = f.Func
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/heapest/heapest/ci"
+	"github.com/heapest/heapest/internal/grow"
 )
 
 // Filter selects cells by their frames' names and their type (pprof's
@@ -471,7 +472,7 @@ func addFuncs[T word](g *grouper, ids []T, stamp int32, st []ci.Stats) {
 // merge adds a cell's statistics (per value) to group gr.
 func (g *grouper) merge(gr int32, st []ci.Stats) {
 	if g.flatAt != nil && g.flatAt[gr] == 0 {
-		g.values = append(room(g.values, 1), ci.Stats{})
+		g.values = append(grow.Room(g.values, 1), ci.Stats{})
 		g.flatAt[gr] = int32(len(g.values))
 	}
 	if g.main >= 0 {
@@ -498,21 +499,21 @@ func (g *grouper) cum(gr int32, st []ci.Stats) {
 
 // newGroup adds a group.
 func (g *grouper) newGroup(key string) int32 {
-	g.keys = append(room(g.keys, 1), key)
+	g.keys = append(grow.Room(g.keys, 1), key)
 	if g.flatAt != nil {
-		g.flatAt = append(room(g.flatAt, 1), 0)
+		g.flatAt = append(grow.Room(g.flatAt, 1), 0)
 	} else {
-		g.values = room(g.values, g.nv)[:len(g.values)+g.nv]
+		g.values = grow.Room(g.values, g.nv)[:len(g.values)+g.nv]
 	}
 	if g.by == ByFunc {
 		if g.lazyCum {
-			g.cumEst = append(room(g.cumEst, 1), 0)
+			g.cumEst = append(grow.Room(g.cumEst, 1), 0)
 		} else {
-			g.cums = append(room(g.cums, 1), ci.Stats{})
+			g.cums = append(grow.Room(g.cums, 1), ci.Stats{})
 		}
 	}
 	if g.by == ByFunc || g.by == ByLeaf {
-		g.funcs = append(room(g.funcs, 1), noFunc)
+		g.funcs = append(grow.Room(g.funcs, 1), noFunc)
 	}
 	return int32(len(g.keys) - 1)
 }

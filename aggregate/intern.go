@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/heapest/heapest/ci"
+	"github.com/heapest/heapest/internal/grow"
 	"github.com/heapest/heapest/parse"
 )
 
@@ -236,7 +237,7 @@ func (t *stackTable) internHashed(ids []uint32, h uint64, at *span) uint32 {
 			id := uint32(len(t.hashes))
 			t.ids[i] = slot(id, h)
 			t.placed++
-			t.hashes = append(room(t.hashes, 1), h)
+			t.hashes = append(grow.Room(t.hashes, 1), h)
 			sp, ok := span{}, false
 			if at != nil {
 				sp, ok = t.frames.putIn(*at, ids)
@@ -244,7 +245,7 @@ func (t *stackTable) internHashed(ids []uint32, h uint64, at *span) uint32 {
 			if !ok {
 				sp = t.frames.put(ids)
 			}
-			t.spans = append(room(t.spans, 1), sp)
+			t.spans = append(grow.Room(t.spans, 1), sp)
 			if t.full(t.placed) {
 				t.grow()
 			}
@@ -266,8 +267,8 @@ const unhashed = 0
 // it up, and returns its id: intern will not find it.
 func (t *stackTable) add(ids []uint32) uint32 {
 	id := uint32(len(t.hashes))
-	t.hashes = append(room(t.hashes, 1), unhashed)
-	t.spans = append(room(t.spans, 1), t.frames.put(ids))
+	t.hashes = append(grow.Room(t.hashes, 1), unhashed)
+	t.spans = append(grow.Room(t.spans, 1), t.frames.put(ids))
 	return id
 }
 
@@ -346,7 +347,7 @@ func (t *keyTable[K]) intern(k K) (id uint32, added bool) {
 		if e == 0 {
 			id := uint32(len(t.keys))
 			t.ids[i] = slot(id, h)
-			t.keys = append(room(t.keys, 1), k)
+			t.keys = append(grow.Room(t.keys, 1), k)
 			if t.full(len(t.keys)) {
 				t.grow()
 			}
@@ -445,18 +446,6 @@ func (t *strTable) intern(s string) uint32 {
 	return id
 }
 
-// room returns s with room for n more elements, doubling its capacity when
-// it must grow: append grows large slices by a quarter at a time, which
-// copies a table of a million stacks a dozen times over.
-func room[T any](s []T, n int) []T {
-	if cap(s)-len(s) >= n {
-		return s
-	}
-	t := make([]T, len(s), max(2*cap(s), len(s)+n, 64))
-	copy(t, s)
-	return t
-}
-
 // cellTable interns cell keys. Most cells of a dump are a stack alone (no
 // type, thread or size): those are found by stack id in a slice, without
 // hashing; the others go through a hash table.
@@ -481,7 +470,7 @@ func (t *cellTable) intern(k cellKey) (id uint32, added bool) {
 			return t.otherCell[oid], false
 		}
 		t.otherCell = append(t.otherCell, uint32(len(t.keys)))
-		t.keys = append(room(t.keys, 1), k)
+		t.keys = append(grow.Room(t.keys, 1), k)
 		return uint32(len(t.keys) - 1), true
 	}
 	if int(k.stack) < len(t.byStack) {
@@ -490,9 +479,9 @@ func (t *cellTable) intern(k cellKey) (id uint32, added bool) {
 		}
 	} else {
 		n := int(k.stack) + 1
-		t.byStack = room(t.byStack, n-len(t.byStack))[:n]
+		t.byStack = grow.Room(t.byStack, n-len(t.byStack))[:n]
 	}
-	t.keys = append(room(t.keys, 1), k)
+	t.keys = append(grow.Room(t.keys, 1), k)
 	t.byStack[k.stack] = uint32(len(t.keys))
 	return uint32(len(t.keys) - 1), true
 }

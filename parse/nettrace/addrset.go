@@ -1,5 +1,7 @@
 package nettrace
 
+import "github.com/heapest/heapest/internal/grow"
+
 // addrSet holds distinct frame addresses, each with whether it was first
 // seen as a leaf. Added addresses wait in a buffer, in the order seen;
 // a full buffer is sorted by a stable radix sort (an address's first copy
@@ -45,22 +47,10 @@ func (s *addrSet) add(addr uint64, leaf bool) {
 	if !leaf {
 		v |= 1
 	}
-	if len(s.buf) == cap(s.buf) {
-		s.grow()
-	}
-	s.buf = append(s.buf, v)
+	s.buf = append(grow.Room(s.buf, 1), v)
 	if len(s.buf) >= max(s.minMerge, len(s.sorted)) {
 		s.merge()
 	}
-}
-
-// grow doubles the buffer's room: append's smaller steps for large
-// slices copied it several times over, into memory touched for the first
-// time.
-func (s *addrSet) grow() {
-	b := make([]uint64, len(s.buf), max(1024, 2*cap(s.buf)))
-	copy(b, s.buf)
-	s.buf = b
 }
 
 // merge sorts the buffer, keeps the first of each address, and merges

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/heapest/heapest/internal/grow"
 	"github.com/heapest/heapest/parse"
 )
 
@@ -519,8 +520,8 @@ func (t *stackTable) same(g int32, frames []parse.Frame) bool {
 func (t *stackTable) add(i int, h uint64, frames []parse.Frame) int32 {
 	g := int32(len(t.kept))
 	t.slots[i] = h&^(1<<32-1) | uint64(g+1)
-	t.stacks = append(t.stacks, t.store(frames, h))
-	t.kept = append(t.kept, stackRef{n: -1})
+	t.stacks = append(grow.Room(t.stacks, 1), t.store(frames, h))
+	t.kept = append(grow.Room(t.kept, 1), stackRef{n: -1})
 	if 2*len(t.kept) > len(t.slots) {
 		t.grow()
 	}

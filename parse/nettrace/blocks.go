@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"encoding/binary"
 	"hash/maphash"
-	"slices"
 	"strings"
 
 	"github.com/heapest/heapest/internal/grow"
@@ -371,7 +370,7 @@ func (d *decoder) stackBlock(c *cursor) error {
 // appendFrames appends the frames of a stack's little-endian IPs.
 func appendFrames(frames []parse.Frame, ips []byte, ptr int) []parse.Frame {
 	n := len(ips) / ptr
-	frames = slices.Grow(frames, n)
+	frames = grow.Room(frames, n)
 	if ptr == 8 {
 		for i := 0; i+8 <= len(ips); i += 8 {
 			frames = append(frames, parse.Frame{Addr: binary.LittleEndian.Uint64(ips[i:])})

@@ -184,17 +184,7 @@ func (t *stackTable) stack(id uint32, buf []uint32) []uint32 {
 }
 
 // leaf returns stack id's first frame, if it has one.
-func (t *stackTable) leaf(id uint32) (uint32, bool) {
-	sp := t.spans[id]
-	if sp.len() == 0 {
-		return 0, false
-	}
-	w := t.frames.words(sp)
-	if sp.n&wide != 0 {
-		return uint32(w[0]) | uint32(w[sp.len()])<<16, true
-	}
-	return uint32(w[0]), true
-}
+func (t *stackTable) leaf(id uint32) (uint32, bool) { return t.frames.first(t.spans[id]) }
 
 // hashIDs hashes a stack: two lanes of two ids a step, so that the chain
 // of multiplies a long stack waits on is a quarter of its length.

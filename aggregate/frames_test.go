@@ -1,8 +1,12 @@
 package aggregate
 
 import (
+	"fmt"
 	"slices"
 	"testing"
+
+	"github.com/heapest/heapest/parse"
+	"github.com/heapest/heapest/unbias"
 )
 
 func TestFrameStore(t *testing.T) {
@@ -86,6 +90,95 @@ func TestStackTableLeaf(t *testing.T) {
 		}
 		if again := st.intern(slices.Clone(ids)); again != id {
 			t.Errorf("%v interned again as %d, want %d", ids, again, id)
+		}
+	}
+}
+
+// Stacks of frame and function ids past 16 bits (wide) and below (narrow)
+// come out of a table whole, fresh (the table takes the collector's
+// room, rewriting stacks in place) or seeded (it copies them).
+func TestWideStacksInTable(t *testing.T) {
+	const addrs, stacks, depth = 150000, 8000, 30
+	nm := &fakeNamer{names: map[uint64]string{}, needed: map[string]int{}}
+	for a := uint64(1); a <= addrs; a++ {
+		if a%3 != 0 || a < 60000 { // a third of the high ones stay unnamed: 0x… functions
+			nm.names[0x1000*a] = fmt.Sprint("f", a)
+		}
+	}
+	recs := make([]parse.Record, stacks)
+	want, leaves := map[string]bool{}, map[string]bool{}
+	for i := range recs {
+		x := uint64(i)*2654435761 + 11
+		fr := make([]uint64, depth)
+		names := make([]string, depth)
+		for d := range fr {
+			// Early stacks use low addresses only, so that their ids fit
+			// 16 bits; later ones reach all of them.
+			span := uint64(min(addrs, 1000+i*40))
+			a := 1 + (x>>(d%20)+uint64(d)*7919)%span
+			fr[d] = 0x1000 * a
+			if names[d] = nm.names[fr[d]]; names[d] == "" {
+				names[d] = fmt.Sprintf("0x%x", fr[d])
+			}
+		}
+		recs[i] = addrRec(float64(1+i%5), fr...)
+		want[StackKey(names)] = true
+		leaves[names[0]] = true
+	}
+	for _, seed := range []bool{false, true} {
+		tb := NewTable([]unbias.Value{unbias.InUseSpace}, KeysFor(ByStack))
+		if seed {
+			c := NewCollector(tb.values, tb.keys, Window{}, 0)
+			r := rec(1, "seed")
+			c.Record(&r)
+			if err := c.Finish(tb, nm, &parse.Profile{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		c := NewCollector(tb.values, tb.keys, Window{}, 0)
+		for i := range recs {
+			c.Record(&recs[i])
+		}
+		if err := c.Finish(tb, nm, &parse.Profile{}); err != nil {
+			t.Fatal(err)
+		}
+		var narrow, wide int
+		for _, sp := range tb.stacks.spans {
+			if sp.words() > sp.len() {
+				wide++
+			} else {
+				narrow++
+			}
+		}
+		if narrow < 100 || wide < 100 {
+			t.Fatalf("seeded %v: %d narrow and %d wide stacks; the test needs both", seed, narrow, wide)
+		}
+		groups, _, _ := tb.Groups(ByStack, Filter{}, 0, 0)
+		got := 0
+		for _, g := range groups {
+			if g.Key == "seed" {
+				continue
+			}
+			got++
+			if !want[g.Key] {
+				t.Fatalf("seeded %v: stack %q was never recorded", seed, g.Key)
+			}
+		}
+		if got != len(want) {
+			t.Errorf("seeded %v: %d stacks, want %d", seed, got, len(want))
+		}
+		groups, _, _ = tb.Groups(ByLeaf, Filter{}, 0, 0)
+		got = 0
+		for _, g := range groups {
+			if g.Key != "seed" {
+				got++
+				if !leaves[g.Key] {
+					t.Fatalf("seeded %v: leaf %q was never recorded", seed, g.Key)
+				}
+			}
+		}
+		if got != len(leaves) {
+			t.Errorf("seeded %v: %d leaves, want %d", seed, got, len(leaves))
 		}
 	}
 }

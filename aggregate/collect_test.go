@@ -42,6 +42,29 @@ func addrRec(n float64, addrs ...uint64) parse.Record {
 	return parse.Record{Stack: fr, Scheme: parse.Bernoulli, Rate: 1 << 19, InUse: parse.Counts{Objects: n, Bytes: 48 * n}}
 }
 
+// collectInto reads recs into tb through a collector finished with p and
+// nm; with seed, the table first gets a stack and cell of its own (an
+// empty record "seed"), so that it copies the collector's stacks instead
+// of taking their room (Finish's two paths).
+func collectInto(t *testing.T, tb *Table, nm Namer, seed bool, recs []parse.Record, p *parse.Profile) {
+	t.Helper()
+	if seed {
+		c := NewCollector(tb.values, tb.keys, Window{}, 0)
+		r := rec(0, "seed")
+		c.Record(&r)
+		if err := c.Finish(tb, nm, &parse.Profile{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := NewCollector(tb.values, tb.keys, Window{}, 0)
+	for i := range recs {
+		c.Record(&recs[i])
+	}
+	if err := c.Finish(tb, nm, p); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // Frames are named once per distinct (address, leaf) after the input is
 // read; leading allocator frames go; unnamed kept frames are reported.
 func TestFinishNamesOnce(t *testing.T) {
@@ -334,32 +357,15 @@ func TestFinishInPlace(t *testing.T) {
 		finish := func(seed bool) string {
 			nm := &fakeNamer{needed: map[string]int{}}
 			tb := NewTable([]unbias.Value{unbias.InUseSpace}, KeysFor(by))
-			if seed {
-				c := NewCollector(tb.values, tb.keys, Window{}, 0)
-				r := rec(0, "seed")
-				c.Record(&r)
-				if err := c.Finish(tb, nm, &parse.Profile{}); err != nil {
-					t.Fatal(err)
-				}
-			}
-			c := NewCollector(tb.values, tb.keys, Window{}, 0)
-			for i := range recs {
-				c.Record(&recs[i])
-			}
-			if err := c.Finish(tb, nm, &parse.Profile{Breakdowns: 1, Encoding: parse.Raw}); err != nil {
-				t.Fatal(err)
-			}
+			collectInto(t, tb, nm, seed, recs, &parse.Profile{Breakdowns: 1, Encoding: parse.Raw})
 			// Cells added later must not find statistics left in the
 			// room the table took from the collector.
 			more := NewTable(tb.values, tb.keys)
-			c = NewCollector(tb.values, tb.keys, Window{}, 0)
-			for i := range 200 {
-				r := rec(1, "late", fmt.Sprint("x", i))
-				c.Record(&r)
+			late := make([]parse.Record, 200)
+			for i := range late {
+				late[i] = rec(1, "late", fmt.Sprint("x", i))
 			}
-			if err := c.Finish(more, nm, &parse.Profile{}); err != nil {
-				t.Fatal(err)
-			}
+			collectInto(t, more, nm, false, late, &parse.Profile{})
 			tb.Merge(more)
 			g, _, total := tb.Groups(by, Filter{}, 0, 0)
 			var b strings.Builder

@@ -74,15 +74,7 @@ func (s *frameStore) putIn(at span, ids []uint32) (span, bool) {
 // encode writes ids into room as sp says: low words first, then, for a
 // wide stack, the high words.
 func encode(room []uint16, sp span, ids []uint32) {
-	room = room[:len(ids)]
-	i := 0
-	for ; i+4 <= len(ids); i += 4 {
-		r, v := room[i:i+4:i+4], ids[i:i+4:i+4]
-		r[0], r[1], r[2], r[3] = uint16(v[0]), uint16(v[1]), uint16(v[2]), uint16(v[3])
-	}
-	for ; i < len(ids); i++ {
-		room[i] = uint16(ids[i])
-	}
+	convert(room[:len(ids)], ids)
 	if sp.n&wide != 0 {
 		high := room[len(ids) : 2*len(ids)]
 		for i, id := range ids {
@@ -104,7 +96,7 @@ func (s *frameStore) get(sp span, dst []uint32) []uint32 {
 	at := len(dst)
 	dst = dst[:at+n]
 	out := dst[at:]
-	widen(out, w[:n])
+	convert(out, w[:n])
 	if sp.n&wide != 0 {
 		for i, v := range w[n:] {
 			out[i] |= uint32(v) << 16
@@ -125,17 +117,17 @@ func (s *frameStore) first(sp span) (uint32, bool) {
 	return uint32(w[0]), true
 }
 
-// widen sets out[i] to w[i], four at a time: a quarter of the loop's
-// bounds checks and branches.
-func widen(out []uint32, w []uint16) {
-	out = out[:len(w)]
+// convert sets dst[i] to src[i] (narrowing or widening), four at a time:
+// a quarter of the loop's bounds checks and branches.
+func convert[D, S word](dst []D, src []S) {
+	dst = dst[:len(src)]
 	i := 0
-	for ; i+4 <= len(w); i += 4 {
-		o, v := out[i:i+4:i+4], w[i:i+4:i+4]
-		o[0], o[1], o[2], o[3] = uint32(v[0]), uint32(v[1]), uint32(v[2]), uint32(v[3])
+	for ; i+4 <= len(src); i += 4 {
+		d, s := dst[i:i+4:i+4], src[i:i+4:i+4]
+		d[0], d[1], d[2], d[3] = D(s[0]), D(s[1]), D(s[2]), D(s[3])
 	}
-	for ; i < len(w); i++ {
-		out[i] = uint32(w[i])
+	for ; i < len(src); i++ {
+		dst[i] = D(src[i])
 	}
 }
 

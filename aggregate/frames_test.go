@@ -127,21 +127,7 @@ func TestWideStacksInTable(t *testing.T) {
 	}
 	for _, seed := range []bool{false, true} {
 		tb := NewTable([]unbias.Value{unbias.InUseSpace}, KeysFor(ByStack))
-		if seed {
-			c := NewCollector(tb.values, tb.keys, Window{}, 0)
-			r := rec(1, "seed")
-			c.Record(&r)
-			if err := c.Finish(tb, nm, &parse.Profile{}); err != nil {
-				t.Fatal(err)
-			}
-		}
-		c := NewCollector(tb.values, tb.keys, Window{}, 0)
-		for i := range recs {
-			c.Record(&recs[i])
-		}
-		if err := c.Finish(tb, nm, &parse.Profile{}); err != nil {
-			t.Fatal(err)
-		}
+		collectInto(t, tb, nm, seed, recs, &parse.Profile{})
 		var narrow, wide int
 		for _, sp := range tb.stacks.spans {
 			if sp.words() > sp.len() {

@@ -21,6 +21,12 @@ import (
 // labSites are the program's allocating methods, in its output's names.
 var labSites = []string{"Lab.warm", "Lab.small", "Lab.mid", "Lab.big", "Lab.phase1", "Lab.phase2", "Lab.twin", "Lab.cool"}
 
+// mayBeUnsampled are the sites a run may have no sample of: mid's 4 KiB
+// arrays fit in a TLAB and seldom take the slow path that emits an event,
+// so JFR credits a sixth of its bytes (docs/jfr.md) and, under the default
+// settings' throttle, now and then none. Its row is checked when present.
+var mayBeUnsampled = map[string]bool{"Lab.mid": true}
+
 // labTruth is what Lab prints: per site and thread the bytes it allocated,
 // and per thread what ThreadMXBean counted against what the sites add up to.
 type labTruth struct {
@@ -133,11 +139,12 @@ func checkLabTruth(t *testing.T, runs []*labRun) {
 	}
 }
 
-// checkLabSites checks that every site is a row of every report, that the
-// rows carry the model's footnote, and that the total covers the program's
-// bytes (JFR weights do not invent bytes: the sum of a thread's weights is
-// at most what it allocated, so the report's total is at most the
-// program's plus what the JVM allocated besides).
+// checkLabSites checks that every site is a row of every report (but the
+// ones JFR may leave unsampled: mayBeUnsampled), that the rows carry the
+// model's footnote, and that the total covers the program's bytes (JFR
+// weights do not invent bytes: the sum of a thread's weights is at most
+// what it allocated, so the report's total is at most the program's plus
+// what the JVM allocated besides).
 func checkLabSites(t *testing.T, runs []*labRun) {
 	for i, r := range runs {
 		rows := rowsByKey(r.report)
@@ -148,7 +155,9 @@ func checkLabSites(t *testing.T, runs []*labRun) {
 		for _, f := range labSites {
 			row, ok := rows[f]
 			if !ok {
-				t.Errorf("run %d (%s): no row for %s", i, r.settings, f)
+				if !mayBeUnsampled[f] {
+					t.Errorf("run %d (%s): no row for %s", i, r.settings, f)
+				}
 				continue
 			}
 			// Allocations outside TLABs are recorded exactly.

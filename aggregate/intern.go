@@ -186,8 +186,6 @@ func (t *stackTable) stack(id uint32, buf []uint32) []uint32 {
 // leaf returns stack id's first frame, if it has one.
 func (t *stackTable) leaf(id uint32) (uint32, bool) { return t.frames.first(t.spans[id]) }
 
-// hashIDs hashes a stack: two lanes of two ids a step, so that the chain
-// of multiplies a long stack waits on is a quarter of its length.
 // perChunk counts the stacks whose frames lie in each chunk.
 func (t *stackTable) perChunk() []int32 {
 	n := make([]int32, len(t.frames.c))
@@ -197,6 +195,8 @@ func (t *stackTable) perChunk() []int32 {
 	return n
 }
 
+// hashIDs hashes a stack: two lanes of two ids a step, so that the chain
+// of multiplies a long stack waits on is a quarter of its length.
 func hashIDs(ids []uint32) uint64 {
 	a, b := uint64(len(ids))*0x9e3779b97f4a7c15, uint64(0x6a09e667f3bcc909)
 	i := 0

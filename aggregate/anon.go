@@ -32,8 +32,12 @@ type anonFunc struct {
 
 // anonTable is a Table's unnamed functions.
 type anonTable struct {
-	keys  *keyTable[anonKey]
-	funcs []anonFunc // per key
+	keys *keyTable[anonKey]
+	// placed is how many of keys.keys its slots hold: the first input's
+	// functions are known distinct and are stored without lookups
+	// (addDistinct), to be placed only when something looks one up.
+	placed int
+	funcs  []anonFunc // per key
 	// of maps a function id to its key's index+1 (0: a named function);
 	// it may be shorter than the function table, the rest being named.
 	of []uint32
@@ -55,9 +59,18 @@ func (t *Table) anon(id uint32) (anonKey, *anonFunc, bool) {
 	return a.keys.keys[i], &a.funcs[i], true
 }
 
+// index places the keys no slot holds yet (see placed).
+func (a *anonTable) index() {
+	if a.keys != nil && a.placed < len(a.keys.keys) {
+		a.keys.rehash(len(a.keys.keys))
+		a.placed = len(a.keys.keys)
+	}
+}
+
 // reserveAnon makes room for n more unnamed functions.
 func (t *Table) reserveAnon(n int) {
 	a := &t.anons
+	a.index()
 	// Growing these by doubling copies them a dozen times on a dump of
 	// hundreds of thousands of unnamed functions.
 	a.funcs = slices.Grow(a.funcs, n)
@@ -68,6 +81,7 @@ func (t *Table) reserveAnon(n int) {
 		return
 	}
 	a.keys.reserve(n)
+	a.placed = len(a.keys.keys)
 }
 
 // anonFuncID returns the function id of unnamed function k, adding it
@@ -77,10 +91,18 @@ func (t *Table) anonFuncID(k anonKey, m *parse.Mapping, addr uint64) uint32 {
 	if a.keys == nil {
 		a.keys = newKeyTable[anonKey](1024)
 	}
+	a.index()
 	i, added := a.keys.intern(k)
 	if !added {
 		return a.funcs[i].fn
 	}
+	a.placed++
+	return t.newAnon(i, m, addr)
+}
+
+// newAnon adds function id for unnamed function key i.
+func (t *Table) newAnon(i uint32, m *parse.Mapping, addr uint64) uint32 {
+	a := &t.anons
 	id := uint32(len(t.funcs.names))
 	t.funcs.names = append(t.funcs.names, "")
 	if n := int(id) + 1; len(a.of) < n {
@@ -137,7 +159,10 @@ const anonBatch = 16
 // address. The keys of a batch are made and their table slots read
 // before any is looked up, so that the cache misses of a table of
 // hundreds of thousands of functions overlap.
-func (t *Table) nameAnons(namer Namer, info *[2][]frameInfo, frames []frameRef, addrs []uint64) {
+func (t *Table) nameAnons(namer Namer, info *[2][]frameInfo, frames []frameRef, addrs []uint64, distinct bool) {
+	if distinct && t.addDistinct(namer, info, frames, addrs) {
+		return
+	}
 	t.reserveAnon(len(frames))
 	var keys [anonBatch]anonKey
 	var maps [anonBatch]*parse.Mapping
@@ -155,6 +180,46 @@ func (t *Table) nameAnons(namer Namer, info *[2][]frameInfo, frames []frameRef, 
 			frames[i].at(info).fn = t.anonFuncID(keys[i-start], maps[i-start], addrs[i])
 		}
 	}
+}
+
+// addDistinct is nameAnons for the first unnamed functions of a table
+// (none before) when their addresses are distinct: their keys are then
+// distinct too, unless a module is mapped twice (then it does nothing and
+// returns false), and are stored without a lookup each: placing a
+// hundred thousand keys in a table of slots nothing reads was a sixth
+// of reading a dump no binary names.
+func (t *Table) addDistinct(namer Namer, info *[2][]frameInfo, frames []frameRef, addrs []uint64) bool {
+	a := &t.anons
+	if a.keys != nil && len(a.keys.keys) > 0 {
+		return false
+	}
+	keys := make([]anonKey, len(frames))
+	maps := make([]*parse.Mapping, len(frames))
+	var seen []*parse.Mapping // per module id, the mapping its keys lie in
+	for i, addr := range addrs {
+		if !t.byModule || addr == 0 {
+			keys[i] = anonKey{off: addr}
+			continue
+		}
+		keys[i], maps[i] = t.moduleKey(namer, addr)
+		if mod := keys[i].mod; mod != 0 {
+			if int(mod) >= len(seen) {
+				seen = append(seen, make([]*parse.Mapping, int(mod)+1-len(seen))...)
+			}
+			if seen[mod] != nil && seen[mod] != maps[i] {
+				return false // two mappings of one module: offsets may repeat
+			}
+			seen[mod] = maps[i]
+		}
+	}
+	a.keys = &keyTable[anonKey]{slots: newSlots(0), keys: keys}
+	a.funcs = slices.Grow(a.funcs, len(keys))
+	t.funcs.names = slices.Grow(t.funcs.names, len(keys))
+	a.of = slices.Grow(a.of, len(t.funcs.names)+len(keys)-len(a.of))
+	for i := range keys {
+		frames[i].at(info).fn = t.newAnon(uint32(i), maps[i], addrs[i])
+	}
+	return true
 }
 
 // anonName is an unnamed function's name: 0x… for an address,

@@ -448,6 +448,9 @@ func (c *Collector) nameFrames(t *Table, namer Namer, info *[2][]frameInfo) {
 	// An unnamed frame that is a leaf and a caller is one function, keyed
 	// by its address either way: it is looked up once.
 	var same []frameRef // leaves whose caller position has their function
+	// The collector keeps one frame per address of frames without a
+	// name: those, unnamed, are distinct functions.
+	distinct := true
 	for leaf := range info {
 		for id := range info[leaf] {
 			fi := &info[leaf][id]
@@ -469,6 +472,7 @@ func (c *Collector) nameFrames(t *Table, namer Namer, info *[2][]frameInfo) {
 			default:
 				unnamed.frames = append(unnamed.frames, ref)
 				unnamed.addrs = append(unnamed.addrs, f.Addr)
+				distinct = distinct && f.Func == ""
 			}
 		}
 	}
@@ -478,7 +482,7 @@ func (c *Collector) nameFrames(t *Table, namer Namer, info *[2][]frameInfo) {
 	for _, n := range named {
 		n.ref.at(info).fn = t.funcs.internShared(n.name) // a namer hands out one string per function
 	}
-	t.nameAnons(namer, info, unnamed.frames, unnamed.addrs)
+	t.nameAnons(namer, info, unnamed.frames, unnamed.addrs, distinct)
 	for _, r := range same {
 		info[1][r.id()].fn = info[0][r.id()].fn
 	}

@@ -154,7 +154,8 @@ func (t *Table) moduleKey(namer Namer, addr uint64) (anonKey, *parse.Mapping) {
 // any up.
 const anonBatch = 16
 
-// nameAnons sets each frame's function to that of its address, unnamed:
+// nameAnons sets each frame's function to that of its address (addrs, by
+// frame id), unnamed:
 // keyed by module and offset with byModule (and a namer), else by
 // address. The keys of a batch are made and their table slots read
 // before any is looked up, so that the cache misses of a table of
@@ -169,20 +170,21 @@ func (t *Table) nameAnons(namer Namer, info *[2][]frameInfo, frames []frameRef, 
 	for start := 0; start < len(frames); start += anonBatch {
 		end := min(start+anonBatch, len(frames))
 		for i := start; i < end; i++ {
-			if t.byModule && addrs[i] != 0 {
-				keys[i-start], maps[i-start] = t.moduleKey(namer, addrs[i])
+			if addr := addrs[frames[i].id()]; t.byModule && addr != 0 {
+				keys[i-start], maps[i-start] = t.moduleKey(namer, addr)
 			} else {
-				keys[i-start], maps[i-start] = anonKey{off: addrs[i]}, nil
+				keys[i-start], maps[i-start] = anonKey{off: addr}, nil
 			}
 			t.anons.keys.touch(keys[i-start].hash())
 		}
 		for i := start; i < end; i++ {
-			frames[i].at(info).fn = t.anonFuncID(keys[i-start], maps[i-start], addrs[i])
+			frames[i].at(info).fn = t.anonFuncID(keys[i-start], maps[i-start], addrs[frames[i].id()])
 		}
 	}
 }
 
-// addDistinct is nameAnons for the first unnamed functions of a table
+// addDistinct is nameAnons (addrs by frame id) for the first unnamed
+// functions of a table
 // (none before) when their addresses are distinct: their keys are then
 // distinct too, unless a module is mapped twice (then it does nothing and
 // returns false), and are stored without a lookup each: placing a
@@ -194,30 +196,39 @@ func (t *Table) addDistinct(namer Namer, info *[2][]frameInfo, frames []frameRef
 		return false
 	}
 	keys := make([]anonKey, len(frames))
-	maps := make([]*parse.Mapping, len(frames))
-	var seen []*parse.Mapping // per module id, the mapping its keys lie in
-	for i, addr := range addrs {
+	funcs := slices.Grow(a.funcs, len(frames))[:len(frames)]
+	first := uint32(len(t.funcs.names))
+	var seen []int32 // per module id, the mapping its keys lie in (index+1)
+	for i, r := range frames {
+		addr := addrs[r.id()]
+		funcs[i] = anonFunc{fn: first + uint32(i), mapping: -1, addr: addr}
 		if !t.byModule || addr == 0 {
 			keys[i] = anonKey{off: addr}
 			continue
 		}
-		keys[i], maps[i] = t.moduleKey(namer, addr)
-		if mod := keys[i].mod; mod != 0 {
-			if int(mod) >= len(seen) {
-				seen = append(seen, make([]*parse.Mapping, int(mod)+1-len(seen))...)
-			}
-			if seen[mod] != nil && seen[mod] != maps[i] {
-				return false // two mappings of one module: offsets may repeat
-			}
-			seen[mod] = maps[i]
+		k, m := t.moduleKey(namer, addr)
+		if keys[i] = k; m == nil {
+			continue
 		}
+		funcs[i].mapping = t.mappingIndex(m)
+		if int(k.mod) >= len(seen) {
+			seen = append(seen, make([]int32, int(k.mod)+1-len(seen))...)
+		}
+		if at := seen[k.mod]; at != 0 && at != funcs[i].mapping+1 {
+			return false // two mappings of one module: offsets may repeat
+		}
+		seen[k.mod] = funcs[i].mapping + 1
 	}
-	a.keys = &keyTable[anonKey]{slots: newSlots(0), keys: keys}
-	a.funcs = slices.Grow(a.funcs, len(keys))
-	t.funcs.names = slices.Grow(t.funcs.names, len(keys))
-	a.of = slices.Grow(a.of, len(t.funcs.names)+len(keys)-len(a.of))
-	for i := range keys {
-		frames[i].at(info).fn = t.newAnon(uint32(i), maps[i], addrs[i])
+	a.keys, a.funcs = &keyTable[anonKey]{slots: newSlots(0), keys: keys}, funcs
+	n := int(first) + len(keys)
+	t.funcs.names = slices.Grow(t.funcs.names, len(keys))[:n]
+	clear(t.funcs.names[first:]) // "": unnamed
+	if len(a.of) < n {
+		a.of = slices.Grow(a.of, n-len(a.of))[:n]
+	}
+	for i, r := range frames {
+		a.of[int(first)+i] = uint32(i) + 1
+		r.at(info).fn = first + uint32(i)
 	}
 	return true
 }

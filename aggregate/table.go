@@ -432,10 +432,6 @@ func (c *Collector) eachStack(breakdown bool, f func(span)) {
 // Unnamed frames are keyed after the named ones, once their number is
 // known, so that a dump nothing names fills its table without regrowing.
 func (c *Collector) nameFrames(t *Table, namer Namer, info *[2][]frameInfo) {
-	var unnamed struct {
-		frames []frameRef
-		addrs  []uint64
-	}
 	type namedFrame struct {
 		ref  frameRef
 		name string
@@ -443,8 +439,7 @@ func (c *Collector) nameFrames(t *Table, namer Namer, info *[2][]frameInfo) {
 	// The lists are made as large as they may grow: appending to them
 	// copied megabytes on a dump of a hundred thousand addresses.
 	n := len(c.frameAddrs)
-	named := make([]namedFrame, 0, n)
-	unnamed.frames, unnamed.addrs = make([]frameRef, 0, n), make([]uint64, 0, n)
+	named, unnamed := make([]namedFrame, 0, n), make([]frameRef, 0, n)
 	// An unnamed frame that is a leaf and a caller is one function, keyed
 	// by its address either way: it is looked up once.
 	var same []frameRef // leaves whose caller position has their function
@@ -470,8 +465,7 @@ func (c *Collector) nameFrames(t *Table, namer Namer, info *[2][]frameInfo) {
 			case leaf == 1 && info[0][id].done && !info[0][id].named:
 				same = append(same, ref)
 			default:
-				unnamed.frames = append(unnamed.frames, ref)
-				unnamed.addrs = append(unnamed.addrs, f.Addr)
+				unnamed = append(unnamed, ref)
 				distinct = distinct && f.Func == ""
 			}
 		}
@@ -482,7 +476,7 @@ func (c *Collector) nameFrames(t *Table, namer Namer, info *[2][]frameInfo) {
 	for _, n := range named {
 		n.ref.at(info).fn = t.funcs.internShared(n.name) // a namer hands out one string per function
 	}
-	t.nameAnons(namer, info, unnamed.frames, unnamed.addrs, distinct)
+	t.nameAnons(namer, info, unnamed, c.frameAddrs, distinct)
 	for _, r := range same {
 		info[1][r.id()].fn = info[0][r.id()].fn
 	}

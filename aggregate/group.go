@@ -91,7 +91,6 @@ func newGrouper(t *Table, b By, main int, keep []bool, top int) grouper {
 		bound = t.stacks.len()
 		g.stacks = make([]uint32, 0, bound)
 	}
-	g.keys = make([]string, 0, bound)
 	if b == ByFunc || b == ByLeaf {
 		g.funcs = make([]uint32, 0, bound)
 	}
@@ -109,9 +108,7 @@ func newGrouper(t *Table, b By, main int, keep []bool, top int) grouper {
 	}
 	if b == ByFunc {
 		g.lazyCum = main >= 0 && top > 0 && top*4 < bound
-		if g.lazyCum {
-			g.cumEst = make([]float64, 0, bound)
-		} else {
+		if !g.lazyCum {
 			g.cums = make([]ci.Stats, 0, bound)
 		}
 	}
@@ -141,7 +138,7 @@ func (g *grouper) eachCell(f func(id int, k cellKey, st []ci.Stats)) {
 // merges statistics for these groups only, in the same order as the
 // first pass added their estimates.
 func (g *grouper) topCums(idx []int32) {
-	g.cumAt = make([]int32, len(g.keys))
+	g.cumAt = make([]int32, g.n)
 	for i, gi := range idx {
 		g.cumAt[gi] = int32(i + 1)
 	}
@@ -212,6 +209,11 @@ type grouper struct {
 	buf   []uint32 // the stack read last
 	byKey map[string]int32
 
+	// n is the number of groups. Their keys are made by order, for the
+	// groups it shows: until then a group made by key (named) has its
+	// key in byKey, and the others have none yet (a function's or a
+	// stack's is made from its id).
+	n      int32
 	keys   []string
 	stacks []uint32   // ByStack: each group's table stack
 	values []ci.Stats // nv per group
@@ -223,7 +225,7 @@ type grouper struct {
 	// alone (topCums; cumAt: group -> index in cums+1): the others'
 	// would be made for nothing, a merge per frame of every stack.
 	lazyCum bool
-	cumEst  []float64
+	cumEst  map[int32]float64
 	cumAt   []int32
 	// flatAt: ByFunc with a main value keeps flat statistics only for
 	// the groups that have some (index in values+1; 0: none).
@@ -286,7 +288,11 @@ func (g *grouper) cumEstimate(i int32) float64 {
 // first top are picked before anything is sorted, so a report of a
 // million functions sorts a few hundred.
 func (g *grouper) order(top int) []int32 {
-	n := len(g.keys)
+	n := int(g.n)
+	g.keys = make([]string, n)
+	for k, gr := range g.byKey {
+		g.keys[gr] = k
+	}
 	idx := make([]int32, n)
 	est := make([]float64, n)
 	cum := make([]float64, n)
@@ -429,7 +435,7 @@ func (g *grouper) add(stamp int32, k cellKey, st []ci.Stats) {
 		}
 	case ByStack:
 		if g.direct {
-			g.keys = append(g.keys, "")
+			g.n++
 			g.stacks = append(g.stacks, k.stack)
 			g.cells = append(g.cells, uint32(stamp-1))
 			return
@@ -491,6 +497,9 @@ func (g *grouper) cum(gr int32, st []ci.Stats) {
 			g.cums[at-1].Merge(&st[g.main])
 		}
 	case g.lazyCum:
+		if g.cumEst == nil {
+			g.cumEst = map[int32]float64{}
+		}
 		g.cumEst[gr] += st[g.main].Estimate
 	default:
 		g.cums[gr].Merge(&st[g.main])
@@ -498,24 +507,20 @@ func (g *grouper) cum(gr int32, st []ci.Stats) {
 }
 
 // newGroup adds a group.
-func (g *grouper) newGroup(key string) int32 {
-	g.keys = append(grow.Room(g.keys, 1), key)
+func (g *grouper) newGroup() int32 {
+	g.n++
 	if g.flatAt != nil {
 		g.flatAt = append(grow.Room(g.flatAt, 1), 0)
 	} else {
 		g.values = grow.Room(g.values, g.nv)[:len(g.values)+g.nv]
 	}
-	if g.by == ByFunc {
-		if g.lazyCum {
-			g.cumEst = append(grow.Room(g.cumEst, 1), 0)
-		} else {
-			g.cums = append(grow.Room(g.cums, 1), ci.Stats{})
-		}
+	if g.by == ByFunc && !g.lazyCum {
+		g.cums = append(grow.Room(g.cums, 1), ci.Stats{})
 	}
 	if g.by == ByFunc || g.by == ByLeaf {
 		g.funcs = append(grow.Room(g.funcs, 1), noFunc)
 	}
-	return int32(len(g.keys) - 1)
+	return g.n - 1
 }
 
 // noStack is the key of the group of records without a stack.
@@ -542,7 +547,7 @@ func (g *grouper) named(key string) int32 {
 	if gr, ok := g.byKey[key]; ok {
 		return gr
 	}
-	gr := g.newGroup(key)
+	gr := g.newGroup()
 	g.byKey[key] = gr
 	return gr
 }
@@ -567,7 +572,7 @@ func (g *grouper) funcSlot(f uint32) *funcSlot {
 		// Function ids are distinct names, so a group per id needs no
 		// lookup by key; an unnamed address's key is made only when
 		// shown.
-		gr := g.newGroup(g.t.funcs.names[f])
+		gr := g.newGroup()
 		g.funcs[gr] = f
 		fs.group = gr + 1
 	}
@@ -587,7 +592,7 @@ func (g *grouper) stackGroup(s uint32) int32 {
 	if gr := g.byStack[s]; gr != 0 {
 		return gr - 1
 	}
-	gr := g.newGroup("")
+	gr := g.newGroup()
 	g.stacks = append(g.stacks, s)
 	g.byStack[s] = gr + 1
 	return gr

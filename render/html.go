@@ -7,6 +7,7 @@ import (
 	"html/template"
 	"io"
 	"strings"
+	"sync"
 
 	"github.com/heapest/heapest/ci"
 	"github.com/heapest/heapest/report"
@@ -19,7 +20,11 @@ import (
 //go:embed html/page.tmpl html/page.css html/page.js
 var htmlFiles embed.FS
 
-var pageTemplate = template.Must(template.ParseFS(htmlFiles, "html/page.tmpl"))
+// pageTemplate is parsed when a page is first written, not at start-up:
+// every command would pay for it otherwise.
+var pageTemplate = sync.OnceValue(func() *template.Template {
+	return template.Must(template.ParseFS(htmlFiles, "html/page.tmpl"))
+})
 
 // HTMLOptions shape the page of --format html (and of heapest web).
 type HTMLOptions struct {
@@ -47,7 +52,7 @@ func WriteHTML(w io.Writer, r *report.Report, f *report.Flame, opt HTMLOptions) 
 		return err
 	}
 	var buf bytes.Buffer
-	if err := pageTemplate.Execute(&buf, page); err != nil {
+	if err := pageTemplate().Execute(&buf, page); err != nil {
 		return fmt.Errorf("html output: %w", err)
 	}
 	_, err = w.Write(buf.Bytes())

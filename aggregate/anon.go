@@ -47,6 +47,22 @@ type anonTable struct {
 	modules   *strTable
 	mappings  []parse.Mapping
 	mappingOf map[*parse.Mapping]int32
+	// lastMod is the module name module interned last, and lastModID its
+	// id: one module's addresses come one after another.
+	lastMod   string
+	lastModID uint32
+}
+
+// module returns the id of module name mod, adding it when new.
+func (a *anonTable) module(mod string) uint32 {
+	if mod == a.lastMod && a.lastModID != 0 {
+		return a.lastModID
+	}
+	if a.modules == nil {
+		a.modules = newStrTable()
+	}
+	a.lastMod, a.lastModID = mod, a.modules.internShared(mod)
+	return a.lastModID
 }
 
 // anon returns function id's key and facts when it is unnamed.
@@ -141,10 +157,7 @@ func (t *Table) addrFunc(addr uint64) uint32 { return t.anonFuncID(anonKey{off: 
 func (t *Table) moduleKey(namer Namer, addr uint64) (anonKey, *parse.Mapping) {
 	if mn, ok := namer.(ModuleNamer); ok {
 		if mod, off, m := mn.ModuleKey(addr); m != nil {
-			if t.anons.modules == nil {
-				t.anons.modules = newStrTable()
-			}
-			return anonKey{mod: t.anons.modules.internShared(mod), off: off}, m
+			return anonKey{mod: t.anons.module(mod), off: off}, m
 		}
 	}
 	return anonKey{off: addr}, nil

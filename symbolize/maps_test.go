@@ -257,3 +257,36 @@ func FuzzParseMaps(f *testing.F) {
 		}
 	})
 }
+
+// mappingFor remembers the mapping it found last; what it returns must be
+// what the search of the sorted mappings gives, overlapping ones included
+// (the last one starting at or before the address), in any order of asks.
+func TestMappingForLast(t *testing.T) {
+	s := newSession(&parse.Profile{}, Options{})
+	for _, m := range []parse.Mapping{
+		{Start: 0x1000, Limit: 0x9000, File: "/a"}, // holds b
+		{Start: 0x2000, Limit: 0x3000, File: "/b"},
+		{Start: 0xa000, Limit: 0xb000, File: "/c"},
+	} {
+		s.maps = append(s.maps, mapState{Mapping: m})
+	}
+	want := map[uint64]string{0x0fff: "", 0x1000: "/a", 0x1fff: "/a", 0x2000: "/b", 0x2fff: "/b",
+		0x3000: "", 0x8fff: "", 0x9000: "", 0xa000: "/c", 0xafff: "/c", 0xb000: ""}
+	// 0x3000 lies in /a but after /b's start: the search finds /b, which
+	// ends before it, so no mapping (as before the last one was kept).
+	for _, order := range [][]uint64{
+		{0x1000, 0x2000, 0x1fff, 0x2fff, 0x3000, 0x8fff, 0x1000, 0xa000, 0xafff, 0xb000, 0x0fff},
+		{0x1fff, 0x2000, 0x1000, 0x3000, 0x2fff, 0x9000, 0xafff, 0x1000, 0xa000},
+	} {
+		s.last = 0
+		for _, addr := range order {
+			got := ""
+			if m := s.mappingFor(addr); m != nil {
+				got = m.File
+			}
+			if got != want[addr] {
+				t.Errorf("mappingFor(%#x) = %q, want %q (order %x)", addr, got, want[addr], order)
+			}
+		}
+	}
+}

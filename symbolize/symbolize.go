@@ -222,6 +222,10 @@ type session struct {
 	// dwarf holds the DWARF loaded by this call, by file path (nil when
 	// a file's could not be read): it is dropped with the session.
 	dwarf map[string]*dwarfInfo
+	// last is the index+1 in maps of the mapping mappingFor found last: a
+	// frame address is asked for three times in a row (Need, Name,
+	// ModuleKey), and the frames of a stack lie mostly in a few mappings.
+	last int
 }
 
 type mapState struct {
@@ -304,6 +308,7 @@ func (s *session) setup() error {
 		s.allocatorLib = s.allocatorLib || isAllocatorLib(m.File)
 	}
 	sort.SliceStable(s.maps, func(i, j int) bool { return s.maps[i].Start < s.maps[j].Start })
+	s.last = 0 // the mappings moved
 	if s.opt.Binary != "" {
 		if err := s.openBinary(mainPath); err != nil {
 			return err
@@ -380,6 +385,7 @@ func (s *session) placeWithoutMaps(o *object) error {
 		}
 	}
 	sort.SliceStable(s.maps, func(i, j int) bool { return s.maps[i].Start < s.maps[j].Start })
+	s.last = 0 // the mappings moved
 	return nil
 }
 
@@ -612,10 +618,17 @@ func (s *session) fromProfileSymbols(pc, addr uint64) (string, bool) {
 	return name, true
 }
 
+// mappingFor returns the mapping addr lies in, nil when none.
 func (s *session) mappingFor(addr uint64) *mapState {
 	ms := s.maps
+	// The last mapping found is the one the search below would find when
+	// addr lies in it and the next mapping starts after addr.
+	if i := s.last - 1; i >= 0 && ms[i].Start <= addr && addr < ms[i].Limit && (i+1 == len(ms) || ms[i+1].Start > addr) {
+		return &ms[i]
+	}
 	i := sort.Search(len(ms), func(i int) bool { return ms[i].Start > addr }) - 1
 	if i >= 0 && addr < ms[i].Limit {
+		s.last = i + 1
 		return &ms[i]
 	}
 	return nil

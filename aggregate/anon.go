@@ -234,8 +234,9 @@ func (t *Table) addDistinct(namer Namer, info *[2][]frameInfo, frames []frameRef
 	}
 	a.keys, a.funcs = &keyTable[anonKey]{slots: newSlots(0), keys: keys}, funcs
 	n := int(first) + len(keys)
+	// The new names are "" (unnamed) already: names only ever grows, so
+	// its room past its length was never written.
 	t.funcs.names = slices.Grow(t.funcs.names, len(keys))[:n]
-	clear(t.funcs.names[first:]) // "": unnamed
 	if len(a.of) < n {
 		a.of = slices.Grow(a.of, n-len(a.of))[:n]
 	}

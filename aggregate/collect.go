@@ -122,7 +122,9 @@ func NewCollector(values []unbias.Value, keys Keys, w Window, sizeHint int64) *C
 	return &Collector{
 		values: values, keys: keys, window: w,
 		frames: newKeyTable[frameKey](16), addrs: newAddrTable(addrs), stacks: st,
-		frameAddrs: make([]uint64, 0, addrs),
+		// Filled in order, so room never written costs no page: up to
+		// 256 K addresses, it need not be copied to grow.
+		frameAddrs: make([]uint64, 0, min(max(sizeHint/20, int64(addrs)), 1<<18)),
 		strs:       newStrTable(), cells: newCellTable(stacks),
 		stats:   newValueStats(len(values)),
 		contrib: make([]unbias.Contribution, len(values)),

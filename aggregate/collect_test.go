@@ -2,6 +2,7 @@ package aggregate
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -43,18 +44,15 @@ func addrRec(n float64, addrs ...uint64) parse.Record {
 }
 
 // collectInto reads recs into tb through a collector finished with p and
-// nm; with seed, the table first gets a stack and cell of its own (an
-// empty record "seed"), so that it copies the collector's stacks instead
-// of taking their room (Finish's two paths).
+// nm; with seed, the table first gets a stack and cell of its own (the
+// empty stack, with no statistics: no group, nothing in a total), so
+// that it copies the collector's stacks instead of taking their room
+// (Finish's two paths). (Finish passes over a cell without statistics:
+// the seed is put in directly.)
 func collectInto(t *testing.T, tb *Table, nm Namer, seed bool, recs []parse.Record, p *parse.Profile) {
 	t.Helper()
 	if seed {
-		c := NewCollector(tb.values, tb.keys, Window{}, 0)
-		r := rec(0, "seed")
-		c.Record(&r)
-		if err := c.Finish(tb, nm, &parse.Profile{}); err != nil {
-			t.Fatal(err)
-		}
+		tb.cells.intern(cellKey{stack: tb.stacks.intern(nil)})
 	}
 	c := NewCollector(tb.values, tb.keys, Window{}, 0)
 	for i := range recs {
@@ -377,6 +375,45 @@ func TestFinishInPlace(t *testing.T) {
 		}
 		if fresh, seeded := finish(false), finish(true); fresh != seeded {
 			t.Errorf("by %s: fresh table\n%s\nwant, as a table with cells gets it,\n%s", by, fresh, seeded)
+		}
+	}
+}
+
+// A stack no cell with statistics has is not mapped into the table (most
+// of a Go heap profile's, read for an in-use value), but its unnamed
+// frames are reported as before; a stack with one empty and one kept cell
+// (two types) is mapped, also when it comes first by an empty cell and
+// the table takes the collector's room (fresh) or not (seeded).
+func TestFinishSkipsEmptyStacks(t *testing.T) {
+	typed := func(r parse.Record, typ string) parse.Record { r.Type = typ; return r }
+	for _, seed := range []bool{false, true} {
+		nm := &fakeNamer{needed: map[string]int{}, names: map[uint64]string{0x10: "f", 0x20: "main", 0x50: "g"}}
+		tb := NewTable([]unbias.Value{unbias.InUseSpace}, Keys{})
+		recs := []parse.Record{
+			addrRec(1, 0x10, 0x20),
+			addrRec(0, 0x30, 0x40), // nothing in use
+			typed(addrRec(0, 0x50, 0x20), "X"),
+			addrRec(2, 0x50, 0x20),
+			addrRec(0, 0x10, 0x20, 0x60),
+			typed(addrRec(0, 0x70, 0x20), "X"), // first empty...
+			typed(addrRec(4, 0x10, 0x20), "X"),
+			typed(addrRec(8, 0x70, 0x20), "Y"), // ...then kept
+		}
+		collectInto(t, tb, nm, seed, recs, &parse.Profile{})
+		var got []string
+		groups, _, _ := tb.Groups(ByStack, Filter{}, 0, 0)
+		for _, g := range groups {
+			got = append(got, fmt.Sprintf("%s:%g", g.Key, g.Flat.Samples))
+		}
+		if want := "[main;0x70:8 main;f:5 main;g:2]"; fmt.Sprint(got) != want {
+			t.Errorf("seed %v: groups %v, want %s", seed, got, want)
+		}
+		if n := tb.stacks.len() - b2i(seed); n != 3 {
+			t.Errorf("seed %v: %d table stacks, want 3 (the empty ones passed over)", seed, n)
+		}
+		slices.Sort(nm.unresolved)
+		if fmt.Sprintf("%x", nm.unresolved) != "[30 40 60 70]" {
+			t.Errorf("seed %v: unresolved %x, want 30 40 60 70", seed, nm.unresolved)
 		}
 	}
 }

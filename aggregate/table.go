@@ -163,19 +163,22 @@ func (c *Collector) Finish(t *Table, namer Namer, p *parse.Profile) error {
 			return err
 		}
 	}
-	c.nameFrames(t, namer, &info)
+	unnamed := c.nameFrames(t, namer, &info)
 	c.counted = make([]bool, len(c.frameAddrs))
-	m := finisher{c: c, t: t, namer: namer, info: &info, stackMap: make([]uint32, c.stacks.len())}
+	m := finisher{c: c, t: t, namer: namer, info: &info, stackMap: make([]uint32, c.stacks.len()),
+		unnamed: namer != nil && unnamed}
 	m.adopt(fresh)
-	m.mapStacks(useBreakdown)
-	nv := len(c.values)
-	row := make([]ci.Stats, nv)
 	stats := &c.stats
 	if m.shared {
 		stats = &t.stats
 	}
+	m.mapStacks(useBreakdown, stats)
+	nv := len(c.values)
+	row := make([]ci.Stats, nv)
 	for id, k := range c.cells.keys {
-		if k.breakdown == useBreakdown {
+		// A cell without statistics adds nothing to any report: most of
+		// a Go heap profile's, when only in-use values are kept.
+		if k.breakdown == useBreakdown && stats.some(uint32(id)) {
 			m.add(m.key(k), stats.row(uint32(id), row))
 		}
 		if !m.shared {
@@ -248,6 +251,10 @@ type finisher struct {
 	// shared is set when the table took the collector's statistics, to
 	// fill them again in place (adopt).
 	shared bool
+	// unnamed says some used frame has no name: a stack passed over
+	// (skip) has its unnamed frames told to the namer all the same.
+	unnamed bool
+	told    []uint32
 }
 
 // adopt gives a fresh table (no cell, no stack) the collector's room
@@ -301,11 +308,16 @@ const mapBatch = 16
 // together before any of its stacks is interned, so that their cache
 // misses overlap. One at a time, each stack waited on its own miss, most
 // of Finish's time.
-func (m *finisher) mapStacks(breakdown bool) {
+func (m *finisher) mapStacks(breakdown bool, stats *valueStats) {
+	used := m.usedStacks(breakdown, stats)
 	var todo [mapBatch]uint32
 	n := 0
 	next := func(k cellKey) {
 		if k.breakdown != breakdown || m.stackMap[k.stack] != 0 {
+			return
+		}
+		if !used[k.stack] {
+			m.skip(k.stack)
 			return
 		}
 		m.stackMap[k.stack] = pending
@@ -325,8 +337,52 @@ func (m *finisher) mapStacks(breakdown bool) {
 }
 
 // pending marks, in stackMap, a stack of mapStacks's batch not mapped
-// yet.
-const pending = ^uint32(0)
+// yet; skipped a stack no cell with statistics has, never mapped.
+const (
+	pending = ^uint32(0)
+	skipped = pending - 1
+)
+
+// usedStacks marks the stacks that a cell of the kind Finish adds
+// (breakdown or not) with statistics, or a kept record, has. The others
+// are not mapped: in a Go heap profile read for an in-use value, most
+// stacks have nothing in use.
+func (m *finisher) usedStacks(breakdown bool, stats *valueStats) []bool {
+	used := make([]bool, len(m.stackMap)) // one per collector stack
+	for id, k := range m.c.cells.keys {
+		if k.breakdown == breakdown && !used[k.stack] && stats.some(uint32(id)) {
+			used[k.stack] = true
+		}
+	}
+	m.c.deferred.each(func(d *deferred) {
+		if d.key.breakdown == breakdown {
+			used[d.key.stack] = true
+		}
+	})
+	return used
+}
+
+// skip passes over collector stack s, which no cell with statistics
+// has, in the place mapStacks would have mapped it (so that a table
+// writing in the collector's room writes only where it was read): the
+// namer is told of its unnamed frames as when it is mapped (appendFuncs),
+// and its chunk of frames may go.
+func (m *finisher) skip(s uint32) {
+	m.stackMap[s] = skipped
+	sp := m.c.stacks.spans[s]
+	if m.unnamed {
+		if short, long := m.from.view(sp, &m.frames); long == nil {
+			m.told = tableStack(m.c, short, m.info, m.namer, m.told[:0])
+		} else {
+			m.told = tableStack(m.c, long, m.info, m.namer, m.told[:0])
+		}
+	}
+	if m.left != nil {
+		if m.left[sp.chunk]--; m.left[sp.chunk] == 0 {
+			m.from.c[sp.chunk] = nil
+		}
+	}
+}
 
 // mapAll maps collector stacks to table stacks: their table frames and
 // hashes first, then the slots their probes start at, then each.
@@ -428,10 +484,11 @@ func (c *Collector) eachStack(breakdown bool, f func(span)) {
 	})
 }
 
-// nameFrames fills info with each needed frame's table function id.
+// nameFrames fills info with each needed frame's table function id, and
+// reports whether some frame stayed unnamed.
 // Unnamed frames are keyed after the named ones, once their number is
 // known, so that a dump nothing names fills its table without regrowing.
-func (c *Collector) nameFrames(t *Table, namer Namer, info *[2][]frameInfo) {
+func (c *Collector) nameFrames(t *Table, namer Namer, info *[2][]frameInfo) bool {
 	type namedFrame struct {
 		ref  frameRef
 		name string
@@ -439,7 +496,7 @@ func (c *Collector) nameFrames(t *Table, namer Namer, info *[2][]frameInfo) {
 	// The lists are made as large as they may grow: appending to them
 	// copied megabytes on a dump of a hundred thousand addresses.
 	n := len(c.frameAddrs)
-	named, unnamed := make([]namedFrame, 0, n), make([]frameRef, 0, n)
+	named, anons := make([]namedFrame, 0, n), make([]frameRef, 0, n)
 	// An unnamed frame that is a leaf and a caller is one function, keyed
 	// by its address either way: it is looked up once.
 	var same []frameRef // leaves whose caller position has their function
@@ -465,7 +522,7 @@ func (c *Collector) nameFrames(t *Table, namer Namer, info *[2][]frameInfo) {
 			case leaf == 1 && info[0][id].done && !info[0][id].named:
 				same = append(same, ref)
 			default:
-				unnamed = append(unnamed, ref)
+				anons = append(anons, ref)
 				distinct = distinct && f.Func == ""
 			}
 		}
@@ -476,10 +533,11 @@ func (c *Collector) nameFrames(t *Table, namer Namer, info *[2][]frameInfo) {
 	for _, n := range named {
 		n.ref.at(info).fn = t.funcs.internShared(n.name) // a namer hands out one string per function
 	}
-	t.nameAnons(namer, info, unnamed, c.frameAddrs, distinct)
+	t.nameAnons(namer, info, anons, c.frameAddrs, distinct)
 	for _, r := range same {
 		info[1][r.id()].fn = info[0][r.id()].fn
 	}
+	return len(anons) > 0 || len(same) > 0
 }
 
 // frameRef is a frame and its position kind (leaf<<31 | id): an index of

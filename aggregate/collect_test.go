@@ -379,9 +379,9 @@ func TestFinishInPlace(t *testing.T) {
 	}
 }
 
-// A stack no cell with statistics has is not mapped into the table (most
-// of a Go heap profile's, read for an in-use value), but its unnamed
-// frames are reported as before; a stack with one empty and one kept cell
+// A stack no cell or kept record with statistics has is not mapped into
+// the table (most of a Go heap profile's, read for an in-use value), but
+// its unnamed frames are reported as before; a stack with one empty and one kept cell
 // (two types) is mapped, also when it comes first by an empty cell and
 // the table takes the collector's room (fresh) or not (seeded).
 func TestFinishSkipsEmptyStacks(t *testing.T) {
@@ -399,21 +399,26 @@ func TestFinishSkipsEmptyStacks(t *testing.T) {
 			typed(addrRec(4, 0x10, 0x20), "X"),
 			typed(addrRec(8, 0x70, 0x20), "Y"), // ...then kept
 		}
-		collectInto(t, tb, nm, seed, recs, &parse.Profile{})
+		// Kept for their encoding: one with nothing in use, one with.
+		for _, r := range []parse.Record{addrRec(0, 0x80, 0x20), addrRec(16, 0x90, 0x20)} {
+			r.InUse.Enc = parse.Unresolved
+			recs = append(recs, r)
+		}
+		collectInto(t, tb, nm, seed, recs, &parse.Profile{Encoding: parse.Raw})
 		var got []string
 		groups, _, _ := tb.Groups(ByStack, Filter{}, 0, 0)
 		for _, g := range groups {
 			got = append(got, fmt.Sprintf("%s:%g", g.Key, g.Flat.Samples))
 		}
-		if want := "[main;0x70:8 main;f:5 main;g:2]"; fmt.Sprint(got) != want {
+		if want := "[main;0x90:16 main;0x70:8 main;f:5 main;g:2]"; fmt.Sprint(got) != want {
 			t.Errorf("seed %v: groups %v, want %s", seed, got, want)
 		}
-		if n := tb.stacks.len() - b2i(seed); n != 3 {
-			t.Errorf("seed %v: %d table stacks, want 3 (the empty ones passed over)", seed, n)
+		if n, cells := tb.stacks.len()-b2i(seed), tb.Len()-b2i(seed); n != 4 || cells != 5 {
+			t.Errorf("seed %v: %d table stacks and %d cells, want 4 and 5 (the empty ones passed over)", seed, n, cells)
 		}
 		slices.Sort(nm.unresolved)
-		if fmt.Sprintf("%x", nm.unresolved) != "[30 40 60 70]" {
-			t.Errorf("seed %v: unresolved %x, want 30 40 60 70", seed, nm.unresolved)
+		if fmt.Sprintf("%x", nm.unresolved) != "[30 40 60 70 80 90]" {
+			t.Errorf("seed %v: unresolved %x, want 30 40 60 70 80 90", seed, nm.unresolved)
 		}
 	}
 }

@@ -190,7 +190,7 @@ func (c *Collector) Finish(t *Table, namer Namer, p *parse.Profile) error {
 	st := make([]ci.Stats, nv)
 	var rec parse.Record
 	c.deferred.each(func(d *deferred) {
-		if d.key.breakdown != useBreakdown {
+		if d.key.breakdown != useBreakdown || c.empty(d) {
 			return
 		}
 		c.deferred.record(d, &rec, p)
@@ -344,7 +344,7 @@ const (
 )
 
 // usedStacks marks the stacks that a cell of the kind Finish adds
-// (breakdown or not) with statistics, or a kept record, has. The others
+// (breakdown or not) with statistics, or a kept record with some, has. The others
 // are not mapped: in a Go heap profile read for an in-use value, most
 // stacks have nothing in use.
 func (m *finisher) usedStacks(breakdown bool, stats *valueStats) []bool {
@@ -355,11 +355,27 @@ func (m *finisher) usedStacks(breakdown bool, stats *valueStats) []bool {
 		}
 	}
 	m.c.deferred.each(func(d *deferred) {
-		if d.key.breakdown == breakdown {
+		if d.key.breakdown == breakdown && !m.c.empty(d) {
 			used[d.key.stack] = true
 		}
 	})
 	return used
+}
+
+// empty reports whether kept record d has nothing for any value the
+// collector keeps: zero counts are nothing in any encoding (as in a
+// jemalloc dump's stacks with nothing in use).
+func (c *Collector) empty(d *deferred) bool {
+	for i, v := range c.values {
+		n := d.inUse
+		if v.IsAlloc() {
+			n = d.alloc
+		}
+		if (c.skip == nil || !c.skip[i]) && (n[0] != 0 || n[1] != 0) {
+			return false
+		}
+	}
+	return true
 }
 
 // skip passes over collector stack s, which no cell with statistics

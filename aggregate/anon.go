@@ -168,11 +168,11 @@ func (t *Table) moduleKey(namer Namer, addr uint64) (anonKey, *parse.Mapping) {
 const anonBatch = 16
 
 // nameAnons sets each frame's function to that of its address (addrs, by
-// frame id), unnamed:
-// keyed by module and offset with byModule (and a namer), else by
-// address. The keys of a batch are made and their table slots read
-// before any is looked up, so that the cache misses of a table of
-// hundreds of thousands of functions overlap.
+// frame id), unnamed: keyed by module and offset with byModule (and a
+// namer), else by address. The keys of a batch are made and their table
+// slots read before any is looked up, so that the cache misses of a table
+// of hundreds of thousands of functions overlap. distinct says the
+// frames' addresses are (see addDistinct).
 func (t *Table) nameAnons(namer Namer, info *[2][]frameInfo, frames []frameRef, addrs []uint64, distinct bool) {
 	if distinct && t.addDistinct(namer, info, frames, addrs) {
 		return
@@ -196,13 +196,12 @@ func (t *Table) nameAnons(namer Namer, info *[2][]frameInfo, frames []frameRef, 
 	}
 }
 
-// addDistinct is nameAnons (addrs by frame id) for the first unnamed
-// functions of a table
-// (none before) when their addresses are distinct: their keys are then
-// distinct too, unless a module is mapped twice (then it does nothing and
-// returns false), and are stored without a lookup each: placing a
-// hundred thousand keys in a table of slots nothing reads was a sixth
-// of reading a dump no binary names.
+// addDistinct is nameAnons for the first unnamed functions of a table
+// (it has none yet, so none of their facts either) when their addresses
+// are distinct: their keys are then distinct too, unless a module is
+// mapped twice (then it does nothing and returns false), and are stored
+// without a lookup each: placing a hundred thousand keys in a table of
+// slots nothing reads was a sixth of reading a dump no binary names.
 func (t *Table) addDistinct(namer Namer, info *[2][]frameInfo, frames []frameRef, addrs []uint64) bool {
 	a := &t.anons
 	if a.keys != nil && len(a.keys.keys) > 0 {

@@ -254,7 +254,7 @@ type finisher struct {
 	// unnamed says some used frame has no name: a stack passed over
 	// (skip) has its unnamed frames told to the namer all the same.
 	unnamed bool
-	told    []uint32
+	told    []uint32 // skip's table frames, read for what they tell only
 }
 
 // adopt gives a fresh table (no cell, no stack) the collector's room
@@ -344,9 +344,9 @@ const (
 )
 
 // usedStacks marks the stacks that a cell of the kind Finish adds
-// (breakdown or not) with statistics, or a kept record with some, has. The others
-// are not mapped: in a Go heap profile read for an in-use value, most
-// stacks have nothing in use.
+// (breakdown or not) with statistics, or a kept record with some, has.
+// The others are not mapped: in a Go heap profile read for an in-use
+// value, most stacks have nothing in use.
 func (m *finisher) usedStacks(breakdown bool, stats *valueStats) []bool {
 	used := make([]bool, len(m.stackMap)) // one per collector stack
 	for id, k := range m.c.cells.keys {

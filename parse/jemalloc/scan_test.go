@@ -104,7 +104,7 @@ func TestCountsFast(t *testing.T) {
 // TestDupCheckFirst compares the bucketed search of the log with a map.
 func TestDupCheckFirst(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
-	for _, n := range []int{0, 1, 2, 10, 1000, 50000} {
+	for _, n := range []int{0, 1, 2, 10, 1000, 50000, 3*logChunk + 7} {
 		for _, distinct := range []int{n + 1, n, n / 2} {
 			var d dupCheck
 			d.init(false, 0)
@@ -127,5 +127,18 @@ func TestDupCheckFirst(t *testing.T) {
 				t.Errorf("n=%d distinct=%d: first() = %d, %d, %v; want %d, %d", n, distinct, line, prev, ok, wantLine, wantPrev)
 			}
 		}
+	}
+	// The one repeat is the last stack of the fourth chunk, of the first.
+	var d dupCheck
+	d.init(false, 100)
+	for line := 1; line <= 4*logChunk; line++ {
+		h := uint64(line) * 0x9e3779b97f4a7c15
+		if line == 4*logChunk {
+			h = 0x9e3779b97f4a7c15
+		}
+		d.add(h, line)
+	}
+	if line, prev, ok := d.first(); !ok || line != 4*logChunk || prev != 1 || len(d.log) != 4 {
+		t.Errorf("across chunks: first() = %d, %d, %v with %d chunks; want %d, 1, true with 4", line, prev, ok, len(d.log), 4*logChunk)
 	}
 }

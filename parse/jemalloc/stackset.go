@@ -16,16 +16,24 @@ import "math/bits"
 // the earliest stack that repeats an earlier one.
 type dupCheck struct {
 	eager bool
-	set   stackSet    // eager: the stacks so far
-	log   []stackSlot // lazy: every stack's hash and line, in file order
+	set   stackSet // eager: the stacks so far
+	// lazy: every stack's hash and line, in file order, in chunks of
+	// logChunk: a log that grew by copying (the size hint is a guess)
+	// copied megabytes at once, which nothing can preempt, and a garbage
+	// collection that started meanwhile spun on a CPU until it ended.
+	log [][]stackSlot
+	n   int // stacks logged
 }
+
+// logChunk is the length of a chunk of the log (1 MiB).
+const logChunk = 1 << 16
 
 func (d *dupCheck) init(eager bool, stacksHint int) {
 	d.eager = eager
 	if eager {
 		d.set.reset(stacksHint)
 	} else {
-		d.log = make([]stackSlot, 0, max(stacksHint, 1024))
+		d.log = [][]stackSlot{make([]stackSlot, 0, min(max(stacksHint, 1024), logChunk))}
 	}
 }
 
@@ -35,32 +43,42 @@ func (d *dupCheck) add(hash uint64, line int) (int, bool) {
 	if d.eager {
 		return d.set.add(hash, line)
 	}
-	d.log = append(d.log, stackSlot{hash, line})
+	last := &d.log[len(d.log)-1]
+	if len(*last) == logChunk {
+		d.log = append(d.log, make([]stackSlot, 0, logChunk))
+		last = &d.log[len(d.log)-1]
+	}
+	*last = append(*last, stackSlot{hash, line})
+	d.n++
 	return 0, false
 }
 
 // first finds in the log the earliest stack that repeats an earlier one:
 // it returns its line, the earlier one's and true, or false.
 func (d *dupCheck) first() (line, prev int, ok bool) {
-	if len(d.log) < 2 {
+	if d.n < 2 {
 		return 0, 0, false
 	}
 	// Partition by the top byte of the hash; each bucket keeps file order.
 	var start [257]int
-	for _, e := range d.log {
-		start[e.hash>>56+1]++
+	for _, ch := range d.log {
+		for _, e := range ch {
+			start[e.hash>>56+1]++
+		}
 	}
 	for b := 1; b <= 256; b++ {
 		start[b] += start[b-1]
 	}
-	parts := make([]stackSlot, len(d.log))
+	parts := make([]stackSlot, d.n)
 	next := start
-	for _, e := range d.log {
-		b := e.hash >> 56
-		// The top byte is the same in a bucket: rotate it out of the
-		// bits the bucket's table indexes by.
-		parts[next[b]] = stackSlot{bits.RotateLeft64(e.hash, 8), e.line}
-		next[b]++
+	for _, ch := range d.log {
+		for _, e := range ch {
+			b := e.hash >> 56
+			// The top byte is the same in a bucket: rotate it out of
+			// the bits the bucket's table indexes by.
+			parts[next[b]] = stackSlot{bits.RotateLeft64(e.hash, 8), e.line}
+			next[b]++
+		}
 	}
 	var set stackSet
 	for b := 0; b < 256; b++ {

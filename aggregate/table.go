@@ -297,6 +297,17 @@ func (m *finisher) adopt(fresh bool) {
 	clear(cc.byStack[:cap(cc.byStack)])
 	t.cells = &cellTable{other: newKeyTable[cellKey](16), keys: cc.keys[:0], byStack: cc.byStack[:0]}
 	cc.byStack = nil
+	// The kept records' cells come after the collector's, and their
+	// stacks may be any: when that is more room than the collector's, the
+	// table starts with its own instead of growing by copying (megabytes
+	// that nothing can preempt: a garbage collection starting meanwhile
+	// spins until the copy ends).
+	if cells := len(cc.keys) + m.c.deferred.len(); cap(cc.keys) < cells {
+		t.cells.keys = make([]cellKey, 0, cells)
+	}
+	if cap(t.cells.byStack) < n {
+		t.cells.byStack = make([]uint32, 0, n)
+	}
 }
 
 // mapBatch is how many stacks mapStacks maps at a time.

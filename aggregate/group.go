@@ -197,9 +197,9 @@ func SortBy(groups []*Group, vi int) {
 	})
 }
 
-// grouper builds the groups of one Groups call, compactly: per group a key
-// (empty for a ByStack group until it is named), its statistics in one
-// slab, and for ByFunc its cum and recursion stamp.
+// grouper builds the groups of one Groups call, compactly: per group its
+// statistics in one slab, and for ByFunc its cum and recursion stamp; a
+// key only for the groups order shows (and those made by key).
 type grouper struct {
 	t     *Table
 	by    By

@@ -31,9 +31,14 @@ func fuzzRecords(data []byte) []parse.Record {
 		}
 		r.Type = [...]string{"", "", "X", "Y"}[(b>>2)%4]
 		if b&0x80 != 0 {
-			r.InUse.Enc = parse.Unresolved
+			r.InUse.Enc, r.Alloc.Enc = parse.Unresolved, parse.Unresolved
 		}
 		recs = append(recs, r)
+		if a&0x80 != 0 { // a breakdown of it by thread, as a jemalloc dump's
+			bd := r
+			bd.Breakdown, bd.Thread = true, [...]string{"t1", "t2"}[a>>6&1]
+			recs = append(recs, bd)
+		}
 	}
 	return recs
 }
@@ -52,11 +57,16 @@ func fuzzNamer(twice bool) *moduleNamer {
 }
 
 // summary is what a table reports, rounded where sums may be added up in
-// another order: per stack, function and type, samples and estimate. No
-// two rows of one grouping may have one key.
+// another order: per stack, function, type (and thread when kept),
+// samples and estimate of the first value. No two rows of one grouping may
+// have one key.
 func summary(t *testing.T, tb *Table) string {
 	var out []string
-	for _, by := range []By{ByStack, ByFunc, ByType} {
+	by := []By{ByStack, ByFunc, ByType}
+	if tb.keys.Thread {
+		by = append(by, ByThread)
+	}
+	for _, by := range by {
 		groups, _, total := tb.Groups(by, Filter{}, 0, 0)
 		keys := map[string]bool{}
 		for _, g := range groups {
@@ -86,13 +96,20 @@ func FuzzFinish(f *testing.F) {
 		if len(recs) == 0 {
 			return
 		}
+		// Odd lengths map a module twice; every third keeps threads apart
+		// (breakdowns count), every second keeps the alloc value too.
 		twice := len(data)%2 == 1
-		p := &parse.Profile{Encoding: parse.Raw}
+		keys := Keys{Thread: len(data)%3 == 0}
+		values := []unbias.Value{unbias.InUseSpace}
+		if len(data)%4 < 2 {
+			values = append(values, unbias.AllocSpace)
+		}
+		p := &parse.Profile{Encoding: parse.Raw, Breakdowns: 1}
 		var got []string
 		var told [][]uint64
 		for _, how := range []string{"fresh", "seeded", "halves"} {
 			nm := fuzzNamer(twice)
-			tb := NewTable([]unbias.Value{unbias.InUseSpace}, Keys{})
+			tb := NewTable(values, keys)
 			tb.KeyByModule()
 			switch how {
 			case "fresh":

@@ -103,6 +103,14 @@ type Collector struct {
 	// counted marks the frames whose addresses were told unresolved
 	// (Finish).
 	counted []bool
+	// bare marks, per kind (breakdown or not), the stacks of records with
+	// nothing for any value kept: such a record makes no cell (most of a
+	// Go heap profile's, read for an in-use value), but its stack's
+	// frames are named as every other's. lateCell is set when a stack
+	// got its first cell after such a record: the stacks' first cells
+	// are then not in the order of their ids (see finisher.adopt).
+	bare     [2][]bool
+	lateCell bool
 }
 
 // NewCollector returns an empty Collector for values (at least one).
@@ -207,12 +215,35 @@ func (c *Collector) contributeAll(rec *parse.Record) float64 {
 	return 0
 }
 
-// addCell adds contributions (one per value) to the cell of key k.
+// addCell adds contributions (one per value) to the cell of key k. A
+// record with nothing for any value makes no cell: its stack is noted
+// (bare) to be named all the same.
 func (c *Collector) addCell(k cellKey, contrib []unbias.Contribution) {
-	id, _ := c.cells.intern(k)
+	bare := &c.bare[b2i(k.breakdown)]
+	if empty(contrib) {
+		if n := int(k.stack) + 1; len(*bare) < n {
+			*bare = grow.Room(*bare, n-len(*bare))[:n]
+		}
+		(*bare)[k.stack] = true
+		return
+	}
+	id, added := c.cells.intern(k)
+	if added && int(k.stack) < len(*bare) && (*bare)[k.stack] {
+		c.lateCell = true
+	}
 	for i := range contrib {
 		c.stats.add(id, i, &contrib[i].Stats)
 	}
+}
+
+// empty reports whether contributions have nothing for any value.
+func empty(contrib []unbias.Contribution) bool {
+	for i := range contrib {
+		if contrib[i].N != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // batch holds records whose stacks wait to be interned together (flush):

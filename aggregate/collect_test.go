@@ -422,3 +422,25 @@ func TestFinishSkipsEmptyStacks(t *testing.T) {
 		}
 	}
 }
+
+// A record with nothing for any kept value makes no cell; its stack is
+// noted to be named, and a stack whose first cell comes after such a
+// record says so (lateCell: its cells are not in stack order).
+func TestEmptyRecordsMakeNoCell(t *testing.T) {
+	for _, late := range []bool{false, true} {
+		c := NewCollector([]unbias.Value{unbias.InUseSpace}, Keys{}, Window{}, 0)
+		recs := []parse.Record{addrRec(1, 0x10), addrRec(0, 0x20), addrRec(0, 0x30)}
+		if late {
+			recs = append(recs, addrRec(2, 0x20))
+		}
+		for i := range recs {
+			c.Record(&recs[i])
+		}
+		if cells := c.Len(); cells != 1+b2i(late) || c.lateCell != late {
+			t.Errorf("late %v: %d cells, lateCell %v", late, cells, c.lateCell)
+		}
+		if fmt.Sprint(c.bare[0]) != "[false true true]" || c.bare[1] != nil {
+			t.Errorf("late %v: bare %v", late, c.bare)
+		}
+	}
+}

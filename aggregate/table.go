@@ -285,7 +285,7 @@ func (m *finisher) adopt(fresh bool) {
 	// first cell, which is the order of their ids. Not so when some are
 	// first used by a deferred record or a breakdown cell (--by thread).
 	spans := cs.spans[:0]
-	if m.c.deferred.len() > 0 || m.c.keys.Thread {
+	if m.c.deferred.len() > 0 || m.c.keys.Thread || m.c.lateCell {
 		spans = make([]span, 0, n)
 	}
 	t.stacks = &stackTable{slots: cs.slots, spans: spans, hashes: cs.hashes[:0]}
@@ -321,6 +321,13 @@ const mapBatch = 16
 // of Finish's time.
 func (m *finisher) mapStacks(breakdown bool, stats *valueStats) {
 	used := m.usedStacks(breakdown, stats)
+	// The stacks only records with nothing had (no cell) are passed over
+	// first, before the table writes anything.
+	for s, bare := range m.c.bare[b2i(breakdown)] {
+		if bare && !used[s] {
+			m.skip(uint32(s))
+		}
+	}
 	var todo [mapBatch]uint32
 	n := 0
 	next := func(k cellKey) {
@@ -496,9 +503,14 @@ func (c *Collector) needFrame(id uint32, fi *frameInfo, namer Namer, leaf bool) 
 	}
 }
 
-// eachStack calls f with where every stack a used cell or kept record
-// has is (a stack may come more than once).
+// eachStack calls f with where every stack a used cell, kept record or
+// record with nothing (bare) has is (a stack may come more than once).
 func (c *Collector) eachStack(breakdown bool, f func(span)) {
+	for s, bare := range c.bare[b2i(breakdown)] {
+		if bare {
+			f(c.stacks.spans[s])
+		}
+	}
 	for _, k := range c.cells.keys {
 		if k.breakdown == breakdown {
 			f(c.stacks.spans[k.stack])

@@ -96,8 +96,7 @@ func (t *Table) reserveAnon(n int) {
 		a.keys = newKeyTable[anonKey](n)
 		return
 	}
-	a.keys.reserve(n)
-	a.placed = len(a.keys.keys)
+	a.keys.reserve(n) // placed already (index), and reserving adds no key
 }
 
 // anonFuncID returns the function id of unnamed function k, adding it

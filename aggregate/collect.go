@@ -191,9 +191,7 @@ func (c *Collector) contribute(rec *parse.Record, v unbias.Value, i int) *unbias
 }
 
 // add unbiases rec for each value and adds it to the cell of key k (its
-// size filled in here when kept). A record with nothing for any value
-// still has its cell, empty: its frames are named like every other's, so
-// that what is said about unnamed frames does not depend on --value.
+// size filled in here when kept; see addCell for a record with nothing).
 func (c *Collector) add(k cellKey, rec *parse.Record) {
 	k.size = c.contributeAll(rec)
 	c.addCell(k, c.contrib)
@@ -216,11 +214,12 @@ func (c *Collector) contributeAll(rec *parse.Record) float64 {
 }
 
 // addCell adds contributions (one per value) to the cell of key k. A
-// record with nothing for any value makes no cell: its stack is noted
-// (bare) to be named all the same.
+// record with nothing for any value makes no cell, so that every cell has
+// statistics: its stack is noted (bare), to be named all the same, so
+// that what is said about unnamed frames does not depend on --value.
 func (c *Collector) addCell(k cellKey, contrib []unbias.Contribution) {
 	bare := &c.bare[b2i(k.breakdown)]
-	if empty(contrib) {
+	if noStats(contrib) {
 		if n := int(k.stack) + 1; len(*bare) < n {
 			*bare = grow.Room(*bare, n-len(*bare))[:n]
 		}
@@ -236,8 +235,8 @@ func (c *Collector) addCell(k cellKey, contrib []unbias.Contribution) {
 	}
 }
 
-// empty reports whether contributions have nothing for any value.
-func empty(contrib []unbias.Contribution) bool {
+// noStats reports whether contributions have nothing for any value.
+func noStats(contrib []unbias.Contribution) bool {
 	for i := range contrib {
 		if contrib[i].N != 0 {
 			return false

@@ -43,7 +43,7 @@ func fuzzRecords(data []byte) []parse.Record {
 	return recs
 }
 
-// fuzzNamers names some addresses (je_… ones are allocator frames) and, for
+// fuzzNamer names some addresses (je_… ones are allocator frames) and, for
 // module keys, maps them in one module or in two mappings of one module.
 func fuzzNamer(twice bool) *moduleNamer {
 	nm := &moduleNamer{fakeNamer: fakeNamer{needed: map[string]int{},

@@ -531,8 +531,7 @@ func (c *statChunk) slot(cell uint32) *ci.Stats {
 		i = c.n
 		c.at[off] = uint16(i)
 	}
-	i--
-	return &c.pages[i/statPage][i%statPage]
+	return c.page(i)
 }
 
 // stats returns cell's statistics, nil when it has none.
@@ -544,6 +543,11 @@ func (c *statChunk) stats(cell uint32) *ci.Stats {
 	if i == 0 {
 		return nil
 	}
+	return c.page(i)
+}
+
+// page returns the statistics an entry i of c.at (index+1) points to.
+func (c *statChunk) page(i int) *ci.Stats {
 	i--
 	return &c.pages[i/statPage][i%statPage]
 }

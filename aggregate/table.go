@@ -172,13 +172,11 @@ func (c *Collector) Finish(t *Table, namer Namer, p *parse.Profile) error {
 	if m.shared {
 		stats = &t.stats
 	}
-	m.mapStacks(useBreakdown, stats)
+	m.mapStacks(useBreakdown)
 	nv := len(c.values)
 	row := make([]ci.Stats, nv)
 	for id, k := range c.cells.keys {
-		// A cell without statistics adds nothing to any report: most of
-		// a Go heap profile's, when only in-use values are kept.
-		if k.breakdown == useBreakdown && stats.some(uint32(id)) {
+		if k.breakdown == useBreakdown { // every cell has statistics (addCell)
 			m.add(m.key(k), stats.row(uint32(id), row))
 		}
 		if !m.shared {
@@ -190,7 +188,7 @@ func (c *Collector) Finish(t *Table, namer Namer, p *parse.Profile) error {
 	st := make([]ci.Stats, nv)
 	var rec parse.Record
 	c.deferred.each(func(d *deferred) {
-		if d.key.breakdown != useBreakdown || c.empty(d) {
+		if d.key.breakdown != useBreakdown || c.keptNothing(d) {
 			return
 		}
 		c.deferred.record(d, &rec, p)
@@ -319,8 +317,8 @@ const mapBatch = 16
 // together before any of its stacks is interned, so that their cache
 // misses overlap. One at a time, each stack waited on its own miss, most
 // of Finish's time.
-func (m *finisher) mapStacks(breakdown bool, stats *valueStats) {
-	used := m.usedStacks(breakdown, stats)
+func (m *finisher) mapStacks(breakdown bool) {
+	used := m.usedStacks(breakdown)
 	// The stacks only records with nothing had (no cell) are passed over
 	// first, before the table writes anything.
 	for s, bare := range m.c.bare[b2i(breakdown)] {
@@ -362,28 +360,28 @@ const (
 )
 
 // usedStacks marks the stacks that a cell of the kind Finish adds
-// (breakdown or not) with statistics, or a kept record with some, has.
-// The others are not mapped: in a Go heap profile read for an in-use
-// value, most stacks have nothing in use.
-func (m *finisher) usedStacks(breakdown bool, stats *valueStats) []bool {
+// (breakdown or not; every cell has statistics) or a kept record with
+// some has. The others, which only records with nothing had, are not
+// mapped: in a Go heap profile read for an in-use value, most stacks.
+func (m *finisher) usedStacks(breakdown bool) []bool {
 	used := make([]bool, len(m.stackMap)) // one per collector stack
-	for id, k := range m.c.cells.keys {
-		if k.breakdown == breakdown && !used[k.stack] && stats.some(uint32(id)) {
+	for _, k := range m.c.cells.keys {
+		if k.breakdown == breakdown {
 			used[k.stack] = true
 		}
 	}
 	m.c.deferred.each(func(d *deferred) {
-		if d.key.breakdown == breakdown && !m.c.empty(d) {
+		if d.key.breakdown == breakdown && !m.c.keptNothing(d) {
 			used[d.key.stack] = true
 		}
 	})
 	return used
 }
 
-// empty reports whether kept record d has nothing for any value the
+// keptNothing reports whether kept record d has nothing for any value the
 // collector keeps: zero counts are nothing in any encoding (as in a
 // jemalloc dump's stacks with nothing in use).
-func (c *Collector) empty(d *deferred) bool {
+func (c *Collector) keptNothing(d *deferred) bool {
 	for i, v := range c.values {
 		n := d.inUse
 		if v.IsAlloc() {

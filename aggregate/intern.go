@@ -282,6 +282,16 @@ func (t *stackTable) adopt(o *stackTable) {
 	o.frames = frameStore{}
 }
 
+// room makes the probe array large enough for n stacks when none was
+// looked up in it yet, so that interning them does not regrow it at every
+// doubling: a table that adopted a collector's stacks, which a parser of
+// distinct stacks stored without lookup, starts with the smallest one.
+func (t *stackTable) room(n int) {
+	if t.placed == 0 && t.full(n) {
+		t.slots = newSlots(n)
+	}
+}
+
 func (t *stackTable) grow() {
 	t.slots = newSlots(t.placed * 2)
 	for id, h := range t.hashes {

@@ -318,7 +318,8 @@ const mapBatch = 16
 // misses overlap. One at a time, each stack waited on its own miss, most
 // of Finish's time.
 func (m *finisher) mapStacks(breakdown bool) {
-	used := m.usedStacks(breakdown)
+	used, nUsed := m.usedStacks(breakdown)
+	m.t.stacks.room(nUsed)
 	// The stacks only records with nothing had (no cell) are passed over
 	// first, before the table writes anything.
 	for s, bare := range m.c.bare[b2i(breakdown)] {
@@ -363,19 +364,26 @@ const (
 // (breakdown or not; every cell has statistics) or a kept record with
 // some has. The others, which only records with nothing had, are not
 // mapped: in a Go heap profile read for an in-use value, most stacks.
-func (m *finisher) usedStacks(breakdown bool) []bool {
-	used := make([]bool, len(m.stackMap)) // one per collector stack
+// n is the number of stacks marked.
+func (m *finisher) usedStacks(breakdown bool) (used []bool, n int) {
+	used = make([]bool, len(m.stackMap)) // one per collector stack
+	use := func(s uint32) {
+		if !used[s] {
+			used[s] = true
+			n++
+		}
+	}
 	for _, k := range m.c.cells.keys {
 		if k.breakdown == breakdown {
-			used[k.stack] = true
+			use(k.stack)
 		}
 	}
 	m.c.deferred.each(func(d *deferred) {
 		if d.key.breakdown == breakdown && !m.c.keptNothing(d) {
-			used[d.key.stack] = true
+			use(d.key.stack)
 		}
 	})
-	return used
+	return used, n
 }
 
 // keptNothing reports whether kept record d has nothing for any value the

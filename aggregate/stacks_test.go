@@ -36,3 +36,32 @@ func TestSortByEstimate(t *testing.T) {
 		}
 	}
 }
+
+// TestStackRoom: room sizes an empty probe array once for the stacks to
+// come, so interning them does not regrow it, and leaves a used one alone.
+func TestStackRoom(t *testing.T) {
+	tab := newStackTable(0)
+	tab.add([]uint32{9}) // stored without lookup: not in the probe array
+	tab.room(1000)
+	size := len(tab.ids)
+	if tab.full(1000) {
+		t.Fatalf("room(1000) left %d slots", size)
+	}
+	ids := make(map[uint32][]uint32)
+	for i := range uint32(1000) {
+		s := []uint32{i, i + 1, i * 7}
+		ids[tab.intern(s)] = s
+	}
+	if len(tab.ids) != size {
+		t.Errorf("interning 1000 stacks regrew the probe array from %d to %d slots", size, len(tab.ids))
+	}
+	for id, s := range ids {
+		if got := tab.intern(s); got != id {
+			t.Fatalf("stack %v: id %d, then %d", s, id, got)
+		}
+	}
+	tab.room(1 << 20) // stacks are in it now: growing is intern's business
+	if len(tab.ids) != size {
+		t.Errorf("room on a used probe array changed it from %d to %d slots", size, len(tab.ids))
+	}
+}

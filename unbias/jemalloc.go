@@ -45,6 +45,12 @@ type jeTable struct {
 	// perSample is what one sample of the class adds to a line's written
 	// bytes: jemallocInvert's guess divides by it.
 	perSample []float64
+	// x and keep are prof_do_unbias's mean size x and 1 − exp(−x/R) for
+	// a line of the class alone: x = (m·us)/(m·sh/8) is the correctly
+	// rounded 8·us/sh whatever m, while m·us and m·sh are exact in a
+	// double, so jemallocInvert's candidates skip the exponential
+	// (encodeClass).
+	x, keep []float64
 }
 
 var jeTables sync.Map // rate (float64) -> *jeTable
@@ -62,7 +68,8 @@ func jemallocTable(rate float64) *jeTable {
 		return t.(*jeTable)
 	}
 	n := len(sizeClasses)
-	t := &jeTable{rate: rate, shiftedCnt: make([]uint64, n), unbiasedSz: make([]uint64, n), perSample: make([]float64, n)}
+	t := &jeTable{rate: rate, shiftedCnt: make([]uint64, n), unbiasedSz: make([]uint64, n), perSample: make([]float64, n),
+		x: make([]float64, n), keep: make([]float64, n)}
 	for i, sz := range sizeClasses {
 		// The same double expressions as jemalloc's prof_unbias_map_init.
 		szd := float64(sz)
@@ -73,7 +80,8 @@ func jemallocTable(rate float64) *jeTable {
 		// samples writes sIn ≈ n·us·p(x).
 		us, sh := t.unbiasedSz[i], t.shiftedCnt[i]
 		x := 8 * float64(us) / float64(sh)
-		t.perSample[i] = float64(us) * (1.0 - math.Exp(-x/rate))
+		t.x[i], t.keep[i] = x, 1.0-math.Exp(-1.0*x/rate)
+		t.perSample[i] = float64(us) * t.keep[i]
 	}
 	jeTables.Store(rate, t)
 	lastJeTable.Store(t)
@@ -135,7 +143,7 @@ func jemallocInvert(cIn, sIn uint64, rate float64) (n, z uint64, ok bool) {
 	hi := float64(sIn) / math.Max(float64(cIn)-0.5, 0.25) * 1.1
 	i := sort.Search(len(sizeClasses), func(i int) bool { return float64(sizeClasses[i]) >= lo })
 	for ; i < len(sizeClasses) && float64(sizeClasses[i]) <= hi; i++ {
-		sh, us := t.shiftedCnt[i], t.unbiasedSz[i]
+		us := t.unbiasedSz[i]
 		guess := math.Round(float64(sIn) / t.perSample[i])
 		// The guess itself nearly always matches: it is tried first.
 		for _, d := range [3]float64{0, -1, 1} {
@@ -143,13 +151,24 @@ func jemallocInvert(cIn, sIn uint64, rate float64) (n, z uint64, ok bool) {
 			if m < 1 || m*float64(us) > 1.8e19 {
 				continue
 			}
-			c, s := jemallocEncode(uint64(m)*sh, uint64(m)*us, rate)
+			c, s := t.encodeClass(i, uint64(m))
 			if c == cIn && s == sIn {
 				return uint64(m), sizeClasses[i], true
 			}
 		}
 	}
 	return 0, 0, false
+}
+
+// encodeClass is jemallocEncode of m samples of size class i, with the
+// class's exponential computed once (jeTable.x).
+func (t *jeTable) encodeClass(i int, m uint64) (cIn, sIn uint64) {
+	c, s := m*t.shiftedCnt[i], m*t.unbiasedSz[i]
+	if c > 1<<53 || s > 1<<53 {
+		return jemallocEncode(c, s, t.rate) // x may round otherwise
+	}
+	y := float64(s) * t.keep[i]
+	return castU64(y / t.x[i]), castU64(y)
 }
 
 // JeprofDecode applies jeprof's per-line formula: both numbers scaled by

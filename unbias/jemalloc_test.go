@@ -80,3 +80,31 @@ func BenchmarkJemallocInvert(b *testing.B) {
 		jemallocInvert(cIn, sIn, 1<<19)
 	}
 }
+
+// encodeClass gives jemallocEncode's pair, bit for bit, for every class
+// and sample count tried, at several rates: the exponential it computes
+// once per class is the one jemallocEncode computes per line.
+func TestJemallocEncodeClass(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, lgR := range []uint{0, 3, 10, 12, 16, 19, 20, 24, 30} {
+		rate := float64(uint64(1) << lgR)
+		tab := jemallocTable(rate)
+		for i := range sizeClasses {
+			ms := []uint64{1, 2, 3, 7, 1000, 1 << 20, 1<<53/tab.unbiasedSz[i] + 1}
+			for range 50 {
+				ms = append(ms, 1+uint64(rng.ExpFloat64()*1000))
+			}
+			for _, m := range ms {
+				if float64(m)*float64(tab.unbiasedSz[i]) > 1.8e19 {
+					continue // jemallocInvert tries no such m
+				}
+				c, s := tab.encodeClass(i, m)
+				wc, ws := jemallocEncode(m*tab.shiftedCnt[i], m*tab.unbiasedSz[i], rate)
+				if c != wc || s != ws {
+					t.Fatalf("R %g, class %d B, m %d: encodeClass %d: %d, jemallocEncode %d: %d",
+						rate, sizeClasses[i], m, c, s, wc, ws)
+				}
+			}
+		}
+	}
+}

@@ -1,13 +1,11 @@
 package symbolize
 
 import (
-	"cmp"
 	"debug/elf"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 
@@ -121,18 +119,7 @@ func (ss *Session) Resolve() error {
 	s.results = make([]resolved, len(pending))
 	// An address that is both a leaf and a return address gets its
 	// position as a return address, the usual case: leaves sort first.
-	slices.SortFunc(pending, func(a, b pendingAddr) int {
-		if c := cmp.Compare(a.addr, b.addr); c != 0 {
-			return c
-		}
-		switch {
-		case a.leaf == b.leaf:
-			return 0
-		case a.leaf:
-			return -1
-		}
-		return 1
-	})
+	sortPending(pending)
 	for _, q := range pending {
 		r := s.resolve(q.addr, q.leaf)
 		switch {

@@ -17,9 +17,15 @@ type fakeNamer struct {
 	needed     map[string]int // "addr/leaf" -> times Need was called
 	resolved   bool
 	unresolved []uint64
+	expected   int // what Expect was told, -1 once Need came first
 }
 
+func (n *fakeNamer) Expect(addrs int) { n.expected = addrs }
+
 func (n *fakeNamer) Need(addr uint64, leaf bool) {
+	if n.expected == 0 {
+		n.expected = -1
+	}
 	n.needed[fmt.Sprintf("%x/%v", addr, leaf)]++
 }
 
@@ -84,6 +90,9 @@ func TestFinishNamesOnce(t *testing.T) {
 	}
 	if len(nm.needed) != 5 || !nm.resolved { // 0x10 and 0x40 as leaves, 0x20, 0x30, 0x99 as callers
 		t.Errorf("needed %v, resolved %v", nm.needed, nm.resolved)
+	}
+	if nm.expected != 5 { // the five distinct addresses, told before the first Need
+		t.Errorf("Expect told %d", nm.expected)
 	}
 	g, _, total := tb.Groups(ByStack, Filter{}, 0, 0)
 	got := map[string]float64{}

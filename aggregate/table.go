@@ -20,6 +20,11 @@ type Namer interface {
 	Unresolved(addr uint64)
 }
 
+// expecter is a Namer told, before its first Need, about how many
+// addresses will need a name (symbolize.Session), so that it sizes its
+// tables once.
+type expecter interface{ Expect(n int) }
+
 // FuncNamer adapts a format's own resolver (parse.Profile.Names) to Namer.
 type FuncNamer func(addr uint64) string
 
@@ -151,6 +156,9 @@ func (c *Collector) Finish(t *Table, namer Namer, p *parse.Profile) error {
 	// info[0] is per frame as a caller, info[1] as the leaf.
 	info := [2][]frameInfo{make([]frameInfo, len(c.frameAddrs)), make([]frameInfo, len(c.frameAddrs))}
 	if namer != nil {
+		if e, ok := namer.(expecter); ok {
+			e.Expect(len(c.frameAddrs) - len(c.named)) // frames without a name
+		}
 		var buf []uint32
 		c.eachStack(useBreakdown, func(sp span) {
 			if short, long := c.stacks.frames.view(sp, &buf); long == nil {

@@ -50,6 +50,17 @@ func Symbolize(tp *testProfile, opt Options) ([]string, error) {
 		return nil, err
 	}
 	all := [][]parse.Record{tp.Records, tp.ThreadRecords}
+	unnamed := 0
+	for _, recs := range all {
+		for _, r := range recs {
+			for _, f := range r.Stack {
+				if f.Func == "" {
+					unnamed++
+				}
+			}
+		}
+	}
+	s.Expect(unnamed) // an upper bound, as Collector.Finish gives
 	for _, recs := range all {
 		for _, r := range recs {
 			for i, f := range r.Stack {

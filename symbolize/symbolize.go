@@ -60,6 +60,9 @@ type Session struct {
 	s           *session
 	mapsWarning string
 	pending     []pendingAddr
+	// expect is how many addresses Expect announced, until the first
+	// one that can be named sizes the index for them.
+	expect int
 }
 
 // Open prepares the symbolization of p. When p has no Mappings but a raw
@@ -95,6 +98,12 @@ func (ss *Session) Need(addr uint64, leaf bool) {
 	if len(s.p.Symbols) == 0 && !s.mayName(addr, leaf) {
 		return // no file can name it: not indexed, sorted or looked up again
 	}
+	if ss.expect > 0 {
+		if s.callers.n == 0 && len(s.callers.keys) < 2*ss.expect {
+			s.callers = newAddrIndex(ss.expect)
+		}
+		ss.expect = 0
+	}
 	index := s.callers
 	if leaf {
 		index = s.leaves
@@ -103,6 +112,12 @@ func (ss *Session) Need(addr uint64, leaf bool) {
 		ss.pending = append(ss.pending, pendingAddr{addr: addr, leaf: leaf, n: n})
 	}
 }
+
+// Expect says that about n distinct addresses will be registered, most
+// of them return addresses: the index of those is made for them at the
+// first that a file can name, instead of grown by doubling. (Nothing is
+// made when no file can name any.)
+func (ss *Session) Expect(n int) { ss.expect = n }
 
 func (ss *Session) inAllocatorLib(addr uint64) bool { return ss.s.inAllocatorLib(addr) }
 

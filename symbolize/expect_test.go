@@ -1,0 +1,72 @@
+package symbolize
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/heapest/heapest/parse"
+)
+
+// TestExpect: a session told how many addresses to expect makes its index
+// once, at the first address a file can name, and names every address as
+// a session that was not told does.
+func TestExpect(t *testing.T) {
+	dir := t.TempDir()
+	bin := build(t, "gcc", dir, "prog", cProgram, "-O1", "-fPIE", "-pie")
+	rng := rand.New(rand.NewPCG(9, 10))
+	base := randomBase(rng, false)
+	bias := loadBias(t, bin, base)
+	main := elfSymbol(t, bin, named("main"))
+	open := func() *Session {
+		p := &parse.Profile{MapsText: []byte(mapsFor(t, bin, base))}
+		s, err := Open(p, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	// Return addresses in main's page, which the executable mapping
+	// holds whole (the page's first would be looked up in the mapping
+	// before): main's first.
+	const n = 2000
+	addrs := make([]uint64, n)
+	page := (bias + main.Value) &^ 0xfff
+	for i := range addrs {
+		addrs[i] = page + 1 + uint64(i)
+	}
+	m := bias + main.Value + 1
+	addrs[m-page-1], addrs[0] = addrs[0], m
+	told, untold := open(), open()
+	told.Need(0, false) // no address: nothing made yet
+	told.Expect(n)
+	for i, a := range addrs {
+		told.Need(a, false)
+		untold.Need(a, false)
+		if i == 0 {
+			if got := len(told.s.callers.keys); got < 2*n {
+				t.Fatalf("after the first address, the index has %d slots for %d expected", got, n)
+			}
+		}
+	}
+	if told.s.callers.n != n {
+		t.Fatalf("%d addresses indexed, want %d", told.s.callers.n, n)
+	}
+	if want := len(newAddrIndex(n).keys); len(told.s.callers.keys) != want {
+		t.Errorf("index of %d slots after %d addresses, want the %d made for them", len(told.s.callers.keys), n, want)
+	}
+	for _, s := range []*Session{told, untold} {
+		if err := s.Resolve(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, a := range addrs {
+		f := parse.Frame{Addr: a}
+		if x, y := fmt.Sprint(told.Name(f, false)), fmt.Sprint(untold.Name(f, false)); x != y {
+			t.Fatalf("%#x: named %s when told, %s when not", a, x, y)
+		}
+	}
+	if name, _ := told.Name(parse.Frame{Addr: addrs[0]}, false); name != "main" {
+		t.Errorf("%#x: named %q, want main", addrs[0], name)
+	}
+}

@@ -67,6 +67,20 @@ func (s *slots) place(id uint32, h uint64) {
 // lookups can have their cache misses together (see addrTable.touch).
 func (s *slots) touch(h uint64) { s.sink += s.ids[h&s.mask] }
 
+// pageWords is how many 8-byte words a page of memory holds.
+const pageWords = 4096 / 8
+
+// prefault writes each page of a probe array that is about to be filled
+// (at least three eighths full: every page gets entries) once. Probing
+// reads a slot before it writes one, and on a page the kernel has not
+// given yet that read maps the zero page, which the write then faults
+// again: two faults a page instead of one.
+func (s *slots) prefault() {
+	for i := 0; i < len(s.ids); i += pageWords {
+		s.ids[i] = 0
+	}
+}
+
 // full reports whether n entries need a bigger table (load factor 3/4).
 func (s *slots) full(n int) bool { return 4*n >= 3*len(s.ids) }
 
@@ -144,6 +158,9 @@ func (t *addrTable) put(addr uint64, id uint32) {
 		old, n := t.slots, t.n
 		*t = newAddrTable(len(old)) // twice as large
 		t.n = n
+		for i := 0; i < len(t.slots); i += pageWords / 2 { // see slots.prefault
+			t.slots[i].id = 0
+		}
 		for _, e := range old {
 			if e.id != 0 {
 				t.place(e)
@@ -289,11 +306,13 @@ func (t *stackTable) adopt(o *stackTable) {
 func (t *stackTable) room(n int) {
 	if t.placed == 0 && t.full(n) {
 		t.slots = newSlots(n)
+		t.prefault()
 	}
 }
 
 func (t *stackTable) grow() {
 	t.slots = newSlots(t.placed * 2)
+	t.prefault()
 	for id, h := range t.hashes {
 		if h != unhashed {
 			t.place(uint32(id), h)
@@ -526,11 +545,19 @@ func (vs *valueStats) add(cell uint32, v int, s *ci.Stats) {
 		chunks[ch] = new(statChunk)
 	}
 	vs.byValue[v] = chunks
-	chunks[ch].slot(cell).Merge(s)
+	if st, made := chunks[ch].slot(cell); made {
+		// Merging into new statistics copies s; written without reading
+		// them first, as merging would: a page the kernel has not given
+		// yet is then faulted in once, not read as the zero page and
+		// faulted again to be written.
+		*st = *s
+	} else {
+		st.Merge(s)
+	}
 }
 
-// slot returns cell's statistics, making them (empty) when new.
-func (c *statChunk) slot(cell uint32) *ci.Stats {
+// slot returns cell's statistics, making them (empty) when new (made).
+func (c *statChunk) slot(cell uint32) (st *ci.Stats, made bool) {
 	off := cell & (1<<statShift - 1)
 	i := int(c.at[off])
 	if i == 0 {
@@ -540,8 +567,9 @@ func (c *statChunk) slot(cell uint32) *ci.Stats {
 		c.n++
 		i = c.n
 		c.at[off] = uint16(i)
+		made = true
 	}
-	return c.page(i)
+	return c.page(i), made
 }
 
 // stats returns cell's statistics, nil when it has none.

@@ -97,6 +97,7 @@ type Collector struct {
 	byFrameID []uint32
 
 	buf     []uint32
+	hashes  []uint64 // of the frames of the stack read last (addrTable.hashes)
 	contrib []unbias.Contribution
 	batch   batch
 	memo    unbias.Memo
@@ -334,9 +335,9 @@ func (c *Collector) internStack(rec *parse.Record) uint32 {
 // frame up once per parser frame id where the parser gives them.
 func (c *Collector) appendFrameIDs(dst []uint32, rec *parse.Record) []uint32 {
 	if len(rec.FrameIDs) != len(rec.Stack) {
-		c.addrs.touch(rec.Stack)
+		c.hashes = c.addrs.hashes(rec.Stack, c.hashes[:0])
 		for i := range rec.Stack {
-			dst = append(dst, c.internFrame(&rec.Stack[i]))
+			dst = append(dst, c.internFrame(&rec.Stack[i], c.hashes[i]))
 		}
 		return dst
 	}
@@ -358,7 +359,11 @@ func (c *Collector) appendFrameIDs(dst []uint32, rec *parse.Record) []uint32 {
 // remembers it by fid when that is one of the small dense ids parsers
 // give (0 is none).
 func (c *Collector) frameByID(fid uint32, f *parse.Frame) uint32 {
-	id := c.internFrame(f)
+	var h uint64
+	if f.Func == "" {
+		h = mix(f.Addr)
+	}
+	id := c.internFrame(f, h)
 	if fid > 0 && fid < 1<<26 {
 		if int(fid) >= len(c.byFrameID) {
 			c.byFrameID = grow.Room(c.byFrameID, int(fid)+1-len(c.byFrameID))[:fid+1]
@@ -368,13 +373,14 @@ func (c *Collector) frameByID(fid uint32, f *parse.Frame) uint32 {
 	return id
 }
 
-// internFrame returns the id of frame f.
-func (c *Collector) internFrame(f *parse.Frame) uint32 {
+// internFrame returns the id of frame f; h is its address's hash
+// (addrTable.hashes) when it has no name.
+func (c *Collector) internFrame(f *parse.Frame, h uint64) uint32 {
 	if f.Func == "" {
-		id, ok := c.addrs.find(f.Addr)
+		id, ok := c.addrs.find(f.Addr, h)
 		if !ok {
 			id = uint32(len(c.frameAddrs))
-			c.addrs.put(f.Addr, id)
+			c.addrs.put(f.Addr, h, id)
 			c.frameAddrs = append(grow.Room(c.frameAddrs, 1), f.Addr)
 		}
 		return id

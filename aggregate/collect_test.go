@@ -319,10 +319,10 @@ func TestAddrTable(t *testing.T) {
 	a := newAddrTable(1)
 	for i := 0; i < 90000; i++ {
 		addr := uint64(i) * 4096
-		if _, ok := a.find(addr); ok {
+		if _, ok := a.find(addr, mix(addr)); ok {
 			t.Fatalf("address %#x found before it was put", addr)
 		}
-		a.put(addr, uint32(i))
+		a.put(addr, mix(addr), uint32(i))
 		if 4*a.n > 3*len(a.slots) {
 			t.Fatalf("%d addresses in %d slots", a.n, len(a.slots))
 		}
@@ -331,7 +331,7 @@ func TestAddrTable(t *testing.T) {
 		t.Errorf("90000 addresses in %d slots, want %d", len(a.slots), 1<<17)
 	}
 	for i := 0; i < 90000; i++ {
-		if id, ok := a.find(uint64(i) * 4096); !ok || id != uint32(i) {
+		if id, ok := a.find(uint64(i)*4096, mix(uint64(i)*4096)); !ok || id != uint32(i) {
 			t.Fatalf("address %d: id %d, %v", i, id, ok)
 		}
 	}

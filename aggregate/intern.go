@@ -126,9 +126,10 @@ func newAddrTable(hint int) addrTable {
 	return addrTable{slots: make([]addrSlot, n), mask: uint64(n - 1)}
 }
 
-// find returns addr's id, or false when addr is not in the table yet.
-func (t *addrTable) find(addr uint64) (uint32, bool) {
-	for i := mix(addr) & t.mask; ; i = (i + 1) & t.mask {
+// find returns addr's id, or false when addr is not in the table yet; h
+// is mix(addr).
+func (t *addrTable) find(addr, h uint64) (uint32, bool) {
+	for i := h & t.mask; ; i = (i + 1) & t.mask {
 		e := &t.slots[i]
 		if e.id == 0 {
 			return 0, false
@@ -139,21 +140,26 @@ func (t *addrTable) find(addr uint64) (uint32, bool) {
 	}
 }
 
-// touch reads the first slot of each unnamed frame of stack, so that
-// their cache misses overlap before the lookups, which each wait on
-// theirs, begin.
-func (t *addrTable) touch(stack []parse.Frame) {
+// hashes appends to hs the hash (mix) of each unnamed frame's address of
+// stack, 0 for a named frame, for find and put, and reads the first slot
+// of each probe, so that their cache misses overlap before the lookups,
+// which each wait on theirs, begin.
+func (t *addrTable) hashes(stack []parse.Frame, hs []uint64) []uint64 {
 	var x uint32
 	for i := range stack {
+		h := uint64(0)
 		if stack[i].Func == "" {
-			x += t.slots[mix(stack[i].Addr)&t.mask].id
+			h = mix(stack[i].Addr)
+			x += t.slots[h&t.mask].id
 		}
+		hs = append(hs, h)
 	}
 	t.sink += x
+	return hs
 }
 
-// put adds addr, not in the table, with id.
-func (t *addrTable) put(addr uint64, id uint32) {
+// put adds addr, not in the table, with id; h is mix(addr).
+func (t *addrTable) put(addr, h uint64, id uint32) {
 	if 4*(t.n+1) >= 3*len(t.slots) {
 		old, n := t.slots, t.n
 		*t = newAddrTable(len(old)) // twice as large
@@ -163,16 +169,16 @@ func (t *addrTable) put(addr uint64, id uint32) {
 		}
 		for _, e := range old {
 			if e.id != 0 {
-				t.place(e)
+				t.place(e, mix(e.addr))
 			}
 		}
 	}
-	t.place(addrSlot{addr, id + 1})
+	t.place(addrSlot{addr, id + 1}, h)
 	t.n++
 }
 
-func (t *addrTable) place(e addrSlot) {
-	i := mix(e.addr) & t.mask
+func (t *addrTable) place(e addrSlot, h uint64) {
+	i := h & t.mask
 	for t.slots[i].id != 0 {
 		i = (i + 1) & t.mask
 	}

@@ -450,27 +450,38 @@ func (d *decoder) stack(id uint32, hold bool) ([]parse.Frame, int32) {
 // stackTable numbers the distinct stacks of the whole trace, once per
 // region that uses one. It keeps every stack's addresses, in chunks that
 // are never copied, and finds them again through an open-addressing table
-// of ids by a seeded hash of them. (A map keyed by their bytes allocated a
-// string per stack, for the garbage collector to scan: reading a 10 MB
-// trace, whose 13,800 stacks are looked up 42,800 times, took 7% longer.)
-// It keeps the frames of the stacks that held-back ticks use.
+// of where they are by a seeded hash of them. (A map keyed by their bytes
+// allocated a string per stack, for the garbage collector to scan:
+// reading a 10 MB trace, whose 13,800 stacks are looked up 42,800 times,
+// took 7% longer.) It keeps the frames of the stacks that held-back ticks
+// use.
 type stackTable struct {
-	// slots hold a stack's hash in the high 32 bits and its id+1 in the
-	// low ones (0: empty), at most half of them full.
+	// slots hold a tag of a stack's hash in their high 24 bits (never 0)
+	// and where the stack is in the low 40 (chunk<<16 | offset: a
+	// stack's header is there, its id and length, then its addresses),
+	// at most half of them full; 0 is empty. A lookup that finds its
+	// stack reads two places in memory, the slot and the stack, each a
+	// cache miss in a large trace: the id is in the stack's header, not
+	// in a third place.
 	slots  []uint64
 	stacks []storedStack // per id
-	chunks [][]uint64    // the addresses; the last one is being filled
+	chunks [][]uint64    // headers and addresses; the last one is being filled
 	key    []byte
 	seed   maphash.Seed
 	kept   []stackRef // per id: its frames in frames, n < 0 when not kept
 	frames []parse.Frame
 }
 
-// storedStack is where a stack's addresses are, and its hash.
+// storedStack is where a stack's header is, and its hash.
 type storedStack struct {
 	hash       uint64
 	chunk, off int32
 	n          int32
+}
+
+// addrs returns the stack's addresses.
+func (t *stackTable) addrs(st storedStack) []uint64 {
+	return t.chunks[st.chunk][st.off+1 : st.off+1+st.n]
 }
 
 // stackChunk is the size of a chunk of addresses (512 KB): a stack
@@ -481,6 +492,11 @@ func newStackTable() stackTable {
 	return stackTable{slots: make([]uint64, 1024), seed: maphash.MakeSeed()}
 }
 
+// slotOf is the slot value of a stack of hash h stored at st.
+func slotOf(h uint64, st storedStack) uint64 {
+	return (h>>40|1)<<40 | uint64(st.chunk)<<16 | uint64(st.off)
+}
+
 // intern returns the id of a stack, and whether it is new.
 func (t *stackTable) intern(frames []parse.Frame) (int32, bool) {
 	t.key = t.key[:0]
@@ -488,27 +504,27 @@ func (t *stackTable) intern(frames []parse.Frame) (int32, bool) {
 		t.key = binary.LittleEndian.AppendUint64(t.key, f.Addr)
 	}
 	h := maphash.Bytes(t.seed, t.key)
+	tag := (h>>40 | 1) << 40
 	mask := len(t.slots) - 1
 	for i := int(h) & mask; ; i = (i + 1) & mask {
 		s := t.slots[i]
 		if s == 0 {
 			return t.add(i, h, frames), true
 		}
-		if s>>32 == h>>32 && t.same(int32(uint32(s)-1), frames) {
-			return int32(uint32(s) - 1), false
+		if s&^(1<<40-1) != tag {
+			continue
+		}
+		c := t.chunks[s>>16&(1<<24-1)][s&(1<<16-1):]
+		if hdr := c[0]; int(uint32(hdr)) == len(frames) && sameAddrs(c[1:1+len(frames)], frames) {
+			return int32(hdr >> 32), false
 		}
 	}
 }
 
-// same reports whether stack g has the addresses of frames.
-func (t *stackTable) same(g int32, frames []parse.Frame) bool {
-	st := t.stacks[g]
-	if int(st.n) != len(frames) {
-		return false
-	}
-	a := t.chunks[st.chunk][st.off : st.off+st.n]
+// sameAddrs reports whether addrs are the addresses of frames, as long.
+func sameAddrs(addrs []uint64, frames []parse.Frame) bool {
 	for i, f := range frames {
-		if a[i] != f.Addr {
+		if addrs[i] != f.Addr {
 			return false
 		}
 	}
@@ -518,8 +534,9 @@ func (t *stackTable) same(g int32, frames []parse.Frame) bool {
 // add gives frames the next id, in slot i, whose hash is h.
 func (t *stackTable) add(i int, h uint64, frames []parse.Frame) int32 {
 	g := int32(len(t.kept))
-	t.slots[i] = h&^(1<<32-1) | uint64(g+1)
-	t.stacks = append(grow.Room(t.stacks, 1), t.store(frames, h))
+	st := t.store(g, frames, h)
+	t.slots[i] = slotOf(h, st)
+	t.stacks = append(grow.Room(t.stacks, 1), st)
 	t.kept = append(grow.Room(t.kept, 1), stackRef{n: -1})
 	if 2*len(t.kept) > len(t.slots) {
 		t.grow()
@@ -527,15 +544,22 @@ func (t *stackTable) add(i int, h uint64, frames []parse.Frame) int32 {
 	return g
 }
 
-// store copies the addresses of frames into the chunks.
-func (t *stackTable) store(frames []parse.Frame, h uint64) storedStack {
+// store copies stack g's header and the addresses of frames into the
+// chunks.
+func (t *stackTable) store(g int32, frames []parse.Frame, h uint64) storedStack {
 	n := len(t.chunks)
-	if n == 0 || len(t.chunks[n-1])+len(frames) > cap(t.chunks[n-1]) {
-		t.chunks = append(t.chunks, make([]uint64, 0, max(stackChunk, len(frames))))
+	if n == 0 || len(t.chunks[n-1])+1+len(frames) > cap(t.chunks[n-1]) {
+		if n == 1<<24 {
+			// 2^40 bytes of chunks, which no machine holds: slots have
+			// room for no more.
+			panic("nettrace: too many stack chunks")
+		}
+		t.chunks = append(t.chunks, make([]uint64, 0, max(stackChunk, 1+len(frames))))
 		n++
 	}
 	c := t.chunks[n-1]
 	st := storedStack{hash: h, chunk: int32(n - 1), off: int32(len(c)), n: int32(len(frames))}
+	c = append(c, uint64(g)<<32|uint64(len(frames)))
 	t.chunks[n-1] = appendAddrs(c, frames)
 	return st
 }
@@ -557,9 +581,9 @@ func (t *stackTable) distinct() *addrSet {
 	for _, c := range t.chunks {
 		n += len(c)
 	}
-	s := newAddrSet(n)
+	s := newAddrSet(n - len(t.stacks)) // less the headers
 	for _, st := range t.stacks {
-		for i, addr := range t.chunks[st.chunk][st.off : st.off+st.n] {
+		for i, addr := range t.addrs(st) {
 			s.add(addr, i == 0)
 		}
 	}
@@ -570,12 +594,12 @@ func (t *stackTable) distinct() *addrSet {
 func (t *stackTable) grow() {
 	t.slots = make([]uint64, 2*len(t.slots))
 	mask := len(t.slots) - 1
-	for g, st := range t.stacks {
+	for _, st := range t.stacks {
 		i := int(st.hash) & mask
 		for t.slots[i] != 0 {
 			i = (i + 1) & mask
 		}
-		t.slots[i] = st.hash&^(1<<32-1) | uint64(g+1)
+		t.slots[i] = slotOf(st.hash, st)
 	}
 }
 

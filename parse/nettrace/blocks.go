@@ -3,7 +3,7 @@ package nettrace
 import (
 	"bufio"
 	"encoding/binary"
-	"hash/maphash"
+	"math/rand/v2"
 	"strings"
 
 	"github.com/heapest/heapest/internal/grow"
@@ -466,9 +466,8 @@ type stackTable struct {
 	slots  []uint64
 	stacks []storedStack // per id
 	chunks [][]uint64    // headers and addresses; the last one is being filled
-	key    []byte
-	seed   maphash.Seed
-	kept   []stackRef // per id: its frames in frames, n < 0 when not kept
+	seed   uint64        // of the hash: random, so a crafted trace cannot make stacks collide
+	kept   []stackRef    // per id: its frames in frames, n < 0 when not kept
 	frames []parse.Frame
 }
 
@@ -489,7 +488,7 @@ func (t *stackTable) addrs(st storedStack) []uint64 {
 const stackChunk = 1 << 16
 
 func newStackTable() stackTable {
-	return stackTable{slots: make([]uint64, 1024), seed: maphash.MakeSeed()}
+	return stackTable{slots: make([]uint64, 1024), seed: rand.Uint64()}
 }
 
 // slotOf is the slot value of a stack of hash h stored at st.
@@ -499,11 +498,7 @@ func slotOf(h uint64, st storedStack) uint64 {
 
 // intern returns the id of a stack, and whether it is new.
 func (t *stackTable) intern(frames []parse.Frame) (int32, bool) {
-	t.key = t.key[:0]
-	for _, f := range frames {
-		t.key = binary.LittleEndian.AppendUint64(t.key, f.Addr)
-	}
-	h := maphash.Bytes(t.seed, t.key)
+	h := hashAddrs(t.seed, frames)
 	tag := (h>>40 | 1) << 40
 	mask := len(t.slots) - 1
 	for i := int(h) & mask; ; i = (i + 1) & mask {
@@ -519,6 +514,24 @@ func (t *stackTable) intern(frames []parse.Frame) (int32, bool) {
 			return int32(hdr >> 32), false
 		}
 	}
+}
+
+// hashAddrs hashes the addresses of frames, from seed: a multiply–xorshift
+// round per address and a finishing mix (splitmix64's), so that the low
+// bits (the slot) and the high ones (the tag) both depend on every
+// address. (Hashing their bytes with hash/maphash needed them copied into
+// a buffer first.)
+func hashAddrs(seed uint64, frames []parse.Frame) uint64 {
+	h := seed ^ uint64(len(frames))*0x9e3779b97f4a7c15
+	for _, f := range frames {
+		h = (h ^ f.Addr) * 0xbf58476d1ce4e5b9
+		h ^= h >> 31
+	}
+	h ^= h >> 30
+	h *= 0xbf58476d1ce4e5b9
+	h ^= h >> 27
+	h *= 0x94d049bb133111eb
+	return h ^ h>>31
 }
 
 // sameAddrs reports whether addrs are the addresses of frames, as long.

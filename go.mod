@@ -15,7 +15,7 @@ require (
 )
 
 require (
-	github.com/klauspost/compress v1.17.9
+	github.com/klauspost/compress v1.20.4
 	github.com/parquet-go/parquet-go v0.32.0
 	github.com/spf13/pflag v1.0.9
 	github.com/ulikunitz/xz v0.5.15

@@ -46,7 +46,10 @@ func WritePprof(w io.Writer, s *report.Stacks) error {
 	// gzip's fastest level: the default one took half of the time of
 	// writing a large profile, for files a fifth smaller. klauspost's
 	// writer, at its own fastest level, compresses a 65 MB profile in 0.11 s
-	// where compress/gzip took 0.18 s, into a file 2% smaller.
+	// where compress/gzip took 0.18 s, into a file 2% smaller; its v1.20
+	// took 55 ms for the 20 MB of a 30 MB dump's profile, v1.17 75 ms.
+	// (Its level 2 was faster still on that profile, but slower on a Go
+	// heap profile's and a trace's.)
 	// The compressor writes a few hundred bytes at a time: buffered, a
 	// profile of 8 MB is written in 32 writes instead of 32,000 system calls.
 	out := bufio.NewWriterSize(w, 256<<10)

@@ -20,7 +20,7 @@ require (
 	github.com/golang/freetype v0.0.0-20170609003504-e2365dfdc4a0 // indirect
 	github.com/grafana/jfr-parser v0.19.0 // indirect
 	github.com/ianlancetaylor/demangle v0.0.0-20260724033716-83e58baca724 // indirect
-	github.com/klauspost/compress v1.17.9 // indirect
+	github.com/klauspost/compress v1.20.4 // indirect
 	github.com/ulikunitz/xz v0.5.15 // indirect
 	golang.org/x/image v0.30.0 // indirect
 	golang.org/x/text v0.39.0 // indirect

@@ -64,7 +64,7 @@ func (s *slots) place(id uint32, h uint64) {
 }
 
 // touch reads the first slot of hash h's probe, so that a batch of
-// lookups can have their cache misses together (see addrTable.touch).
+// lookups can have their cache misses together (see addrTable.hashes).
 func (s *slots) touch(h uint64) { s.sink += s.ids[h&s.mask] }
 
 // pageWords is how many 8-byte words a page of memory holds.
@@ -107,7 +107,7 @@ type addrTable struct {
 	slots []addrSlot
 	mask  uint64
 	n     int
-	sink  uint32 // what touch read, kept so that its loads are not dropped
+	sink  uint32 // what hashes read, kept so that its loads are not dropped
 }
 
 // addrSlot is one entry: id+1 (0: empty) and its address.

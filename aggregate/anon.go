@@ -234,7 +234,7 @@ func (t *Table) addDistinct(namer Namer, info *[2][]frameInfo, frames []frameRef
 	n := int(first) + len(keys)
 	// The new names are "" (unnamed) already: names only ever grows, so
 	// its room past its length was never written.
-	t.funcs.names = slices.Grow(t.funcs.names, len(keys))[:n]
+	t.funcs.names = growNames(t.funcs.names, n)
 	if len(a.of) < n {
 		a.of = slices.Grow(a.of, n-len(a.of))[:n]
 	}
@@ -243,6 +243,19 @@ func (t *Table) addDistinct(namer Namer, info *[2][]frameInfo, frames []frameRef
 		r.at(info).fn = first + uint32(i)
 	}
 	return true
+}
+
+// growNames returns names lengthened to n with "" (unnamed). slices.Grow
+// would write its new room (zeros) to copy it in: a megabyte of pages on
+// a dump of a hundred thousand unnamed addresses, which nothing reads
+// but the names shown.
+func growNames(names []string, n int) []string {
+	if n <= cap(names) {
+		return names[:n] // names only ever grows: its room was never written
+	}
+	out := make([]string, n)
+	copy(out, names)
+	return out
 }
 
 // anonName is an unnamed function's name: 0x… for an address,

@@ -100,3 +100,21 @@ func TestAnonFunctions(t *testing.T) {
 		})
 	}
 }
+
+// growNames keeps the names there are and adds unnamed ones, in the room
+// there is or in new room.
+func TestGrowNames(t *testing.T) {
+	names := make([]string, 2, 4)
+	names[0], names[1] = "a", "b"
+	for _, n := range []int{2, 4, 9} {
+		got := growNames(names, n)
+		if len(got) != n || got[0] != "a" || got[1] != "b" {
+			t.Fatalf("growNames to %d: %q", n, got)
+		}
+		for i := 2; i < n; i++ {
+			if got[i] != "" {
+				t.Fatalf("growNames to %d: name %d is %q, want unnamed", n, i, got[i])
+			}
+		}
+	}
+}

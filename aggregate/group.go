@@ -47,6 +47,7 @@ type Group struct {
 // builds twenty keys, not a million.
 func (t *Table) Groups(b By, f Filter, main, top int) (groups []*Group, cut int, total []ci.Stats) {
 	g := newGrouper(t, b, main, t.filterCells(f), top)
+	g.all = f == Filter{}
 	total = make([]ci.Stats, len(t.values))
 	g.eachCell(func(id int, k cellKey, st []ci.Stats) {
 		for i := range total {
@@ -206,6 +207,7 @@ type grouper struct {
 	main  int
 	nv    int
 	keep  []bool
+	all   bool     // no filter: every cell is kept
 	buf   []uint32 // the stack read last
 	byKey map[string]int32
 
@@ -566,6 +568,9 @@ type funcSlot struct {
 func (g *grouper) funcSlot(f uint32) *funcSlot {
 	if g.byFunc == nil {
 		g.byFunc = make([]funcSlot, len(g.t.funcs.names))
+		if g.all {
+			prefault(g.byFunc) // read before written, nearly every slot
+		}
 	}
 	fs := &g.byFunc[f]
 	if fs.group == 0 {

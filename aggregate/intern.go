@@ -67,19 +67,22 @@ func (s *slots) place(id uint32, h uint64) {
 // lookups can have their cache misses together (see addrTable.hashes).
 func (s *slots) touch(h uint64) { s.sink += s.ids[h&s.mask] }
 
-// pageWords is how many 8-byte words a page of memory holds.
-const pageWords = 4096 / 8
-
-// prefault writes each page of a probe array that is about to be filled
-// (at least three eighths full: every page gets entries) once. Probing
-// reads a slot before it writes one, and on a page the kernel has not
-// given yet that read maps the zero page, which the write then faults
-// again: two faults a page instead of one.
-func (s *slots) prefault() {
-	for i := 0; i < len(s.ids); i += pageWords {
-		s.ids[i] = 0
+// prefault writes one element of each page of s, just made, once. Code
+// that reads an element before it writes it (a probe, a "seen yet?"
+// test) makes a page the kernel has not given yet map the zero page,
+// and the write then faults again: two faults a page instead of one. For
+// a slice about to be used densely (every page gets written anyway).
+func prefault[E any](s []E) {
+	var zero E
+	step := max(1, 4096/int(unsafe.Sizeof(zero)))
+	for i := 0; i < len(s); i += step {
+		s[i] = zero
 	}
 }
+
+// prefault prefaults a probe array about to be filled (at least three
+// eighths full: every page gets entries).
+func (s *slots) prefault() { prefault(s.ids) }
 
 // full reports whether n entries need a bigger table (load factor 3/4).
 func (s *slots) full(n int) bool { return 4*n >= 3*len(s.ids) }
@@ -164,9 +167,7 @@ func (t *addrTable) put(addr, h uint64, id uint32) {
 		old, n := t.slots, t.n
 		*t = newAddrTable(len(old)) // twice as large
 		t.n = n
-		for i := 0; i < len(t.slots); i += pageWords / 2 { // see slots.prefault
-			t.slots[i].id = 0
-		}
+		prefault(t.slots) // filled to three eighths at once
 		for _, e := range old {
 			if e.id != 0 {
 				t.place(e, mix(e.addr))

@@ -2,6 +2,7 @@ package aggregate
 
 import (
 	"strconv"
+	"unsafe"
 
 	"github.com/heapest/heapest/ci"
 	"github.com/heapest/heapest/parse"
@@ -155,6 +156,12 @@ func (c *Collector) Finish(t *Table, namer Namer, p *parse.Profile) error {
 	useBreakdown := c.keys.Thread && p.Breakdowns > 0
 	// info[0] is per frame as a caller, info[1] as the leaf.
 	info := [2][]frameInfo{make([]frameInfo, len(c.frameAddrs)), make([]frameInfo, len(c.frameAddrs))}
+	// Naming reads a frame's info before it writes it: callers are every
+	// frame; leaves, one a stack, reach every page when stacks are many.
+	prefault(info[0])
+	if c.stacks.len() >= 4*len(info[1])*int(unsafe.Sizeof(frameInfo{}))/4096 {
+		prefault(info[1])
+	}
 	if namer != nil {
 		if e, ok := namer.(expecter); ok {
 			e.Expect(len(c.frameAddrs) - len(c.named)) // frames without a name

@@ -57,9 +57,9 @@ func (t *Table) Groups(b By, f Filter, main, top int) (groups []*Group, cut int,
 			g.add(int32(id+1), k, st)
 		}
 	})
-	idx := g.order(top)
-	if top > 0 && top < len(idx) {
-		cut = len(idx) - top
+	idx, n := g.order(top)
+	if top > 0 && top < n {
+		cut = n - top
 		idx = idx[:top]
 	}
 	if g.lazyCum {
@@ -284,36 +284,38 @@ func (g *grouper) cumEstimate(i int32) float64 {
 }
 
 // order returns the group indexes sorted by estimate, then cum, largest
-// first, then key; keys are built only where the first top need them.
-// With 0 < top < the number of groups, only the first top are in order
-// and the rest follow in no order: the groups that can be among the
-// first top are picked before anything is sorted, so a report of a
-// million functions sorts a few hundred.
-func (g *grouper) order(top int) []int32 {
+// first, then key, and the number of groups n; keys are built only where
+// the first top need them. With 0 < top < n/4, only the first top groups
+// and those tied with the top-th are returned, the first top in order:
+// they are picked before anything is sorted (pickTop), so a report of a
+// million functions sorts a few hundred and holds nothing per group.
+func (g *grouper) order(top int) ([]int32, int) {
 	n := int(g.n)
 	g.keys = make([]string, n)
 	for k, gr := range g.byKey {
 		g.keys[gr] = k
 	}
-	idx := make([]int32, n)
-	est := make([]float64, n)
-	cum := make([]float64, n)
-	for i := range idx {
-		idx[i] = int32(i)
-		est[i], cum[i] = g.estimate(int32(i)), g.cumEstimate(int32(i))
-	}
-	before := func(x, y int32) bool {
-		if est[x] != est[y] {
-			return est[x] > est[y]
-		}
-		return cum[x] > cum[y]
-	}
 	if top <= 0 || top > n {
 		top = n
 	}
-	head := idx
+	var head []int32
+	var before func(x, y int32) bool
 	if top < n/4 {
-		head = pickTop(idx, top, before)
+		head, before = g.pickTop(top)
+	} else {
+		est := make([]float64, n)
+		cum := make([]float64, n)
+		head = make([]int32, n)
+		for i := range head {
+			head[i] = int32(i)
+			est[i], cum[i] = g.estimate(int32(i)), g.cumEstimate(int32(i))
+		}
+		before = func(x, y int32) bool {
+			if est[x] != est[y] {
+				return est[x] > est[y]
+			}
+			return cum[x] > cum[y]
+		}
 	}
 	sort.Slice(head, func(a, b int) bool { return before(head[a], head[b]) })
 	for i := 0; i < top; {
@@ -330,16 +332,36 @@ func (g *grouper) order(top int) []int32 {
 		}
 		i = j
 	}
-	return idx
+	return head, n
 }
 
-// pickTop moves to the front of idx every index that is not after the
-// top-th (by before: ties with it included) and returns that front part.
-// It keeps the top best in a small heap, so it costs one pass over idx.
-func pickTop(idx []int32, top int, before func(x, y int32) bool) []int32 {
+// ranked is a group with the estimates that order it.
+type ranked struct {
+	est, cum float64
+	i        int32
+}
+
+// better reports whether a comes before b (estimate, then cum).
+func (a ranked) better(b ranked) bool {
+	if a.est != b.est {
+		return a.est > b.est
+	}
+	return a.cum > b.cum
+}
+
+// pickTop returns every group that is not after the top-th (ties with it
+// included), in no order, and the order's comparison of them. It reads
+// each group's estimates twice, in two passes (the first keeps the best
+// top in a small heap, to find the top-th; the second takes the groups
+// not after it), instead of writing them for every group: on a dump of
+// hundreds of thousands of functions those arrays were megabytes of
+// fresh pages.
+func (g *grouper) pickTop(top int) ([]int32, func(x, y int32) bool) {
+	n := int(g.n)
+	rank := func(i int32) ranked { return ranked{g.estimate(i), g.cumEstimate(i), i} }
 	// h is a heap of the best top seen, its worst at h[0].
-	h := make([]int32, 0, top)
-	worse := func(a, b int) bool { return before(h[b], h[a]) }
+	h := make([]ranked, 0, top)
+	worse := func(a, b int) bool { return h[b].better(h[a]) }
 	down := func(i int) {
 		for {
 			c := 2*i + 1
@@ -356,32 +378,39 @@ func pickTop(idx []int32, top int, before func(x, y int32) bool) []int32 {
 			i = c
 		}
 	}
-	for _, x := range idx {
+	for i := range int32(n) {
+		r := rank(i)
 		switch {
 		case len(h) < top:
-			h = append(h, x)
-			for i := len(h) - 1; i > 0; {
-				p := (i - 1) / 2
-				if !worse(i, p) {
+			h = append(h, r)
+			for j := len(h) - 1; j > 0; {
+				p := (j - 1) / 2
+				if !worse(j, p) {
 					break
 				}
-				h[i], h[p] = h[p], h[i]
-				i = p
+				h[j], h[p] = h[p], h[j]
+				j = p
 			}
-		case before(x, h[0]):
-			h[0] = x
+		case r.better(h[0]):
+			h[0] = r
 			down(0)
 		}
 	}
 	cut := h[0]
-	k := 0
-	for i, x := range idx {
-		if !before(cut, x) { // x is at least as good as the top-th
-			idx[i], idx[k] = idx[k], x
-			k++
+	var picked []ranked
+	for i := range int32(n) {
+		if r := rank(i); !cut.better(r) { // at least as good as the top-th
+			picked = append(picked, r)
 		}
 	}
-	return idx[:k]
+	// The picked groups' estimates, by their place in head, for the sort.
+	head := make([]int32, len(picked))
+	at := make(map[int32]int32, len(picked))
+	for k, r := range picked {
+		head[k] = r.i
+		at[r.i] = int32(k)
+	}
+	return head, func(x, y int32) bool { return picked[at[x]].better(picked[at[y]]) }
 }
 
 // name builds the key of a group whose key waits: a ByStack group's, or an

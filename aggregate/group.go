@@ -288,7 +288,7 @@ func (g *grouper) cumEstimate(i int32) float64 {
 // the first top need them. With 0 < top < n/4, only the first top groups
 // and those tied with the top-th are returned, the first top in order:
 // they are picked before anything is sorted (pickTop), so a report of a
-// million functions sorts a few hundred and holds nothing per group.
+// million functions sorts a few hundred.
 func (g *grouper) order(top int) ([]int32, int) {
 	n := int(g.n)
 	g.keys = make([]string, n)

@@ -232,9 +232,7 @@ func (t *Table) addDistinct(namer Namer, info *[2][]frameInfo, frames []frameRef
 	}
 	a.keys, a.funcs = &keyTable[anonKey]{slots: newSlots(0), keys: keys}, funcs
 	n := int(first) + len(keys)
-	// The new names are "" (unnamed) already: names only ever grows, so
-	// its room past its length was never written.
-	t.funcs.names = growNames(t.funcs.names, n)
+	t.funcs.names = growNames(t.funcs.names, n) // unnamed: ""
 	if len(a.of) < n {
 		a.of = slices.Grow(a.of, n-len(a.of))[:n]
 	}

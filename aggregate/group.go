@@ -124,14 +124,27 @@ func (g *grouper) eachCell(f func(id int, k cellKey, st []ci.Stats)) {
 	row := make([]ci.Stats, len(g.t.values))
 	empty := make([]ci.Stats, len(g.t.values))
 	for id, k := range g.t.cells.keys {
-		switch {
-		case !g.keep[id]:
-		case !g.t.stats.some(uint32(id)):
+		if !g.keep[id] {
+			continue
+		}
+		// The row is read once and then checked (asking the statistics
+		// whether the cell has some first looked each value up twice).
+		if st := g.t.stats.row(uint32(id), row); someStats(st) {
+			f(id, k, st)
+		} else {
 			f(id, k, empty)
-		default:
-			f(id, k, g.t.stats.row(uint32(id), row))
 		}
 	}
+}
+
+// someStats reports whether a row has something for some value.
+func someStats(st []ci.Stats) bool {
+	for i := range st {
+		if st[i].N > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // topCums computes the cum statistics of groups idx, whose cum estimates
@@ -298,29 +311,25 @@ func (g *grouper) order(top int) ([]int32, int) {
 	if top <= 0 || top > n {
 		top = n
 	}
-	var head []int32
-	var before func(x, y int32) bool
+	var r []ranked
 	if top < n/4 {
-		head, before = g.pickTop(top)
+		r = g.pickTop(top)
 	} else {
-		est := make([]float64, n)
-		cum := make([]float64, n)
-		head = make([]int32, n)
-		for i := range head {
-			head[i] = int32(i)
-			est[i], cum[i] = g.estimate(int32(i)), g.cumEstimate(int32(i))
-		}
-		before = func(x, y int32) bool {
-			if est[x] != est[y] {
-				return est[x] > est[y]
-			}
-			return cum[x] > cum[y]
+		r = make([]ranked, n)
+		for i := range r {
+			r[i] = g.rank(int32(i))
 		}
 	}
-	sort.Slice(head, func(a, b int) bool { return before(head[a], head[b]) })
+	sort.Slice(r, func(a, b int) bool { return r[a].better(r[b]) })
+	head := make([]int32, len(r))
+	for i := range r {
+		head[i] = r[i].i
+	}
+	// Ties are ordered by key; sorting a run of them by key moves groups
+	// only within the run, whose estimates are all the same.
 	for i := 0; i < top; {
 		j := i + 1
-		for j < len(head) && !before(head[i], head[j]) {
+		for j < len(r) && !r[i].better(r[j]) {
 			j++
 		}
 		run := head[i:j]
@@ -341,6 +350,9 @@ type ranked struct {
 	i        int32
 }
 
+// rank returns group i with its estimates.
+func (g *grouper) rank(i int32) ranked { return ranked{g.estimate(i), g.cumEstimate(i), i} }
+
 // better reports whether a comes before b (estimate, then cum).
 func (a ranked) better(b ranked) bool {
 	if a.est != b.est {
@@ -350,15 +362,13 @@ func (a ranked) better(b ranked) bool {
 }
 
 // pickTop returns every group that is not after the top-th (ties with it
-// included), in no order, and the order's comparison of them. It reads
-// each group's estimates twice, in two passes (the first keeps the best
-// top in a small heap, to find the top-th; the second takes the groups
-// not after it), instead of writing them for every group: on a dump of
-// hundreds of thousands of functions those arrays were megabytes of
-// fresh pages.
-func (g *grouper) pickTop(top int) ([]int32, func(x, y int32) bool) {
+// included), in no order. It reads each group's estimates twice, in two
+// passes (the first keeps the best top in a small heap, to find the
+// top-th; the second takes the groups not after it), instead of writing
+// them for every group: on a dump of hundreds of thousands of functions
+// those arrays were megabytes of fresh pages.
+func (g *grouper) pickTop(top int) []ranked {
 	n := int(g.n)
-	rank := func(i int32) ranked { return ranked{g.estimate(i), g.cumEstimate(i), i} }
 	// h is a heap of the best top seen, its worst at h[0].
 	h := make([]ranked, 0, top)
 	worse := func(a, b int) bool { return h[b].better(h[a]) }
@@ -379,7 +389,7 @@ func (g *grouper) pickTop(top int) ([]int32, func(x, y int32) bool) {
 		}
 	}
 	for i := range int32(n) {
-		r := rank(i)
+		r := g.rank(i)
 		switch {
 		case len(h) < top:
 			h = append(h, r)
@@ -399,18 +409,11 @@ func (g *grouper) pickTop(top int) ([]int32, func(x, y int32) bool) {
 	cut := h[0]
 	var picked []ranked
 	for i := range int32(n) {
-		if r := rank(i); !cut.better(r) { // at least as good as the top-th
+		if r := g.rank(i); !cut.better(r) { // at least as good as the top-th
 			picked = append(picked, r)
 		}
 	}
-	// The picked groups' estimates, by their place in head, for the sort.
-	head := make([]int32, len(picked))
-	at := make(map[int32]int32, len(picked))
-	for k, r := range picked {
-		head[k] = r.i
-		at[r.i] = int32(k)
-	}
-	return head, func(x, y int32) bool { return picked[at[x]].better(picked[at[y]]) }
+	return picked
 }
 
 // name builds the key of a group whose key waits: a ByStack group's, or an

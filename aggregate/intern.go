@@ -74,10 +74,19 @@ func (s *slots) touch(h uint64) { s.sink += s.ids[h&s.mask] }
 // a slice about to be used densely (every page gets written anyway).
 func prefault[E any](s []E) {
 	var zero E
-	step := max(1, 4096/int(unsafe.Sizeof(zero)))
+	step := max(1, pageSize/int(unsafe.Sizeof(zero)))
 	for i := 0; i < len(s); i += step {
 		s[i] = zero
 	}
+}
+
+// pageSize is the size of a page of memory.
+const pageSize = 4096
+
+// pages is about how many pages of memory s takes.
+func pages[E any](s []E) int {
+	var zero E
+	return len(s) * int(unsafe.Sizeof(zero)) / pageSize
 }
 
 // prefault prefaults a probe array about to be filled (at least three

@@ -2,7 +2,6 @@ package aggregate
 
 import (
 	"strconv"
-	"unsafe"
 
 	"github.com/heapest/heapest/ci"
 	"github.com/heapest/heapest/parse"
@@ -159,7 +158,7 @@ func (c *Collector) Finish(t *Table, namer Namer, p *parse.Profile) error {
 	// Naming reads a frame's info before it writes it: callers are every
 	// frame; leaves, one a stack, reach every page when stacks are many.
 	prefault(info[0])
-	if c.stacks.len() >= 4*len(info[1])*int(unsafe.Sizeof(frameInfo{}))/4096 {
+	if c.stacks.len() >= 4*pages(info[1]) {
 		prefault(info[1])
 	}
 	if namer != nil {

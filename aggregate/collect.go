@@ -105,9 +105,9 @@ type Collector struct {
 	// (Finish).
 	counted []bool
 	// bare marks, per kind (breakdown or not), the stacks of records with
-	// nothing for any value kept: such a record makes no cell (most of a
-	// Go heap profile's, read for an in-use value), but its stack's
-	// frames are named as every other's. lateCell is set when a stack
+	// nothing for any value kept and some frame the parser left unnamed:
+	// such a record makes no cell, but its stack's frames are named as
+	// every other's. lateCell is set when a stack
 	// got its first cell after such a record: the stacks' first cells
 	// are then not in the order of their ids (see finisher.adopt).
 	bare     [2][]bool
@@ -155,6 +155,12 @@ func (c *Collector) Record(rec *parse.Record) {
 	}
 	var k cellKey
 	unresolved := rec.InUse.Enc == parse.Unresolved || rec.Alloc.Enc == parse.Unresolved
+	if !unresolved {
+		k.size = c.contributeAll(rec)
+		if noStats(c.contrib) && named(rec.Stack) {
+			return // nothing to add, and nothing to tell of its frames
+		}
+	}
 	batched := !c.noStacks && !unresolved && rec.StackID == 0
 	switch {
 	case batched:
@@ -171,15 +177,26 @@ func (c *Collector) Record(rec *parse.Record) {
 	if c.keys.Thread {
 		k.thread = c.strs.internShared(rec.Thread)
 	}
-	if batched {
-		c.queue(k, rec)
-		return
-	}
-	if unresolved {
+	switch {
+	case batched:
+		c.queue(k)
+	case unresolved:
 		c.deferred.add(k, rec)
-		return
+	default:
+		c.addCell(k, c.contrib)
 	}
-	c.add(k, rec)
+}
+
+// named reports whether the parser named every frame of stack: a record
+// with nothing for any value kept then needs no stack. Its stack is kept
+// only to be named (addCell), and named frames tell nothing.
+func named(stack []parse.Frame) bool {
+	for i := range stack {
+		if stack[i].Func == "" {
+			return false
+		}
+	}
+	return true
 }
 
 // contribute is value v's (index i's) contribution of rec, in c.contrib[i].
@@ -189,13 +206,6 @@ func (c *Collector) contribute(rec *parse.Record, v unbias.Value, i int) *unbias
 		c.contrib[i].OpenStart = true // the window starts between samples
 	}
 	return &c.contrib[i]
-}
-
-// add unbiases rec for each value and adds it to the cell of key k (its
-// size filled in here when kept; see addCell for a record with nothing).
-func (c *Collector) add(k cellKey, rec *parse.Record) {
-	k.size = c.contributeAll(rec)
-	c.addCell(k, c.contrib)
 }
 
 // contributeAll unbiases rec for each value, in c.contrib, and returns
@@ -217,7 +227,8 @@ func (c *Collector) contributeAll(rec *parse.Record) float64 {
 // addCell adds contributions (one per value) to the cell of key k. A
 // record with nothing for any value makes no cell, so that every cell has
 // statistics: its stack is noted (bare), to be named all the same, so
-// that what is said about unnamed frames does not depend on --value.
+// that what is said about unnamed frames does not depend on --value
+// (Record drops such a record when the parser named all its frames).
 func (c *Collector) addCell(k cellKey, contrib []unbias.Contribution) {
 	bare := &c.bare[b2i(k.breakdown)]
 	if noStats(contrib) {
@@ -270,10 +281,10 @@ func (c *Collector) queueStack(rec *parse.Record) {
 	b.hashes = append(b.hashes, hashIDs(b.frames[from:]))
 }
 
-// queue adds rec, with its cell key k but the stack, to the batch (after
-// its stack: queueStack), and flushes a full batch.
-func (c *Collector) queue(k cellKey, rec *parse.Record) {
-	k.size = c.contributeAll(rec)
+// queue adds the record just unbiased (c.contrib), with its cell key k
+// but the stack, to the batch (after its stack: queueStack), and flushes
+// a full batch.
+func (c *Collector) queue(k cellKey) {
 	b := &c.batch
 	b.keys = append(b.keys, k)
 	b.contrib = append(b.contrib, c.contrib...)

@@ -453,3 +453,49 @@ func TestEmptyRecordsMakeNoCell(t *testing.T) {
 		}
 	}
 }
+
+// A record with nothing for any kept value whose frames the parser all
+// named is dropped: no stack, no cell, nothing to name. One with an
+// unnamed frame keeps its stack (bare), so that what the namer is told
+// is the same whichever value is read.
+func TestNamedEmptyRecordsDropped(t *testing.T) {
+	withFunc := func(r parse.Record, i int, fn string) parse.Record { r.Stack[i].Func = fn; return r }
+	newRecs := func() []parse.Record {
+		return []parse.Record{
+			rec(0, "main", "alloc"),                     // nothing in use, named: dropped
+			withFunc(addrRec(0, 0x20, 0x30), 1, "main"), // nothing in use, 0x20 unnamed: bare
+			rec(1, "main", "grow"),                      // in use
+			withFunc(addrRec(0, 0x40), 0, "main"),       // nothing in use, named: dropped
+			withFunc(addrRec(2, 0x50, 0x60), 1, "main"), // in use
+		}
+	}
+	for _, pair := range []unbias.Value{unbias.InUseSpace, unbias.AllocSpace} {
+		recs := newRecs()
+		for i := range recs {
+			recs[i].Alloc = parse.Counts{Objects: 1, Bytes: 64}
+		}
+		c := NewCollector([]unbias.Value{pair}, Keys{}, Window{}, 0)
+		for i := range recs {
+			c.Record(&recs[i])
+		}
+		c.flush()
+		stacks, want := c.stacks.len(), 5
+		if pair == unbias.InUseSpace {
+			want = 3 // the two dropped have none
+			if fmt.Sprint(c.bare[0]) != "[true]" {
+				t.Errorf("%v: bare %v, want [true] (the stack with 0x20 only)", pair, c.bare[0])
+			}
+		}
+		if stacks != want {
+			t.Errorf("%v: %d stacks, want %d", pair, stacks, want)
+		}
+		nm := &fakeNamer{needed: map[string]int{}, names: map[uint64]string{}}
+		if err := c.Finish(NewTable(c.values, Keys{}), nm, &parse.Profile{}); err != nil {
+			t.Fatal(err)
+		}
+		slices.Sort(nm.unresolved)
+		if fmt.Sprintf("%x", nm.unresolved) != "[20 50]" {
+			t.Errorf("%v: unresolved %x, want 20 50 whatever the value", pair, nm.unresolved)
+		}
+	}
+}

@@ -463,6 +463,23 @@ func (c *Collector) Begin(p *parse.Profile) {
 	}
 }
 
+// Reads is parse.Narrower: after Begin, the kinds of counts of the values
+// kept. Record drops a record with nothing for them whose frames are all
+// named, so it need not be sent. Within a time window, every record is
+// read: its time counts.
+func (c *Collector) Reads() (inUse, alloc bool) {
+	if c.window.On {
+		return true, true
+	}
+	for i, v := range c.values {
+		if c.skip == nil || !c.skip[i] {
+			alloc = alloc || v.IsAlloc()
+			inUse = inUse || !v.IsAlloc()
+		}
+	}
+	return inUse, alloc
+}
+
 // Reserve is parse.Reserver: before the first record, the tables of
 // stacks and cells are made for that many at once, instead of grown by
 // doubling (which copies them and leaves each old copy to the garbage

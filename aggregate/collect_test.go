@@ -499,3 +499,31 @@ func TestNamedEmptyRecordsDropped(t *testing.T) {
 		}
 	}
 }
+
+// Reads says which counts the collector reads: after Begin, only the
+// kind of the default value when narrowed, both within a time window or
+// when not narrowed.
+func TestCollectorReads(t *testing.T) {
+	all := []unbias.Value{unbias.InUseSpace, unbias.InUseObjects, unbias.AllocSpace, unbias.AllocObjects}
+	for _, tt := range []struct {
+		name         string
+		narrow       bool
+		w            Window
+		p            parse.Profile
+		inUse, alloc bool
+	}{
+		{"narrowed, in use", true, Window{}, parse.Profile{HasInUse: true, HasAlloc: true}, true, false},
+		{"narrowed, allocations", true, Window{}, parse.Profile{HasAlloc: true}, false, true},
+		{"not narrowed", false, Window{}, parse.Profile{HasInUse: true, HasAlloc: true}, true, true},
+		{"window", true, Window{On: true, From: 1}, parse.Profile{HasInUse: true, HasAlloc: true}, true, true},
+	} {
+		c := NewCollector(all, Keys{}, tt.w, 0)
+		if tt.narrow {
+			c.Narrow()
+		}
+		c.Begin(&tt.p)
+		if in, al := c.Reads(); in != tt.inUse || al != tt.alloc {
+			t.Errorf("%s: Reads %v, %v; want %v, %v", tt.name, in, al, tt.inUse, tt.alloc)
+		}
+	}
+}

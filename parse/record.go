@@ -194,6 +194,23 @@ func Reserve(sink Sink, records int) {
 	}
 }
 
+// Narrower is a Sink that reads only some kinds of counts (after Begin):
+// a record whose counts of the kinds it reads are zero, whose frames are
+// all named and which has no Pre, changes nothing in it. A parser may leave such a record
+// unsent, counting it in its Profile as sent; it may not rely on being
+// asked.
+type Narrower interface {
+	Reads() (inUse, alloc bool)
+}
+
+// Reads returns which kinds of counts sink reads: both, unless it says.
+func Reads(sink Sink) (inUse, alloc bool) {
+	if n, ok := sink.(Narrower); ok {
+		return n.Reads()
+	}
+	return true, true
+}
+
 // SinkFunc adapts a function to Sink.
 type SinkFunc func(rec *Record)
 

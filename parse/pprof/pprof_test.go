@@ -952,6 +952,8 @@ type countSink struct{ n int }
 
 func (c *countSink) Record(*parse.Record) { c.n++ }
 
+func (c *countSink) count() int { return c.n }
+
 // FuzzLegacy: no input makes the legacy text parser panic, and what it
 // accepts is raw counts at the header's period.
 func FuzzLegacy(f *testing.F) {
@@ -1013,5 +1015,50 @@ func TestLegacyAddressesAsWritten(t *testing.T) {
 	}
 	if want := []uint64{0x401235, 0x402001}; !slices.Equal(got, want) {
 		t.Errorf("stack %#x, want %#x as written", got, want)
+	}
+}
+
+// narrowSink reads in-use counts only (parse.Narrower) and counts what it
+// is sent.
+type narrowSink struct{ countSink }
+
+func (*narrowSink) Reads() (inUse, alloc bool) { return true, false }
+
+// TestIdleSamplesUnsent: a sample with nothing a Narrower reads is
+// counted but not sent when every frame is named, and sent otherwise; a
+// sink that does not say what it reads gets every sample.
+func TestIdleSamplesUnsent(t *testing.T) {
+	for _, unnamed := range []bool{false, true} {
+		p := goHeapProfile(524288, [][2]int64{{1, 64}, {2, 64}, {3, 64}, {4, 64}, {5, 64}}, true)
+		for i, s := range p.Sample {
+			if i%2 == 1 {
+				s.Value[2], s.Value[3] = 0, 0 // nothing in use
+			}
+		}
+		if unnamed {
+			p.Location = append(p.Location, &profile.Location{ID: 2, Address: 0x2000})
+			p.Sample[4].Location = append(p.Sample[4].Location, p.Location[1])
+		}
+		data := encode(t, p)
+		wantNarrow := 3 // the samples with something in use
+		if unnamed {
+			wantNarrow = 5 // a frame is unnamed: every sample is sent
+		}
+		for _, sink := range []interface {
+			parse.Sink
+			count() int
+		}{&narrowSink{}, &countSink{}} {
+			prof, err := pprof.Parse("idle", bufio.NewReader(bytes.NewReader(data)), parse.Options{}, sink)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := 5
+			if _, ok := sink.(*narrowSink); ok {
+				want = wantNarrow
+			}
+			if sink.count() != want || prof.Records != 5 {
+				t.Errorf("unnamed %v, %T: sent %d records, want %d; Profile.Records %d, want 5", unnamed, sink, sink.count(), want, prof.Records)
+			}
+		}
 	}
 }

@@ -329,6 +329,11 @@ type emitter struct {
 	// locations the sample being read shares with it.
 	ends  []int32
 	valid int
+	// readsInUse and readsAlloc are the kinds of counts the sink reads
+	// (parse.Reads, asked once the kinds are settled): when every frame
+	// of the profile is named, a sample with none of them is counted but
+	// not sent (idle), and its stack is not made.
+	readsInUse, readsAlloc bool
 }
 
 func newEmitter(d *decoded, out *parse.Profile, sink parse.Sink) *emitter {
@@ -352,11 +357,23 @@ func (e *emitter) send(i int, s *sample) error {
 		return &parse.Error{File: e.d.name, Offset: -1, Msg: fmt.Sprintf("sample %d", i), Err: e.d.check(s, true)}
 	}
 	e.valid = len(s.locs)
+	e.count()
+	e.sink.Record(&e.rec)
+	return nil
+}
+
+// count counts the record as sent.
+func (e *emitter) count() {
 	e.inuseSamples += e.rec.InUse.Samples
 	e.allocSm += e.rec.Alloc.Samples
 	e.out.Records++
-	e.sink.Record(&e.rec)
-	return nil
+}
+
+// idle reports whether the record, its counts filled in, changes nothing
+// in the sink (parse.Narrower): a record of named frames with nothing the
+// sink reads.
+func (e *emitter) idle() bool {
+	return e.d.stacks.named && (!e.readsInUse || e.rec.InUse.IsZero()) && (!e.readsAlloc || e.rec.Alloc.IsZero())
 }
 
 // finish sets the profile-level fields derived from the records.
@@ -418,6 +435,7 @@ func emit(e *emitter, c converter) (n emitted, err error) {
 	}
 	parse.Begin(e.sink, e.out) // which pairs the records have is settled
 	parse.Reserve(e.sink, e.d.samples.n)
+	e.readsInUse, e.readsAlloc = parse.Reads(e.sink)
 	var inuse, alloc parse.Counts
 	converted := false
 	err = e.d.scan(false, func(i int, s *sample) error {
@@ -442,6 +460,10 @@ func emit(e *emitter, c converter) (n emitted, err error) {
 				return nil
 			}
 			e.rec.InUse = parse.Counts{}
+		}
+		if e.idle() {
+			e.count() // every location is known: checked before (needsCheck)
+			return nil
 		}
 		return e.send(i, s)
 	})

@@ -3,6 +3,7 @@ package pprof
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/heapest/heapest/parse"
 )
@@ -78,6 +79,7 @@ type stackTable struct {
 	locs   idIndex
 	start  []int32 // frames of location i: frames[start[i]:start[i+1]]
 	frames []parse.Frame
+	named  bool // every frame has a function name
 }
 
 // newStackTable checks the function and location tables, as
@@ -110,6 +112,7 @@ func newStackTable(d *decoded) (*stackTable, error) {
 		}
 	}
 	t.start = append(t.start, int32(len(t.frames)))
+	t.named = !slices.ContainsFunc(t.frames, func(f parse.Frame) bool { return f.Func == "" })
 	d.lines = nil // all in frames now
 	return t, nil
 }

@@ -69,6 +69,11 @@ type sampleBuf struct {
 	anyNeg           bool
 	maxStr, maxLoc   uint64
 	zeroLoc          bool
+	// nonzero counts the samples by which of their values are not zero
+	// (bit i for value i), for samples of at most eight values; wide is
+	// set when one had more.
+	nonzero [256]int
+	wide    bool
 }
 
 // add decodes a sample message and packs it. Its parts are compared with
@@ -93,6 +98,7 @@ func (b *sampleBuf) add(msg []byte) error {
 	b.prevVals = append(b.prevVals[:0], region(msg, s.vals)...)
 	b.prevLabs = append(b.prevLabs[:0], region(msg, s.labs)...)
 	b.note(s)
+	b.countNonzero(s.Value)
 	e := b.enc[:0]
 	if b.n > 0 && slices.Equal(s.Value, prev.Value) {
 		flags |= sameValues
@@ -145,6 +151,35 @@ func (b *sampleBuf) note(s *sample) {
 	for _, l := range s.labels {
 		b.maxStr = max(b.maxStr, l.key, l.str, l.unit)
 	}
+}
+
+// countNonzero counts a sample of values vals in nonzero.
+func (b *sampleBuf) countNonzero(vals []int64) {
+	if len(vals) > 8 {
+		b.wide = true
+		return
+	}
+	m := 0
+	for i, v := range vals {
+		if v != 0 {
+			m |= 1 << i
+		}
+	}
+	b.nonzero[m]++
+}
+
+// withAny returns how many samples have a value not zero among those of
+// mask (bit i for value i); ok is false when that is not known.
+func (b *sampleBuf) withAny(mask uint64) (n int, ok bool) {
+	if b.wide || mask >= 1<<8 {
+		return 0, false
+	}
+	for m, c := range b.nonzero {
+		if uint64(m)&mask != 0 {
+			n += c
+		}
+	}
+	return n, true
 }
 
 // noteLocs decodes location ids a previous sample did not have, checking

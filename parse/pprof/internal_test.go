@@ -222,3 +222,25 @@ func FuzzPprofDecode(f *testing.F) {
 		}
 	})
 }
+
+// withAny counts the samples with some value of a mask not zero, and
+// says so when it cannot (a value past the eighth).
+func TestWithAny(t *testing.T) {
+	var b sampleBuf
+	for _, vals := range [][]int64{{1, 0, 0, 0}, {0, 0, 2, 0}, {0, 0, 0, 0}, {3, 4, 5, 6}, {0, -1, 0, 0}} {
+		b.countNonzero(vals)
+	}
+	for _, tt := range []struct {
+		mask uint64
+		n    int
+		ok   bool
+	}{{0b0001, 2, true}, {0b1100, 2, true}, {0b0010, 2, true}, {0b1111, 4, true}, {0, 0, true}, {1 << 8, 0, false}} {
+		if n, ok := b.withAny(tt.mask); n != tt.n || ok != tt.ok {
+			t.Errorf("withAny(%b) = %d, %v; want %d, %v", tt.mask, n, ok, tt.n, tt.ok)
+		}
+	}
+	b.countNonzero(make([]int64, 9))
+	if _, ok := b.withAny(1); ok {
+		t.Error("withAny known after a sample of nine values")
+	}
+}

@@ -1018,15 +1018,21 @@ func TestLegacyAddressesAsWritten(t *testing.T) {
 	}
 }
 
-// narrowSink reads in-use counts only (parse.Narrower) and counts what it
-// is sent.
-type narrowSink struct{ countSink }
+// narrowSink reads in-use counts only (parse.Narrower), counts what it is
+// sent and notes what it was told to reserve room for.
+type narrowSink struct {
+	countSink
+	reserved int
+}
 
 func (*narrowSink) Reads() (inUse, alloc bool) { return true, false }
 
+func (s *narrowSink) Reserve(n int) { s.reserved = n }
+
 // TestIdleSamplesUnsent: a sample with nothing a Narrower reads is
 // counted but not sent when every frame is named, and sent otherwise; a
-// sink that does not say what it reads gets every sample.
+// sink that does not say what it reads gets every sample. Room is
+// reserved for the records sent.
 func TestIdleSamplesUnsent(t *testing.T) {
 	for _, unnamed := range []bool{false, true} {
 		p := goHeapProfile(524288, [][2]int64{{1, 64}, {2, 64}, {3, 64}, {4, 64}, {5, 64}}, true)
@@ -1058,6 +1064,9 @@ func TestIdleSamplesUnsent(t *testing.T) {
 			}
 			if sink.count() != want || prof.Records != 5 {
 				t.Errorf("unnamed %v, %T: sent %d records, want %d; Profile.Records %d, want 5", unnamed, sink, sink.count(), want, prof.Records)
+			}
+			if ns, ok := sink.(*narrowSink); ok && ns.reserved != want {
+				t.Errorf("unnamed %v: room reserved for %d records, want %d", unnamed, ns.reserved, want)
 			}
 		}
 	}

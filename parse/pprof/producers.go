@@ -66,7 +66,8 @@ func readScaledHeap(d *decoded, t sampleTypes, opt parse.Options, format string,
 				alloc = inv.invertScaled(s.Value[ao], s.Value[as], b, hasB, rate)
 			}
 			return inuse, alloc
-		}})
+		},
+		values: func() (inUse, alloc uint64) { return bit(io) | bit(is), bit(ao) | bit(as) }})
 	if err != nil {
 		return nil, err
 	}
@@ -79,6 +80,14 @@ func readScaledHeap(d *decoded, t sampleTypes, opt parse.Options, format string,
 		out.Source.Detail = fmt.Sprintf("%d all-zero samples skipped", n.empty)
 	}
 	return e.finish(rate), nil
+}
+
+// bit is the mask of value index i (none for -1, absent).
+func bit(i int) uint64 {
+	if i < 0 || i >= 64 {
+		return 0
+	}
+	return 1 << i
 }
 
 // inverter inverts scaled samples, keeping the last size's scale factor:

@@ -312,6 +312,9 @@ type converter struct {
 	// in-use values (Go's and unknown producers'), with a warning.
 	dropInUse bool
 	counts    func(s *sample) (inuse, alloc parse.Counts)
+	// values, when set, says which values (bit i for value i) counts
+	// reads for the in-use counts and which for the allocations.
+	values func() (inUse, alloc uint64)
 }
 
 // emitter sends records: it owns the one Record, its stack and the sums
@@ -360,6 +363,29 @@ func (e *emitter) send(i int, s *sample) error {
 	e.count()
 	e.sink.Record(&e.rec)
 	return nil
+}
+
+// toSend returns how many records emit sends at most: a sample each, or
+// when it leaves idle ones unsent, each with a value the sink reads. (A
+// collector sized for every sample of a Go heap profile read for an
+// in-use value would make its probe arrays ten times the size it fills,
+// and fault in each of their pages.)
+func (e *emitter) toSend(c converter) int {
+	if !e.d.stacks.named || c.values == nil {
+		return e.d.samples.n
+	}
+	inUse, alloc := c.values()
+	var read uint64
+	if e.readsInUse {
+		read |= inUse
+	}
+	if e.readsAlloc {
+		read |= alloc
+	}
+	if n, ok := e.d.samples.withAny(read); ok {
+		return n
+	}
+	return e.d.samples.n
 }
 
 // count counts the record as sent.
@@ -434,8 +460,8 @@ func emit(e *emitter, c converter) (n emitted, err error) {
 		e.out.Warnings = append(e.out.Warnings, c.chk.deltaWarning())
 	}
 	parse.Begin(e.sink, e.out) // which pairs the records have is settled
-	parse.Reserve(e.sink, e.d.samples.n)
 	e.readsInUse, e.readsAlloc = parse.Reads(e.sink)
+	parse.Reserve(e.sink, e.toSend(c))
 	var inuse, alloc parse.Counts
 	converted := false
 	err = e.d.scan(false, func(i int, s *sample) error {

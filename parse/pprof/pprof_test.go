@@ -626,6 +626,7 @@ func FuzzPprofProducers(f *testing.F) {
 		}
 		for _, opt := range []parse.Options{{}, {Rate: float64(1 + next()*100)}} {
 			out, err := read("fuzz.pb", bytes.NewReader(buf.Bytes()), opt)
+			checkNarrowed(t, buf.Bytes(), opt, out, err)
 			if err != nil {
 				continue
 			}
@@ -1028,6 +1029,42 @@ type narrowSink struct {
 func (*narrowSink) Reads() (inUse, alloc bool) { return true, false }
 
 func (s *narrowSink) Reserve(n int) { s.reserved = n }
+
+// checkNarrowed reads data again into a sink that reads in-use counts
+// only, and checks that it gets what the full read out (or its error)
+// got, but the records without Pre and with nothing in use (every frame
+// of the fuzzed profiles is named), and the same Profile.Records.
+func checkNarrowed(t *testing.T, data []byte, opt parse.Options, out *collected, err error) {
+	t.Helper()
+	var c narrowCollector
+	p, nerr := pprof.Parse("fuzz.pb", bufio.NewReader(bytes.NewReader(data)), opt, &c)
+	if (err != nil) != (nerr != nil) {
+		t.Fatalf("narrowed read: error %v, full read: error %v", nerr, err)
+	}
+	if err != nil {
+		return
+	}
+	var want []parse.Record
+	for _, r := range out.Records {
+		if r.Pre != nil || !r.InUse.IsZero() {
+			want = append(want, r)
+		}
+	}
+	if p.Records != out.Profile.Records || len(c.recs) != len(want) {
+		t.Fatalf("narrowed read: %d records sent, Profile.Records %d; full read: %d with something in use, Profile.Records %d",
+			len(c.recs), p.Records, len(want), out.Profile.Records)
+	}
+	for i := range want {
+		if fmt.Sprintf("%+v", c.recs[i]) != fmt.Sprintf("%+v", want[i]) { // NaN counts compare as written
+			t.Fatalf("narrowed read: record %d is %+v, want %+v", i, c.recs[i], want[i])
+		}
+	}
+}
+
+// narrowCollector is a collector that reads in-use counts only.
+type narrowCollector struct{ collector }
+
+func (*narrowCollector) Reads() (inUse, alloc bool) { return true, false }
 
 // TestIdleSamplesUnsent: a sample with nothing a Narrower reads is
 // counted but not sent when every frame is named, and sent otherwise; a

@@ -107,9 +107,9 @@ type Collector struct {
 	// bare marks, per kind (breakdown or not), the stacks of records with
 	// nothing for any value kept and some frame the parser left unnamed:
 	// such a record makes no cell, but its stack's frames are named as
-	// every other's. lateCell is set when a stack
-	// got its first cell after such a record: the stacks' first cells
-	// are then not in the order of their ids (see finisher.adopt).
+	// every other's. lateCell is set when a stack got its first cell
+	// after such a record: the stacks' first cells are then not in the
+	// order of their ids (see finisher.adopt).
 	bare     [2][]bool
 	lateCell bool
 }

@@ -196,9 +196,9 @@ func Reserve(sink Sink, records int) {
 
 // Narrower is a Sink that reads only some kinds of counts (after Begin):
 // a record whose counts of the kinds it reads are zero, whose frames are
-// all named and which has no Pre, changes nothing in it. A parser may leave such a record
-// unsent, counting it in its Profile as sent; it may not rely on being
-// asked.
+// all named and which has no Pre changes nothing in it. A parser may
+// leave such a record unsent, counting it in its Profile as sent; the
+// sink may not rely on it.
 type Narrower interface {
 	Reads() (inUse, alloc bool)
 }

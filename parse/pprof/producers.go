@@ -82,7 +82,8 @@ func readScaledHeap(d *decoded, t sampleTypes, opt parse.Options, format string,
 	return e.finish(rate), nil
 }
 
-// bit is the mask of value index i (none for -1, absent).
+// bit is the mask of value index i: none for -1 (absent), nor past 63
+// (sampleBuf.withAny knows nothing of such values anyway).
 func bit(i int) uint64 {
 	if i < 0 || i >= 64 {
 		return 0

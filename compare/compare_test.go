@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -62,6 +63,36 @@ func TestDiffSelectionMatchesIntervals(t *testing.T) {
 		}
 		if sig != d.Discoveries {
 			t.Errorf("trial %d: %d significant rows, %d discoveries", trial, sig, d.Discoveries)
+		}
+	}
+}
+
+// The rows a top keeps are those of the whole diff, with the same
+// intervals: the level comes from every row's test, not the kept ones'.
+func TestDiffTopKeepsIntervals(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for trial := range 20 {
+		base, new := map[string]float64{}, map[string]float64{}
+		for i := range 20 {
+			k := string(rune('a' + i))
+			base[k] = float64(rng.IntN(60))
+			new[k] = float64(rng.IntN(60))
+		}
+		all, err := New(rep(base), rep(new), ci.Auto, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		top, err := New(rep(base), rep(new), ci.Auto, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if top.Level != all.Level || top.Omitted != len(all.Rows)-3 {
+			t.Errorf("trial %d: level %v, %d omitted; whole diff: level %v, %d rows", trial, top.Level, top.Omitted, all.Level, len(all.Rows))
+		}
+		for i, r := range top.Rows {
+			if got, want := fmt.Sprintf("%+v", r), fmt.Sprintf("%+v", all.Rows[i]); got != want {
+				t.Errorf("trial %d row %d:\n got %s\nwant %s", trial, i, got, want)
+			}
 		}
 	}
 }

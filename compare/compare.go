@@ -20,10 +20,8 @@ type Row struct {
 	// Stack is leaf first, for --by stack.
 	Stack []string
 	// Base and New are the group's statistics on each side (empty where
-	// the group is absent); BaseRes and NewRes their own intervals, at the
-	// reports' confidence.
-	Base, New       ci.Stats
-	BaseRes, NewRes ci.Result
+	// the group is absent).
+	Base, New ci.Stats
 	// Tested is false when a side has no honest interval: the row is then
 	// shown but not tested, and its change has no interval.
 	Tested bool
@@ -53,12 +51,12 @@ func Pairs(base, new *report.Report) []Row {
 		if !ok {
 			i = len(rows)
 			byKey[r.Key] = i
-			rows = append(rows, Row{Key: r.Key, Stack: r.Stack, BaseRes: absent(), NewRes: absent()})
+			rows = append(rows, Row{Key: r.Key, Stack: r.Stack})
 		}
 		if isNew {
-			rows[i].New, rows[i].NewRes = r.Stats, r.Flat
+			rows[i].New = r.Stats
 		} else {
-			rows[i].Base, rows[i].BaseRes = r.Stats, r.Flat
+			rows[i].Base = r.Stats
 		}
 	}
 	for i := range base.Rows {
@@ -74,11 +72,8 @@ func Pairs(base, new *report.Report) []Row {
 // Total pairs the two reports' totals. Its Key is empty, as a report's
 // total's is: no row's key stands for it.
 func Total(base, new *report.Report) Row {
-	return Row{Base: base.Total.Stats, New: new.Total.Stats, BaseRes: base.Total.Flat, NewRes: new.Total.Flat}
+	return Row{Base: base.Total.Stats, New: new.Total.Stats}
 }
-
-// absent is the result shown for a side without the group.
-func absent() ci.Result { return ci.Result{Method: "-"} }
 
 // Estimates fills in the point estimates of the change.
 func (r *Row) Estimates() {

@@ -52,6 +52,10 @@ type Options struct {
 	// random from a fleet of that many: estimates are scaled to the fleet
 	// and intervals are two-stage (ci.FleetInterval).
 	FleetSize int
+	// EstimatesOnly leaves the rows without intervals: Flat and Cum hold
+	// the estimate alone (their statistics are checked all the same), for
+	// a caller that computes its own intervals from Stats, as a diff does.
+	EstimatesOnly bool
 }
 
 // Row is one group with its intervals.
@@ -566,6 +570,12 @@ func row(key string, stack []string, flat ci.Stats, cum *ci.Stats, opt Options) 
 func interval(s ci.Stats, opt Options) (ci.Result, error) {
 	if s.N == 0 {
 		return ci.Result{Method: "-"}, nil
+	}
+	if opt.EstimatesOnly {
+		if err := s.Validate(); err != nil {
+			return ci.Result{}, err
+		}
+		return ci.Result{Estimate: s.Estimate, Lo: s.Estimate, Hi: s.Estimate, Method: ci.MethodNone}, nil
 	}
 	res, err := ci.Interval(s, opt.Method, opt.Confidence)
 	if err != nil {

@@ -86,6 +86,37 @@ func TestBuild(t *testing.T) {
 	}
 }
 
+// EstimatesOnly gives the rows of the full report, with the same
+// statistics and estimates but no interval.
+func TestEstimatesOnly(t *testing.T) {
+	p := profile("jemalloc", true, false, rec("a", 5), rec("b", 3), rec("c", 1))
+	opt := Options{Value: unbias.InUseSpace, By: aggregate.ByFunc, Confidence: 0.9, Method: ci.Auto}
+	full, err := buildReport(t, opt, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt.EstimatesOnly = true
+	est, err := buildReport(t, opt, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(est.Rows) != len(full.Rows) {
+		t.Fatalf("%d rows, want %d", len(est.Rows), len(full.Rows))
+	}
+	for i, r := range append(est.Rows, est.Total) {
+		want := full.Total
+		if i < len(full.Rows) {
+			want = full.Rows[i]
+		}
+		if r.Key != want.Key || r.Stats != want.Stats || r.CumStats != want.CumStats || r.Flat.Estimate != r.Stats.Estimate {
+			t.Errorf("row %q: %+v, want the statistics of %+v", r.Key, r, want)
+		}
+		if r.Stats.N > 0 && (r.Flat.Lo != r.Flat.Estimate || r.Flat.Hi != r.Flat.Estimate || r.Flat.Method != ci.MethodNone) {
+			t.Errorf("row %q: %+v, want no interval", r.Key, r.Flat)
+		}
+	}
+}
+
 func TestBuildErrors(t *testing.T) {
 	noAlloc := profile("jemalloc", true, false, rec("a", 1))
 	noInUse := profile("nettrace", false, true, rec("a", 1))

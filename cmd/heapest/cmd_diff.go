@@ -89,6 +89,11 @@ func runDiff(cmd *cobra.Command, opts DiffOptions, args []string) error {
 	ropt.Top, ropt.AllValues = 0, false
 	if opts.Format == render.Pprof {
 		ropt.By, ropt.DefaultBy = aggregate.ByStack, false // a profile is per stack
+	} else {
+		// The diff's intervals are on the change, computed from the
+		// statistics of the rows it keeps: each side's own, on every
+		// row, were most of a large diff's time, and never shown.
+		ropt.EstimatesOnly = true
 	}
 	newPaths, err := opts.inputs(cmd, newArgs, false)
 	if err != nil {

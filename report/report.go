@@ -5,6 +5,7 @@ import (
 	"math"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -522,8 +523,9 @@ func build(opt Options, sources []parse.Source, groups []*aggregate.Group, cut i
 	// of that thread (ci.Stats.Spill, Excess), never into or out of the
 	// total or the thread's row: those need no widening for it.
 	total.Spill, total.Excess = 0, 0
+	iv := newIntervals(opt)
 	var err error
-	if r.Total, err = row("", nil, total, nil, opt); err != nil {
+	if r.Total, err = iv.row("", nil, total, nil); err != nil {
 		return nil, err
 	}
 	for _, g := range groups {
@@ -535,7 +537,7 @@ func build(opt Options, sources []parse.Source, groups []*aggregate.Group, cut i
 		if opt.By == aggregate.ByThread {
 			flat.Spill, flat.Excess = 0, 0
 		}
-		rw, err := row(g.Key, g.Stack, flat, cum, opt)
+		rw, err := iv.row(g.Key, g.Stack, flat, cum)
 		if err != nil {
 			return nil, err
 		}
@@ -544,19 +546,56 @@ func build(opt Options, sources []parse.Source, groups []*aggregate.Group, cut i
 	return r, nil
 }
 
-func row(key string, stack []string, flat ci.Stats, cum *ci.Stats, opt Options) (Row, error) {
+// intervals computes rows' intervals, those of statistics met before
+// once: a dump nothing symbolizes has hundreds of thousands of functions,
+// most of one or two samples of a few sizes, whose statistics repeat, and
+// an interval is an iterative inversion (tens of microseconds).
+type intervals struct {
+	opt  Options
+	memo map[ci.Bits]ci.Result
+}
+
+// memoSamples is the most samples of statistics remembered: more are
+// seldom met twice. memoSize is the most statistics remembered (some 20
+// MB of them).
+const (
+	memoSamples = 4
+	memoSize    = 1 << 16
+)
+
+func newIntervals(opt Options) *intervals {
+	return &intervals{opt: opt, memo: map[ci.Bits]ci.Result{}}
+}
+
+// of is interval(s, opt), remembered.
+func (iv *intervals) of(s ci.Stats) (ci.Result, error) {
+	k := s.Bits()
+	if r, ok := iv.memo[k]; ok {
+		return r, nil
+	}
+	r, err := interval(s, iv.opt)
+	if err != nil || s.N > memoSamples || len(iv.memo) == memoSize {
+		return r, err
+	}
+	r.Notes = slices.Clip(r.Notes) // shared: a note appended to one row's copies them
+	iv.memo[k] = r
+	return r, nil
+}
+
+// row is the row of a group's statistics (flat, and cum for --by func).
+func (iv *intervals) row(key string, stack []string, flat ci.Stats, cum *ci.Stats) (Row, error) {
 	rw := Row{Key: key, Stack: stack, Stats: flat}
 	what := key
 	if what == "" {
 		what = "total" // the total's row has no key
 	}
 	var err error
-	if rw.Flat, err = interval(flat, opt); err != nil {
+	if rw.Flat, err = iv.of(flat); err != nil {
 		return rw, fmt.Errorf("%s: %w", what, err)
 	}
 	if cum != nil {
 		rw.CumStats = *cum
-		c, err := interval(*cum, opt)
+		c, err := iv.of(*cum)
 		if err != nil {
 			return rw, fmt.Errorf("%s: %w", what, err)
 		}

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -270,5 +271,35 @@ func TestGapBounds(t *testing.T) {
 	th, thPlain := rows(p, aggregate.ByThread), rows(plain, aggregate.ByThread)
 	if !same(th.Rows[0].Flat, thPlain.Rows[0].Flat) {
 		t.Errorf("thread row widened: %+v vs %+v", th.Rows[0].Flat, thPlain.Rows[0].Flat)
+	}
+}
+
+// A report's intervals remember statistics met before: the same
+// statistics give the result ci.Interval gives, and a note appended to
+// one row's result is not another's.
+func TestIntervalsMemo(t *testing.T) {
+	opt := Options{Confidence: 0.9, Method: ci.Auto}
+	s := ci.Stats{N: 2, Estimate: 1 << 20, Var: 1 << 39, Samples: 2, MaxWeight: 1 << 19, P: 1, Unit: 64, Rate: 1 << 19}
+	iv := newIntervals(opt)
+	want, err := interval(s, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := iv.of(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := iv.of(s)
+	if len(iv.memo) != 1 || fmt.Sprint(a) != fmt.Sprint(want) || fmt.Sprint(b) != fmt.Sprint(want) {
+		t.Fatalf("memo of %d: %+v and %+v, want %+v", len(iv.memo), a, b, want)
+	}
+	a.Notes = append(a.Notes, "mine")
+	if c, _ := iv.of(s); slices.Contains(c.Notes, "mine") || slices.Contains(b.Notes, "mine") {
+		t.Errorf("a note appended to one result is in another's: %v", c.Notes)
+	}
+	big := s
+	big.N = memoSamples + 1
+	if _, err := iv.of(big); err != nil || len(iv.memo) != 1 {
+		t.Errorf("statistics of %d samples remembered (memo of %d), err %v", big.N, len(iv.memo), err)
 	}
 }

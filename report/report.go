@@ -519,6 +519,9 @@ func (b *Builder) sourceGroups(vi, top int) (groups []*aggregate.Group, cut int,
 // more were left out.
 func build(opt Options, sources []parse.Source, groups []*aggregate.Group, cut int, total ci.Stats) (*Report, error) {
 	r := &Report{Confidence: opt.Confidence, Value: opt.Value, By: opt.By, Sources: sources, Omitted: cut}
+	if len(groups) > 0 {
+		r.Rows = make([]Row, 0, len(groups)) // some 500 bytes a row: --top 0 grew them through every size
+	}
 	// A gap in a JFR thread's samples may move bytes between two records
 	// of that thread (ci.Stats.Spill, Excess), never into or out of the
 	// total or the thread's row: those need no widening for it.

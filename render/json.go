@@ -1,6 +1,7 @@
 package render
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"io"
@@ -92,12 +93,44 @@ func writeJSON(w io.Writer, r *report.Report) error {
 	for _, s := range r.Sources {
 		out.Sources = append(out.Sources, jsonSource{Path: s.Path, Format: s.Format, Rate: s.Rate, Samples: s.Samples, Detail: s.Detail, Salvaged: s.Salvaged})
 	}
-	for i := range r.Rows {
-		out.Rows = append(out.Rows, jsonRow(l.machine, &r.Rows[i]))
-	}
-	enc := json.NewEncoder(w)
+	var doc bytes.Buffer
+	enc := json.NewEncoder(&doc)
 	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	if err := enc.Encode(out); err != nil {
+		return err
+	}
+	return writeRows(w, doc.Bytes(), l.machine, r.Rows)
+}
+
+// writeRows writes doc, a report encoded with an empty list of rows, with
+// the rows in that list, encoded and indented one at a time as the whole
+// document would have them: encoding them with the rest held every row of
+// a report of hundreds of thousands twice in memory.
+func writeRows(w io.Writer, doc []byte, cols []column, rows []report.Row) error {
+	const empty = "\n  \"rows\": []" // top level: two spaces, and no string holds a newline
+	i := bytes.Index(doc, []byte(empty))
+	if len(rows) == 0 || i < 0 {
+		_, err := w.Write(doc)
+		return err
+	}
+	bw := bufio.NewWriterSize(w, 64<<10)
+	bw.Write(doc[:i+len(empty)-1])
+	bw.WriteString("\n")
+	for k := range rows {
+		b, err := json.MarshalIndent(jsonRow(cols, &rows[k]), "    ", "  ")
+		if err != nil {
+			return err
+		}
+		bw.WriteString("    ")
+		bw.Write(b)
+		if k < len(rows)-1 {
+			bw.WriteByte(',')
+		}
+		bw.WriteByte('\n')
+	}
+	bw.WriteString("  ]")
+	bw.Write(doc[i+len(empty):])
+	return bw.Flush()
 }
 
 // jsonTotal is the total: its flat measure alone, with no key.

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"math"
 
@@ -108,10 +109,13 @@ func writeJSON(w io.Writer, r *report.Report) error {
 // a report of hundreds of thousands twice in memory.
 func writeRows(w io.Writer, doc []byte, cols []column, rows []report.Row) error {
 	const empty = "\n  \"rows\": []" // top level: two spaces, and no string holds a newline
-	i := bytes.Index(doc, []byte(empty))
-	if len(rows) == 0 || i < 0 {
+	if len(rows) == 0 {
 		_, err := w.Write(doc)
 		return err
+	}
+	i := bytes.Index(doc, []byte(empty))
+	if i < 0 {
+		return errors.New("json: the report's empty list of rows is not where it belongs")
 	}
 	bw := bufio.NewWriterSize(w, 64<<10)
 	bw.Write(doc[:i+len(empty)-1])

@@ -10,7 +10,6 @@ import (
 	"runtime/metrics"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -199,9 +198,11 @@ type mergeGC struct {
 	on      bool
 	percent int
 	limit   int64
-	// done is set by restore: the collection after it sets no limit.
-	done   atomic.Bool
-	sample []metrics.Sample // read by the cleanups only, one at a time
+	// mu orders restore and the cleanups: done is set by restore, and
+	// no collection after it sets a limit.
+	mu     sync.Mutex
+	done   bool
+	sample []metrics.Sample
 }
 
 func newMergeGC() *mergeGC {
@@ -230,7 +231,9 @@ func (g *mergeGC) arm() {
 // collected sets the soft limit from the live heap the collection just
 // measured, and waits for the next one, until restore.
 func (g *mergeGC) collected() {
-	if g.done.Load() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.done {
 		return
 	}
 	metrics.Read(g.sample)
@@ -243,7 +246,9 @@ func (g *mergeGC) collected() {
 // restore puts back the pacing newMergeGC found.
 func (g *mergeGC) restore() {
 	if g.on {
-		g.done.Store(true)
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		g.done = true
 		debug.SetGCPercent(g.percent)
 		debug.SetMemoryLimit(g.limit)
 	}

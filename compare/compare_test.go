@@ -32,18 +32,24 @@ func rep(rows map[string]float64) *report.Report {
 	return r
 }
 
+// randomSides are 20 rows a side, of 0 to 59 samples each.
+func randomSides(rng *rand.Rand) (base, new map[string]float64) {
+	base, new = map[string]float64{}, map[string]float64{}
+	for i := range 20 {
+		k := string(rune('a' + i))
+		base[k] = float64(rng.IntN(60))
+		new[k] = float64(rng.IntN(60))
+	}
+	return base, new
+}
+
 // TestDiffSelectionMatchesIntervals checks the property the diff's table
 // rests on: a row is marked changed exactly when its interval, at the
 // adjusted level, excludes no change.
 func TestDiffSelectionMatchesIntervals(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for trial := range 50 {
-		base, new := map[string]float64{}, map[string]float64{}
-		for i := range 20 {
-			k := string(rune('a' + i))
-			base[k] = float64(rng.IntN(60))
-			new[k] = float64(rng.IntN(60))
-		}
+		base, new := randomSides(rng)
 		d, err := New(rep(base), rep(new), ci.Auto, 0)
 		if err != nil {
 			t.Fatal(err)
@@ -72,12 +78,7 @@ func TestDiffSelectionMatchesIntervals(t *testing.T) {
 func TestDiffTopKeepsIntervals(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for trial := range 20 {
-		base, new := map[string]float64{}, map[string]float64{}
-		for i := range 20 {
-			k := string(rune('a' + i))
-			base[k] = float64(rng.IntN(60))
-			new[k] = float64(rng.IntN(60))
-		}
+		base, new := randomSides(rng)
 		all, err := New(rep(base), rep(new), ci.Auto, 0)
 		if err != nil {
 			t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/parquet-go/parquet-go"
 
@@ -81,6 +82,21 @@ func TestRoundTrip(t *testing.T) {
 	}
 	if v, ok := f.Lookup(SchemaKey); !ok || v != Schema {
 		t.Errorf("metadata %s = %q, %v; want %q", SchemaKey, v, ok, Schema)
+	}
+}
+
+// Read keeps one copy of each text the rows repeat (a frame's name in
+// every stack, a label in every row).
+func TestReadSharesText(t *testing.T) {
+	rows := append(sampleRows(), sampleRows()...)
+	b := write(t, rows)
+	got, err := Read(bytes.NewReader(b), int64(len(b)), "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	same := func(a, b string) bool { return a == b && unsafe.StringData(a) == unsafe.StringData(b) }
+	if a, b := got[2], got[5]; !same(a.Stack[1], b.Stack[1]) || !same(a.Key, b.Key) || !same(got[0].Source, got[4].Source) {
+		t.Errorf("rows %+v and %+v hold copies of the same text", a, b)
 	}
 }
 

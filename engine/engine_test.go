@@ -294,3 +294,22 @@ func FuzzRead(f *testing.F) {
 type nopSink struct{}
 
 func (nopSink) Record(*parse.Record) {}
+
+// Sources splits rows by their source label, in the order the sources
+// first come (no label: the name given); the rows of one source are
+// returned as they are, not copied.
+func TestSources(t *testing.T) {
+	a, b := sampleRows(), sampleRows()
+	for i := range b {
+		b[i].Source = ""
+	}
+	mixed := append(append([]Row{}, a[:2]...), append(b, a[2:]...)...)
+	names, split := Sources(mixed, "file.parquet")
+	if fmt.Sprint(names) != "[a.heap file.parquet]" || len(split) != 2 || len(split[0]) != 3 || len(split[1]) != 3 {
+		t.Fatalf("names %v, split into %d and %d rows", names, len(split[0]), len(split[1]))
+	}
+	names, split = Sources(a, "file.parquet")
+	if fmt.Sprint(names) != "[a.heap]" || len(split) != 1 || &split[0][0] != &a[0] || len(split[0]) != len(a) {
+		t.Errorf("one source: names %v, rows copied or cut", names)
+	}
+}

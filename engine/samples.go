@@ -29,6 +29,16 @@ func (w *Writer) WriteSample(src parse.Source, stack []string, typ string, value
 	return nil
 }
 
+// oneSource reports whether rows all have the source label of the first.
+func oneSource(rows []Row) bool {
+	for i := range rows {
+		if rows[i].Source != rows[0].Source {
+			return false
+		}
+	}
+	return true
+}
+
 // HasSamples reports whether the rows are sample rows (all of them must
 // be: a file is either groups or samples).
 func HasSamples(rows []Row) bool {
@@ -39,6 +49,15 @@ func HasSamples(rows []Row) bool {
 // are one source, named name), so that each input of the rows is read
 // back as one profile: --by source, and a merge's guards, see them.
 func Sources(rows []Row, name string) (names []string, split [][]Row) {
+	if len(rows) > 0 && oneSource(rows) {
+		// One source, as a report's rows have: no copy of them (hundreds
+		// of megabytes for a large dump's sample rows).
+		src := rows[0].Source
+		if src == "" {
+			src = name
+		}
+		return []string{src}, [][]Row{rows}
+	}
 	index := map[string]int{}
 	for _, r := range rows {
 		src := r.Source

@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"unsafe"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
@@ -18,7 +19,7 @@ import (
 // column is one field of Row as Read fills it.
 type column struct {
 	name     string
-	field    []int // reflect index path in Row
+	offset   uintptr // of the field in Row
 	kind     reflect.Kind
 	required bool
 	list     bool
@@ -30,24 +31,28 @@ var columns = rowColumns()
 
 func rowColumns() map[string]column {
 	out := map[string]column{}
-	var walk func(t reflect.Type, index []int)
-	walk = func(t reflect.Type, index []int) {
+	var walk func(t reflect.Type, at uintptr)
+	walk = func(t reflect.Type, at uintptr) {
 		for i := range t.NumField() {
 			f := t.Field(i)
-			idx := append(append([]int{}, index...), i)
 			if f.Anonymous {
-				walk(f.Type, idx)
+				walk(f.Type, at+f.Offset)
 				continue
 			}
 			name, opts, _ := strings.Cut(f.Tag.Get("parquet"), ",")
-			c := column{name: name, field: idx, kind: f.Type.Kind(), required: !strings.Contains(opts, "optional")}
-			if f.Type.Kind() == reflect.Slice {
+			c := column{name: name, offset: at + f.Offset, kind: f.Type.Kind(), required: !strings.Contains(opts, "optional")}
+			switch {
+			case f.Type == reflect.TypeOf([]string(nil)):
 				c.list, c.kind, c.required = true, reflect.String, false
+			case f.Type != reflect.TypeOf(string("")) && f.Type != reflect.TypeOf(false) &&
+				f.Type != reflect.TypeOf(int64(0)) && f.Type != reflect.TypeOf(float64(0)):
+				// The setters write the fields through their offsets.
+				panic("engine: Row field " + f.Name + " is a " + f.Type.String() + ", which Read cannot fill")
 			}
 			out[name] = c
 		}
 	}
-	walk(reflect.TypeOf(Row{}), nil)
+	walk(reflect.TypeOf(Row{}), 0)
 	return out
 }
 
@@ -250,24 +255,25 @@ func newSetter(c column, k parquet.Kind, scale int32, in strs) (setter, error) {
 			}
 			return nil
 		}
-		f := reflect.ValueOf(r).Elem().FieldByIndex(c.field)
+		// The field's type is the kind's (rowColumns checks it).
+		f := unsafe.Add(unsafe.Pointer(r), c.offset)
 		switch {
 		case c.list:
-			f.Set(reflect.Append(f, reflect.ValueOf(in.of(v.ByteArray()))))
+			*(*[]string)(f) = append(*(*[]string)(f), in.of(v.ByteArray()))
 		case c.kind == reflect.String:
-			f.SetString(in.of(v.ByteArray()))
+			*(*string)(f) = in.of(v.ByteArray())
 		case c.kind == reflect.Bool:
-			f.SetBool(v.Boolean())
+			*(*bool)(f) = v.Boolean()
 		case c.kind == reflect.Int64 && scale == 0 && v.Kind() == parquet.Int64:
-			f.SetInt(v.Int64()) // exactly: a time in ns is beyond a float64's integers
+			*(*int64)(f) = v.Int64() // exactly: a time in ns is beyond a float64's integers
 		case c.kind == reflect.Int64:
 			x := number(v) * unit
 			if x != math.Trunc(x) || math.Abs(x) > 1<<53 {
 				return fmt.Errorf("column %s is %v, want a whole number", c.name, x)
 			}
-			f.SetInt(int64(x))
+			*(*int64)(f) = int64(x)
 		default:
-			f.SetFloat(number(v) * unit)
+			*(*float64)(f) = number(v) * unit
 		}
 		return nil
 	}, nil

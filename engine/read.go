@@ -221,6 +221,7 @@ type strs map[string]string
 // text that never repeats is read as it was.
 const maxStrs = 1 << 20
 
+// of returns b as a string, the one kept when it was read before.
 func (in strs) of(b []byte) string {
 	if s, ok := in[string(b)]; ok {
 		return s

@@ -46,22 +46,32 @@ func (b *Builder) Flame(minShare float64) (*Flame, error) {
 	if vi < 0 {
 		return nil, fmt.Errorf("internal error: value %s was not collected", opt.Value)
 	}
+	// The tree is made of the stacks' estimates first, and the statistics
+	// are gathered, in a second pass, for the nodes kept only: a node's
+	// statistics each were most of the memory of the graph of a profile
+	// of a million stacks, most of whose nodes are pruned.
 	t := newTree(b.table.FuncName)
-	err = b.table.EachStack(b.filter(), vi, func(stack []uint32, _ string, st []ci.Stats) error {
-		if st[vi].N > 0 {
-			t.add(stack, &st[vi])
-		}
-		return nil
-	})
-	if err != nil {
+	each := func(fn func(stack []uint32, st *ci.Stats)) error {
+		return b.table.EachStack(b.filter(), vi, func(stack []uint32, _ string, st []ci.Stats) error {
+			if st[vi].N > 0 {
+				fn(stack, &st[vi])
+			}
+			return nil
+		})
+	}
+	if err := each(t.add); err != nil {
 		return nil, err
 	}
-	root := &t.nodes[0]
+	min := minShare * t.nodes[0].est
+	t.keep(min)
+	if err := each(t.gather); err != nil {
+		return nil, err
+	}
 	// As for the report's total: what a JFR gap moves between stacks stays
 	// inside the total.
-	root.stats.Spill, root.stats.Excess = 0, 0
+	root := &t.stats[0]
+	root.Spill, root.Excess = 0, 0
 	f := &Flame{Confidence: opt.Confidence, Value: opt.Value}
-	min := minShare * root.stats.Estimate
 	if f.Root, err = t.node(0, "total", min, opt, &f.Pruned); err != nil {
 		return nil, err
 	}
@@ -73,13 +83,19 @@ func (b *Builder) Flame(minShare float64) (*Flame, error) {
 type tree struct {
 	nodes []treeNode
 	child map[uint64]int32
+	// kept is, per node, its index in stats +1 (0: pruned), and stats the
+	// statistics of the nodes kept (keep).
+	kept  []int32
+	stats []ci.Stats
 	// funcName names a function id.
 	funcName func(uint32) string
 }
 
 type treeNode struct {
-	fn       uint32
-	stats    ci.Stats
+	fn uint32
+	// est is the estimate of the stacks through the node, summed as
+	// ci.Stats.Merge sums them, in the same order.
+	est      float64
 	children []int32
 }
 
@@ -87,11 +103,11 @@ func newTree(funcName func(uint32) string) *tree {
 	return &tree{nodes: []treeNode{{}}, child: map[uint64]int32{}, funcName: funcName}
 }
 
-// add merges one stack's statistics into the root and every node on its
-// path, from the outermost caller (the stack's end) to the leaf.
+// add adds one stack's estimate to the root and every node on its path,
+// from the outermost caller (the stack's end) to the leaf.
 func (t *tree) add(stack []uint32, st *ci.Stats) {
 	cur := int32(0)
-	t.nodes[0].stats.Merge(st)
+	t.nodes[0].est += st.Estimate
 	for i := len(stack) - 1; i >= 0; i-- {
 		key := uint64(cur)<<32 | uint64(stack[i])
 		next, ok := t.child[key]
@@ -101,7 +117,39 @@ func (t *tree) add(stack []uint32, st *ci.Stats) {
 			t.nodes[cur].children = append(t.nodes[cur].children, next)
 			t.child[key] = next
 		}
-		t.nodes[next].stats.Merge(st)
+		t.nodes[next].est += st.Estimate
+		cur = next
+	}
+}
+
+// keep marks the nodes node will draw: the root, and each child of a kept
+// node whose estimate is at least min and above zero.
+func (t *tree) keep(min float64) {
+	t.kept = make([]int32, len(t.nodes))
+	var mark func(i int32)
+	mark = func(i int32) {
+		t.stats = append(t.stats, ci.Stats{})
+		t.kept[i] = int32(len(t.stats))
+		for _, c := range t.nodes[i].children {
+			if e := t.nodes[c].est; e >= min && e > 0 {
+				mark(c)
+			}
+		}
+	}
+	mark(0)
+}
+
+// gather merges one stack's statistics into every kept node on its path.
+func (t *tree) gather(stack []uint32, st *ci.Stats) {
+	cur := int32(0)
+	t.stats[t.kept[0]-1].Merge(st)
+	for i := len(stack) - 1; i >= 0; i-- {
+		next := t.child[uint64(cur)<<32|uint64(stack[i])]
+		k := t.kept[next]
+		if k == 0 {
+			return
+		}
+		t.stats[k-1].Merge(st)
 		cur = next
 	}
 }
@@ -109,14 +157,14 @@ func (t *tree) add(stack []uint32, st *ci.Stats) {
 // node converts node i and the callees of at least min into FlameNodes,
 // widest first (ties by name, so the same inputs draw the same graph).
 func (t *tree) node(i int32, name string, min float64, opt Options, pruned *int) (*FlameNode, error) {
-	n := &t.nodes[i]
-	res, err := interval(n.stats, opt)
+	n, st := &t.nodes[i], t.stats[t.kept[i]-1]
+	res, err := interval(st, opt)
 	if err != nil {
 		return nil, fmt.Errorf("flame graph: %s: %w", name, err)
 	}
-	out := &FlameNode{Name: name, Stats: n.stats, Result: res}
+	out := &FlameNode{Name: name, Stats: st, Result: res}
 	for _, c := range n.children {
-		if t.nodes[c].stats.Estimate < min || t.nodes[c].stats.Estimate <= 0 {
+		if t.kept[c] == 0 {
 			*pruned += t.count(c)
 			continue
 		}

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/heapest/heapest/aggregate"
@@ -73,5 +74,34 @@ func TestFlamePrune(t *testing.T) {
 	main := f.Root.Children[0]
 	if len(main.Children) != 1 || main.Children[0].Name != "a" || f.Pruned != 2 {
 		t.Errorf("main's children %+v, pruned %d; want a alone, 2 pruned", main.Children, f.Pruned)
+	}
+}
+
+// The tree gathers statistics for the nodes it keeps only, each the
+// merge of the stacks through it.
+func TestTreeGathersKeptNodes(t *testing.T) {
+	tr := newTree(func(id uint32) string { return fmt.Sprint(id) })
+	big, small := ci.Stats{N: 1, Estimate: 100, Samples: 1}, ci.Stats{N: 1, Estimate: 1, Samples: 1}
+	stacks := []struct {
+		frames []uint32
+		st     *ci.Stats
+	}{{[]uint32{3, 2, 1}, &big}, {[]uint32{4, 2, 1}, &small}, {[]uint32{2, 1}, &big}}
+	for _, s := range stacks {
+		tr.add(s.frames, s.st)
+	}
+	tr.keep(10) // 1 (201), 2 (201), 3 (100) stay; 4 (1) goes
+	for _, s := range stacks {
+		tr.gather(s.frames, s.st)
+	}
+	if len(tr.stats) != 4 || len(tr.nodes) != 5 {
+		t.Fatalf("%d of %d nodes kept, want 4 of 5", len(tr.stats), len(tr.nodes))
+	}
+	for i, want := range []struct {
+		est float64
+		n   int64
+	}{{201, 3}, {201, 3}, {201, 3}, {100, 1}} {
+		if st := tr.stats[i]; st.Estimate != want.est || st.N != want.n {
+			t.Errorf("kept node %d: %+v, want estimate %v of %d stacks", i, st, want.est, want.n)
+		}
 	}
 }

@@ -98,6 +98,17 @@ func TestReadSharesText(t *testing.T) {
 	if a, b := got[2], got[5]; !same(a.Stack[1], b.Stack[1]) || !same(a.Key, b.Key) || !same(got[0].Source, got[4].Source) {
 		t.Errorf("rows %+v and %+v hold copies of the same text", a, b)
 	}
+	// A stack the row before had too is that row's (sample rows come a
+	// row per value of each stack).
+	twice := []Row{rows[2], rows[2], rows[1]}
+	twice[1].Value = "alloc_space"
+	b = write(t, twice)
+	if got, err = Read(bytes.NewReader(b), int64(len(b)), "x"); err != nil {
+		t.Fatal(err)
+	}
+	if &got[0].Stack[0] != &got[1].Stack[0] || got[2].Stack != nil || fmt.Sprint(got[1].Stack) != "[g main]" {
+		t.Errorf("stacks %q, %q and %q: want the first two shared, the third nil", got[0].Stack, got[1].Stack, got[2].Stack)
+	}
 }
 
 // TestGroupSums checks that rows of one key from several inputs sum as

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"unsafe"
@@ -110,12 +111,13 @@ func read(r io.ReaderAt, size int64, name string) ([]Row, error) {
 	}
 	var out []Row // not sized by the footer: a damaged one may claim any number of rows
 	buf := make([]parquet.Row, 256)
+	var st stacks
 	for _, rg := range f.RowGroups() {
 		rows := rg.Rows()
 		for {
 			n, err := rows.ReadRows(buf)
 			for _, pr := range buf[:n] {
-				var row Row
+				row := Row{Stack: st.room()}
 				for _, v := range pr {
 					if s := setters[v.Column()]; s != nil {
 						if err := s(&row, v); err != nil {
@@ -124,6 +126,7 @@ func read(r io.ReaderAt, size int64, name string) ([]Row, error) {
 						}
 					}
 				}
+				row.Stack = st.keep(row.Stack)
 				out = append(out, row)
 			}
 			if errors.Is(err, io.EOF) {
@@ -137,6 +140,30 @@ func read(r io.ReaderAt, size int64, name string) ([]Row, error) {
 		rows.Close()
 	}
 	return out, nil
+}
+
+// stacks gives the rows their stacks: read into one buffer, then shared
+// with the row before when it has the same one (sample rows come a row
+// per value of each stack), else copied at their length. A slice grown
+// frame by frame for every row was the rows' largest part.
+type stacks struct {
+	buf, last []string
+}
+
+// room is where a row's stack is read.
+func (s *stacks) room() []string { return s.buf[:0] }
+
+// keep returns the stack read into room, to be kept with its row.
+func (s *stacks) keep(read []string) []string {
+	s.buf = read[:0]
+	switch {
+	case len(read) == 0:
+		return nil
+	case slices.Equal(read, s.last):
+		return s.last
+	}
+	s.last = slices.Clone(read)
+	return s.last
 }
 
 // setter stores one value of a column into a row.

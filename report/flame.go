@@ -62,8 +62,7 @@ func (b *Builder) Flame(minShare float64) (*Flame, error) {
 	if err := each(t.add); err != nil {
 		return nil, err
 	}
-	min := minShare * t.nodes[0].est
-	t.keep(min)
+	t.keep(minShare * t.nodes[0].est)
 	if err := each(t.gather); err != nil {
 		return nil, err
 	}
@@ -72,7 +71,7 @@ func (b *Builder) Flame(minShare float64) (*Flame, error) {
 	root := &t.stats[0]
 	root.Spill, root.Excess = 0, 0
 	f := &Flame{Confidence: opt.Confidence, Value: opt.Value}
-	if f.Root, err = t.node(0, "total", min, opt, &f.Pruned); err != nil {
+	if f.Root, err = t.node(0, "total", opt, &f.Pruned); err != nil {
 		return nil, err
 	}
 	return f, nil
@@ -131,7 +130,7 @@ func (t *tree) keep(min float64) {
 		t.stats = append(t.stats, ci.Stats{})
 		t.kept[i] = int32(len(t.stats))
 		for _, c := range t.nodes[i].children {
-			if e := t.nodes[c].est; e >= min && e > 0 {
+			if e := t.nodes[c].est; !(e < min || e <= 0) { // NaN stays, as it always did
 				mark(c)
 			}
 		}
@@ -154,9 +153,9 @@ func (t *tree) gather(stack []uint32, st *ci.Stats) {
 	}
 }
 
-// node converts node i and the callees of at least min into FlameNodes,
+// node converts node i and its kept callees (keep) into FlameNodes,
 // widest first (ties by name, so the same inputs draw the same graph).
-func (t *tree) node(i int32, name string, min float64, opt Options, pruned *int) (*FlameNode, error) {
+func (t *tree) node(i int32, name string, opt Options, pruned *int) (*FlameNode, error) {
 	n, st := &t.nodes[i], t.stats[t.kept[i]-1]
 	res, err := interval(st, opt)
 	if err != nil {
@@ -168,7 +167,7 @@ func (t *tree) node(i int32, name string, min float64, opt Options, pruned *int)
 			*pruned += t.count(c)
 			continue
 		}
-		child, err := t.node(c, t.name(c), min, opt, pruned)
+		child, err := t.node(c, t.name(c), opt, pruned)
 		if err != nil {
 			return nil, err
 		}

@@ -432,7 +432,11 @@ func (b *Builder) Report() (*Report, error) {
 	} else {
 		groups, cut, total = b.table.Groups(opt.By, b.filter(), vi, opt.Top)
 	}
-	r, err := build(opt, b.sources(vi), groups, cut, total[vi])
+	bopt := opt
+	// With --fleet-size, fleetRows computes every interval shown: the
+	// rows' own would be computed for nothing.
+	bopt.EstimatesOnly = bopt.EstimatesOnly || opt.FleetSize > 0
+	r, err := build(bopt, b.sources(vi), groups, cut, total[vi])
 	if err != nil {
 		return nil, err
 	}

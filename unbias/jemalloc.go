@@ -80,7 +80,7 @@ func jemallocTable(rate float64) *jeTable {
 		// samples writes sIn ≈ n·us·p(x).
 		us, sh := t.unbiasedSz[i], t.shiftedCnt[i]
 		x := 8 * float64(us) / float64(sh)
-		t.x[i], t.keep[i] = x, 1.0-math.Exp(-1.0*x/rate)
+		t.x[i], t.keep[i] = x, kept(x, rate)
 		t.perSample[i] = float64(us) * t.keep[i]
 	}
 	jeTables.Store(rate, t)
@@ -113,7 +113,17 @@ func jemallocEncode(cShifted, sUnbiased uint64, rate float64) (uint64, uint64) {
 	cOut := float64(cShifted) / float64(uint64(1)<<lgTinyMin)
 	sOut := float64(sUnbiased)
 	x := sOut / cOut
-	y := sOut * (1.0 - math.Exp(-1.0*x/rate))
+	return encodeKept(sOut, x, kept(x, rate))
+}
+
+// kept is prof_do_unbias's 1 − exp(−x/R): the chance that an allocation
+// of mean size x is sampled.
+func kept(x, rate float64) float64 { return 1.0 - math.Exp(-1.0*x/rate) }
+
+// encodeKept is the end of prof_do_unbias: the pair written for bytes s of
+// mean size x, sampled with chance k.
+func encodeKept(s, x, k float64) (cIn, sIn uint64) {
+	y := s * k
 	return castU64(y / x), castU64(y)
 }
 
@@ -167,8 +177,7 @@ func (t *jeTable) encodeClass(i int, m uint64) (cIn, sIn uint64) {
 	if c > 1<<53 || s > 1<<53 {
 		return jemallocEncode(c, s, t.rate) // x may round otherwise
 	}
-	y := float64(s) * t.keep[i]
-	return castU64(y / t.x[i]), castU64(y)
+	return encodeKept(float64(s), t.x[i], t.keep[i])
 }
 
 // JeprofDecode applies jeprof's per-line formula: both numbers scaled by

@@ -493,13 +493,22 @@ func newStackTable() stackTable {
 
 // slotOf is the slot value of a stack of hash h stored at st.
 func slotOf(h uint64, st storedStack) uint64 {
-	return (h>>40|1)<<40 | uint64(st.chunk)<<16 | uint64(st.off)
+	return tagOf(h) | uint64(st.chunk)<<16 | uint64(st.off)
+}
+
+// tagOf is the part of a slot that a stack of hash h has in the slot's
+// high bits (never 0: 0 is an empty slot).
+func tagOf(h uint64) uint64 { return (h>>40 | 1) << 40 }
+
+// at returns the chunk's words from the header of the stack slot s is of.
+func (t *stackTable) at(s uint64) []uint64 {
+	return t.chunks[s>>16&(1<<24-1)][s&(1<<16-1):]
 }
 
 // intern returns the id of a stack, and whether it is new.
 func (t *stackTable) intern(frames []parse.Frame) (int32, bool) {
 	h := hashAddrs(t.seed, frames)
-	tag := (h>>40 | 1) << 40
+	tag := tagOf(h)
 	mask := len(t.slots) - 1
 	for i := int(h) & mask; ; i = (i + 1) & mask {
 		s := t.slots[i]
@@ -509,7 +518,7 @@ func (t *stackTable) intern(frames []parse.Frame) (int32, bool) {
 		if s&^(1<<40-1) != tag {
 			continue
 		}
-		c := t.chunks[s>>16&(1<<24-1)][s&(1<<16-1):]
+		c := t.at(s)
 		if hdr := c[0]; int(uint32(hdr)) == len(frames) && sameAddrs(c[1:1+len(frames)], frames) {
 			return int32(hdr >> 32), false
 		}

@@ -111,9 +111,11 @@ func (t *Table) EachStack(f Filter, main int, fn func(stack []uint32, typ string
 
 // sortByEstimate sorts order, which is ascending, largest estimate first,
 // ties in order's order. Without NaN that is a sort by estimate, then by
-// id, which pdqsort does in a fifth of the time of sort.SliceStable's
-// merges (24 ms for the 98,000 stacks of a 30 MB dump); a NaN, which
-// orders against nothing, keeps the stable sort.
+// id: a stable radix sort of the estimates' bits (estimateKey), a pass per
+// byte in which they differ. pdqsort took 13 ms of writing the 98,000
+// stacks of a 30 MB dump, its comparisons each reading two estimates from
+// afar; sort.SliceStable's merges took 24 ms. A NaN, which orders against
+// nothing, keeps the stable sort.
 func sortByEstimate(order []int32, est []float64) {
 	for _, gi := range order {
 		if math.IsNaN(est[gi]) {
@@ -121,12 +123,73 @@ func sortByEstimate(order []int32, est []float64) {
 			return
 		}
 	}
-	slices.SortFunc(order, func(a, b int32) int {
-		if c := cmp.Compare(est[b], est[a]); c != 0 {
-			return c
+	if len(order) < 256 {
+		slices.SortFunc(order, func(a, b int32) int {
+			if c := cmp.Compare(est[b], est[a]); c != 0 {
+				return c
+			}
+			return cmp.Compare(a, b)
+		})
+		return
+	}
+	src := make([]keyed, len(order))
+	for i, gi := range order {
+		src[i] = keyed{estimateKey(est[gi]), gi}
+	}
+	for i, k := range radixSort(src, make([]keyed, len(src))) {
+		order[i] = k.gi
+	}
+}
+
+// keyed is an entry of sortByEstimate's radix sort.
+type keyed struct {
+	key uint64
+	gi  int32
+}
+
+// estimateKey maps an estimate (not NaN) to a key whose ascending order
+// is the estimates' descending one: -0 and 0, equal, get one key.
+func estimateKey(x float64) uint64 {
+	if x == 0 {
+		x = 0 // -0
+	}
+	b := math.Float64bits(x)
+	if b>>63 != 0 {
+		b = ^b // negative: a larger magnitude is smaller
+	} else {
+		b |= 1 << 63
+	}
+	return ^b
+}
+
+// radixSort sorts a by key, stably, a byte at a time from the lowest,
+// skipping the bytes every key shares; tmp is as long as a. It returns
+// whichever of the two holds the result.
+func radixSort(a, tmp []keyed) []keyed {
+	var counts [8][256]int
+	for _, k := range a {
+		for d := range 8 {
+			counts[d][byte(k.key>>(8*d))]++
 		}
-		return cmp.Compare(a, b)
-	})
+	}
+	for d := range 8 {
+		c := &counts[d]
+		if c[byte(a[0].key>>(8*d))] == len(a) {
+			continue
+		}
+		sum := 0
+		for i := range c {
+			c[i], sum = sum, sum+c[i]
+		}
+		shift := uint(8 * d)
+		for _, k := range a {
+			i := byte(k.key >> shift)
+			tmp[c[i]] = k
+			c[i]++
+		}
+		a, tmp = tmp, a
+	}
+	return a
 }
 
 // FuncName is a function id's name (EachStack's stacks): its symbol, or

@@ -9,12 +9,14 @@ import (
 )
 
 // TestSortByEstimate: the order is sort.SliceStable's, with many ties,
-// -0 beside 0, infinities, and a NaN.
+// -0 beside 0, negative and subnormal numbers, infinities, and a NaN, in
+// short lists (compared) and long ones (radix sorted).
 func TestSortByEstimate(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	values := []float64{0, math.Copysign(0, -1), 1, 2.5, 1e300, math.Inf(1), math.Inf(-1)}
+	values := []float64{0, math.Copysign(0, -1), 1, 2.5, 1e300, math.Inf(1), math.Inf(-1),
+		-1, -2.5, -1e300, 5e-324, -5e-324}
 	for trial := range 300 {
-		est := make([]float64, rng.IntN(500))
+		est := make([]float64, rng.IntN(500)+[]int{0, 3000}[trial%2])
 		var order []int32
 		for i := range est {
 			est[i] = values[rng.IntN(len(values))]

@@ -98,15 +98,61 @@ func (t *Table) EachStack(f Filter, main int, fn func(stack []uint32, typ string
 		}
 	}
 	sortByEstimate(order, est)
-	var stack []uint32
-	for _, gi := range order {
-		g := groups[gi]
-		stack = t.stacks.stack(g.stack, stack)
-		if err := fn(stack, t.strs.names[g.typ], statsOf(gi)); err != nil {
-			return err
+	b := newStackBatch(nv)
+	for len(order) > 0 {
+		n := min(len(order), len(b.spans))
+		batch := order[:n]
+		order = order[n:]
+		for i, gi := range batch {
+			b.ids[i] = groups[gi].stack
+		}
+		b.gather(t, n, func(i int) []ci.Stats { return statsOf(batch[i]) })
+		from := 0
+		for i, gi := range batch {
+			if err := fn(b.frames[from:b.ends[i]], t.strs.names[groups[gi].typ], b.rows[i*nv:(i+1)*nv]); err != nil {
+				return err
+			}
+			from = b.ends[i]
 		}
 	}
 	return nil
+}
+
+// stackBatch is a batch of stacks EachStack gathers before handing them
+// out. They come in the order of their estimates, scattered over memory:
+// each one's span, frames and statistics are cache misses. Gathered a
+// batch at a time, in loops that do little else, the misses overlap;
+// read one at a time beside the caller's work, they took about 30 ms of
+// writing the 98,000 stacks of a 30 MB dump as pprof.
+type stackBatch struct {
+	nv     int
+	ids    [256]uint32 // stack ids
+	spans  [256]span
+	frames []uint32
+	ends   []int
+	rows   []ci.Stats // nv per stack
+}
+
+func newStackBatch(nv int) *stackBatch {
+	b := &stackBatch{nv: nv}
+	b.rows = make([]ci.Stats, len(b.spans)*nv)
+	return b
+}
+
+// gather reads the frames of the first n stacks of ids, and their
+// statistics, which stats returns.
+func (b *stackBatch) gather(t *Table, n int, stats func(i int) []ci.Stats) {
+	for i, id := range b.ids[:n] {
+		b.spans[i] = t.stacks.spans[id]
+	}
+	b.frames, b.ends = b.frames[:0], b.ends[:0]
+	for _, sp := range b.spans[:n] {
+		b.frames = t.stacks.frames.get(sp, b.frames)
+		b.ends = append(b.ends, len(b.frames))
+	}
+	for i := range n {
+		copy(b.rows[i*b.nv:(i+1)*b.nv], stats(i))
+	}
 }
 
 // sortByEstimate sorts order, which is ascending, largest estimate first,

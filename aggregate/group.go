@@ -2,8 +2,8 @@ package aggregate
 
 import (
 	"regexp"
+	"slices"
 	"sort"
-	"strings"
 
 	"github.com/heapest/heapest/ci"
 	"github.com/heapest/heapest/internal/grow"
@@ -639,16 +639,36 @@ func (g *grouper) stackGroup(s uint32) int32 {
 // by ";" (as flame graph tools write stacks).
 func StackKey(leafFirst []string) string {
 	if len(leafFirst) == 0 {
-		return "(no stack)"
+		return noStackKey
 	}
-	var b strings.Builder
+	return string(AppendStackKey(make([]byte, 0, stackKeyLen(leafFirst)), leafFirst))
+}
+
+// noStackKey is the key of an empty stack.
+const noStackKey = "(no stack)"
+
+// AppendStackKey appends StackKey(leafFirst) to b.
+func AppendStackKey(b []byte, leafFirst []string) []byte {
+	if len(leafFirst) == 0 {
+		return append(b, noStackKey...)
+	}
+	b = slices.Grow(b, stackKeyLen(leafFirst))
 	for i := len(leafFirst) - 1; i >= 0; i-- {
-		b.WriteString(leafFirst[i])
+		b = append(b, leafFirst[i]...)
 		if i > 0 {
-			b.WriteByte(';')
+			b = append(b, ';')
 		}
 	}
-	return b.String()
+	return b
+}
+
+// stackKeyLen is the length of a non-empty stack's key.
+func stackKeyLen(leafFirst []string) int {
+	n := len(leafFirst) - 1
+	for _, f := range leafFirst {
+		n += len(f)
+	}
+	return n
 }
 
 // filterCells decides, per cell, whether it passes f. Names are matched

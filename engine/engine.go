@@ -69,6 +69,9 @@ type Writer struct {
 	w    *parquet.GenericWriter[Row]
 	buf  []Row
 	rows int64
+	// WriteSample's arenas: the buffered rows' keys and stacks.
+	keys  []byte
+	names []string
 }
 
 // batch is how many rows are buffered before they go to the writer.

@@ -8,14 +8,17 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"unsafe"
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/heapest/heapest/aggregate"
 	"github.com/heapest/heapest/ci"
 	"github.com/heapest/heapest/parse"
+	"github.com/heapest/heapest/unbias"
 )
 
 // stats are the statistics of n samples of z bytes at period rate, as
@@ -322,5 +325,51 @@ func TestSources(t *testing.T) {
 	names, split = Sources(a, "file.parquet")
 	if fmt.Sprint(names) != "[a.heap]" || len(split) != 1 || &split[0][0] != &a[0] || len(split[0]) != len(a) {
 		t.Errorf("one source: names %v, rows copied or cut", names)
+	}
+}
+
+// TestWriteSampleBatches: sample rows written through several batches
+// (rows of one to four values, so batches end within no stack) read back
+// with each stack's own frames and key, although the writer fills its
+// arenas again after each batch.
+func TestWriteSampleBatches(t *testing.T) {
+	var buf bytes.Buffer
+	w := NewWriter(&buf)
+	values := []unbias.Value{unbias.InUseSpace, unbias.InUseObjects, unbias.AllocSpace, unbias.AllocObjects}
+	type want struct {
+		key   string
+		stack []string
+	}
+	var wants []want
+	var frame []string
+	for i := range 3 * batch {
+		frame = frame[:0]
+		for d := range 1 + i%7 {
+			frame = append(frame, fmt.Sprintf("f%d_%d", i, d))
+		}
+		st := make([]ci.Stats, len(values))
+		for v := range 1 + i%len(values) {
+			st[v] = stats(float64(1+i), 64, 524288)
+			wants = append(wants, want{aggregate.StackKey(frame), slices.Clone(frame)})
+		}
+		if err := w.WriteSample(parse.Source{Path: "a.heap"}, frame, "", values, st); err != nil {
+			t.Fatal(err)
+		}
+		frame[0] = "overwritten" // the caller's slice is its own again
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := Read(bytes.NewReader(buf.Bytes()), int64(buf.Len()), "a.parquet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != len(wants) {
+		t.Fatalf("%d rows, want %d", len(rows), len(wants))
+	}
+	for i, r := range rows {
+		if r.Key != wants[i].key || !slices.Equal(r.Stack, wants[i].stack) {
+			t.Fatalf("row %d: key %q stack %q, want %q %q", i, r.Key, r.Stack, wants[i].key, wants[i].stack)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"unsafe"
 
 	"github.com/heapest/heapest/aggregate"
 	"github.com/heapest/heapest/ci"
@@ -13,20 +14,33 @@ import (
 // an input: a row per value it has something for (st in values' order).
 // Sample rows can be grouped again by anything heapest groups by.
 func (w *Writer) WriteSample(src parse.Source, stack []string, typ string, values []unbias.Value, st []ci.Stats) error {
-	key := aggregate.StackKey(stack)
-	stack = append([]string(nil), stack...) // rows are buffered; the caller's slice is not ours
+	// Rows are buffered (Write): their stack and key are kept in the
+	// writer's arenas until the batch is written, rather than made for
+	// each stack. A 60 MB Go heap profile's 920,000 stacks of 48 frames
+	// allocated 1.7 GB of them, which the collector then had to find.
+	from := len(w.keys)
+	w.keys = aggregate.AppendStackKey(w.keys, stack)
+	key := unsafe.String(unsafe.SliceData(w.keys[from:]), len(w.keys)-from)
+	at := len(w.names)
+	w.names = append(w.names, stack...)
+	stack = w.names[at:len(w.names):len(w.names)]
 	for i, v := range values {
 		if st[i].N == 0 {
 			continue
 		}
-		r := Row{Source: src.Path, Format: src.Format, Process: src.Process, BuildID: src.Build, Time: src.Time,
+		w.buf = append(w.buf, Row{Source: src.Path, Format: src.Format, Process: src.Process, BuildID: src.Build, Time: src.Time,
 			By: aggregate.ByStack.String(), Part: PartSample, Key: key, Stack: stack, Type: typ, Value: v.String(),
-			Columns: ci.ColumnsOf(st[i])}
-		if err := w.Write(r); err != nil {
-			return err
-		}
+			Columns: ci.ColumnsOf(st[i])})
+		w.rows++
 	}
-	return nil
+	if len(w.buf) < batch {
+		return nil
+	}
+	// No row refers to the arenas once the batch is written (the Parquet
+	// writer copies what it is given): they are filled again.
+	err := w.flush()
+	w.keys, w.names = w.keys[:0], w.names[:0]
+	return err
 }
 
 // oneSource reports whether rows all have the source label of the first.

@@ -770,16 +770,12 @@ func (p *statPool) rehash() {
 	}
 }
 
-// statsHash hashes the bits of s (ci.Stats.Bits), a word at a time.
+// statsHash hashes the bits of s's first four words (N, Estimate, Var and
+// Samples), which nearly always tell statistics apart; intern compares
+// all of them.
 func statsHash(s *ci.Stats) uint64 {
-	const words = unsafe.Sizeof(ci.Stats{}) / 8
-	w := (*[words]uint64)(unsafe.Pointer(s))
-	h := uint64(words)
-	for _, x := range w {
-		h = (h ^ x) * 0x9e3779b97f4a7c15
-		h ^= h >> 29
-	}
-	return mix(h)
+	w := (*[4]uint64)(unsafe.Pointer(s))
+	return mix(mix(mix(w[0]^w[1])^w[2]) ^ w[3])
 }
 
 // chunked is an append-only store in chunks of fixed size: growing it

@@ -294,6 +294,7 @@ func FuzzRead(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		rows, err := Read(bytes.NewReader(b), int64(len(b)), "fuzz")
+		checkScan(t, b, rows, err)
 		if err != nil {
 			return
 		}
@@ -303,6 +304,27 @@ func FuzzRead(f *testing.F) {
 		}
 		_, _ = Group(rows, "")
 	})
+}
+
+// checkScan checks that Scan gives the rows Read gave, or its error.
+func checkScan(t *testing.T, b []byte, rows []Row, err error) {
+	var scanned []Row
+	errS := Scan(bytes.NewReader(b), int64(len(b)), "fuzz", func(r *Row) error {
+		c := *r
+		c.Key = strings.Clone(r.Key)
+		c.Stack = nil
+		if len(r.Stack) > 0 {
+			c.Stack = slices.Clone(r.Stack)
+		}
+		scanned = append(scanned, c)
+		return nil
+	})
+	if fmt.Sprint(err) != fmt.Sprint(errS) {
+		t.Fatalf("Read: %v; Scan: %v", err, errS)
+	}
+	if err == nil && !reflect.DeepEqual(scanned, rows) {
+		t.Fatalf("Scan gave %d rows unlike Read's %d", len(scanned), len(rows))
+	}
 }
 
 type nopSink struct{}

@@ -60,23 +60,46 @@ func rowColumns() map[string]column {
 // ReadFile reads the rows of the Parquet file at path ("-": standard
 // input, read whole: Parquet's footer is at its end).
 func ReadFile(path string) ([]Row, error) {
+	in, err := Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer in.Close()
+	return Read(in, in.Size, in.Name)
+}
+
+// Input is an opened Parquet file: its bytes, their number, and its name
+// for errors ("standard input" for "-").
+type Input struct {
+	io.ReaderAt
+	Size  int64
+	Name  string
+	close func() error
+}
+
+// Close closes the file.
+func (in *Input) Close() error { return in.close() }
+
+// Open opens the Parquet file at path ("-": standard input, read whole:
+// Parquet's footer is at its end).
+func Open(path string) (*Input, error) {
 	if path == "-" {
 		b, err := io.ReadAll(os.Stdin)
 		if err != nil {
 			return nil, fmt.Errorf("standard input: %w", err)
 		}
-		return Read(bytes.NewReader(b), int64(len(b)), "standard input")
+		return &Input{bytes.NewReader(b), int64(len(b)), "standard input", func() error { return nil }}, nil
 	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
+		f.Close()
 		return nil, err
 	}
-	return Read(f, st.Size(), path)
+	return &Input{f, st.Size(), path, f.Close}, nil
 }
 
 // Read reads the rows of a Parquet file of heapest's schema, written by
@@ -95,51 +118,84 @@ func Read(r io.ReaderAt, size int64, name string) (rows []Row, err error) {
 }
 
 func read(r io.ReaderAt, size int64, name string) ([]Row, error) {
+	var out []Row // not sized by the footer: a damaged one may claim any number of rows
+	err := scan(r, size, name, true, func(row *Row) error {
+		out = append(out, *row)
+		return nil
+	})
+	return out, err
+}
+
+// Scan reads the rows of a Parquet file as Read does, and calls fn with
+// each, in order, without keeping them: a row's Key and Stack are valid
+// only during the call (its other strings stay valid). A file of sample
+// rows holds a distinct key of kilobytes per stack, which Read keeps. An
+// error of fn stops the scan and is returned as it is.
+func Scan(r io.ReaderAt, size int64, name string, fn func(row *Row) error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%s: damaged Parquet file (%v)", name, p)
+		}
+	}()
+	return scan(r, size, name, false, fn)
+}
+
+// scan is Read and Scan: with keep, each row's key is interned and its
+// stack its own (or the row before's); without, both are transient.
+func scan(r io.ReaderAt, size int64, name string, keep bool, fn func(row *Row) error) error {
 	if err := checkFooter(r, size); err != nil {
-		return nil, fmt.Errorf("%s: not a Parquet file: %w", name, err)
+		return fmt.Errorf("%s: not a Parquet file: %w", name, err)
 	}
 	f, err := parquet.OpenFile(r, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
 	if err != nil {
-		return nil, fmt.Errorf("%s: not a Parquet file: %w", name, err)
+		return fmt.Errorf("%s: not a Parquet file: %w", name, err)
 	}
 	if err := checkPages(f, r, size); err != nil {
-		return nil, fmt.Errorf("%s: damaged Parquet file: %w", name, err)
+		return fmt.Errorf("%s: damaged Parquet file: %w", name, err)
 	}
-	setters, err := bind(f.Schema(), strs{})
+	setters, err := bind(f.Schema(), strs{}, keep)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return fmt.Errorf("%s: %w", name, err)
 	}
-	var out []Row // not sized by the footer: a damaged one may claim any number of rows
 	buf := make([]parquet.Row, 256)
 	var st stacks
+	n := 0 // rows read
 	for _, rg := range f.RowGroups() {
 		rows := rg.Rows()
 		for {
-			n, err := rows.ReadRows(buf)
-			for _, pr := range buf[:n] {
+			got, err := rows.ReadRows(buf)
+			for _, pr := range buf[:got] {
 				row := Row{Stack: st.room()}
 				for _, v := range pr {
 					if s := setters[v.Column()]; s != nil {
 						if err := s(&row, v); err != nil {
 							rows.Close()
-							return nil, fmt.Errorf("%s: row %d: %w", name, len(out)+1, err)
+							return fmt.Errorf("%s: row %d: %w", name, n+1, err)
 						}
 					}
 				}
-				row.Stack = st.keep(row.Stack)
-				out = append(out, row)
+				if keep {
+					row.Stack = st.keep(row.Stack)
+				} else {
+					st.buf = row.Stack[:0]
+				}
+				n++
+				if err := fn(&row); err != nil {
+					rows.Close()
+					return err
+				}
 			}
 			if errors.Is(err, io.EOF) {
 				break
 			}
 			if err != nil {
 				rows.Close()
-				return nil, fmt.Errorf("%s: row %d: %w", name, len(out)+1, err)
+				return fmt.Errorf("%s: row %d: %w", name, n+1, err)
 			}
 		}
 		rows.Close()
 	}
-	return out, nil
+	return nil
 }
 
 // stacks gives the rows their stacks: read into one buffer, then shared
@@ -171,7 +227,7 @@ type setter func(r *Row, v parquet.Value) error
 
 // bind maps the file's leaf columns to Row's fields, checking that every
 // required column is there once, with a type it can be read as.
-func bind(s *parquet.Schema, in strs) ([]setter, error) {
+func bind(s *parquet.Schema, in strs, keep bool) ([]setter, error) {
 	paths := s.Columns()
 	setters := make([]setter, len(paths))
 	seen := map[string]bool{}
@@ -185,7 +241,7 @@ func bind(s *parquet.Schema, in strs) ([]setter, error) {
 		}
 		seen[c.name] = true
 		leaf, _ := s.Lookup(path...)
-		set, err := newSetter(c, leaf.Node.Type().Kind(), decimalScale(leaf.Node.Type()), in)
+		set, err := newSetter(c, leaf.Node.Type().Kind(), decimalScale(leaf.Node.Type()), in, keep || c.name != "key")
 		if err != nil {
 			return nil, err
 		}
@@ -261,8 +317,9 @@ func (in strs) of(b []byte) string {
 }
 
 // newSetter returns the setter of column c stored as Parquet kind k, a
-// DECIMAL of the given scale when scale > 0; text goes through in.
-func newSetter(c column, k parquet.Kind, scale int32, in strs) (setter, error) {
+// DECIMAL of the given scale when scale > 0; text goes through in when
+// kept, else it is a view of the value's bytes, valid while they are.
+func newSetter(c column, k parquet.Kind, scale int32, in strs, kept bool) (setter, error) {
 	numeric := k == parquet.Int32 || k == parquet.Int64 || k == parquet.Float || k == parquet.Double
 	bad := func(want string) error {
 		return fmt.Errorf("column %s is %s, want %s", c.name, kindName(k), want)
@@ -288,6 +345,9 @@ func newSetter(c column, k parquet.Kind, scale int32, in strs) (setter, error) {
 		switch {
 		case c.list:
 			*(*[]string)(f) = append(*(*[]string)(f), in.of(v.ByteArray()))
+		case c.kind == reflect.String && !kept:
+			b := v.ByteArray()
+			*(*string)(f) = unsafe.String(unsafe.SliceData(b), len(b))
 		case c.kind == reflect.String:
 			*(*string)(f) = in.of(v.ByteArray())
 		case c.kind == reflect.Bool:

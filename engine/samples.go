@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"fmt"
 	"unsafe"
 
 	"github.com/heapest/heapest/aggregate"
@@ -103,20 +102,12 @@ func Records(rows []Row, name string) func(sink parse.Sink, threads bool) (*pars
 		}
 		var cells []*cell
 		index := map[[2]string]*cell{}
-		p := &parse.Profile{Source: parse.Source{Path: name, Format: "parquet"}}
-		rate, mixedRate := 0.0, false
+		profile := newSampleProfile(name)
 		for i := range rows {
 			r := &rows[i]
-			if r.Part != PartSample {
-				return nil, fmt.Errorf("%s: row %d: part %q among sample rows: a file is either groups or samples", name, i+1, r.Part)
-			}
-			v, err := unbias.ParseValue(r.Value)
+			v, s, err := profile.add(r, i)
 			if err != nil {
-				return nil, fmt.Errorf("%s: row %d: %w", name, i+1, err)
-			}
-			s, err := r.Columns.Stats()
-			if err != nil {
-				return nil, fmt.Errorf("%s: row %d (%s): %w", name, i+1, r.Key, err)
+				return nil, err
 			}
 			k := [2]string{r.Key, r.Type}
 			c := index[k]
@@ -127,19 +118,8 @@ func Records(rows []Row, name string) func(sink parse.Sink, threads bool) (*pars
 			}
 			c.pre.Stats[v].Merge(&s)
 			c.pre.Has[v] = true
-			p.HasInUse = p.HasInUse || !v.IsAlloc()
-			p.HasAlloc = p.HasAlloc || v.IsAlloc()
-			if len(cells) == 1 && i == 0 {
-				rate = s.Rate
-			} else if s.MixedRate || s.Rate != rate {
-				mixedRate = true
-			}
 		}
-		if mixedRate {
-			rate = 0
-		}
-		p.Source.Rate = rate
-		p.Source.Detail = fmt.Sprintf("%d sample rows of heapest statistics", len(rows))
+		p := &profile.p
 		parse.Begin(sink, p)
 		var rec parse.Record
 		for _, c := range cells {

@@ -104,13 +104,37 @@ func (opts ReportOptions) readParquet(cmd *cobra.Command, ropt report.Options, a
 	if err := refuseFlags(cmd, fromParquetFlags, "rows from --from-parquet are statistics, read no profile"); err != nil {
 		return nil, nil, err
 	}
-	rows, err := engine.ReadFile(opts.FromParquet)
+	in, err := engine.Open(opts.FromParquet)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer in.Close()
+	// Sample rows of one source (a profile's, an engine's selection of
+	// them) are read twice instead of kept: once to check them, then as
+	// records. Kept, a 55 MB file of a Go heap profile's 920,000 stacks
+	// took 3.7 GB and 22 s to read back.
+	sv, err := engine.SurveyRows(in, opts.FromParquet)
+	if err != nil {
+		return nil, nil, err
+	}
+	if sv.Samples && sv.OneSource {
+		if err := sampleRowsBy(ropt); err != nil {
+			return nil, nil, err
+		}
+		ropt.SingleInput = true
+		b = report.NewBuilder(ropt)
+		if _, err := b.Add(engine.SampleRecords(in, sv), nil, 0); err != nil {
+			return nil, nil, err
+		}
+		return b, nil, nil
+	}
+	rows, err := engine.Read(in, in.Size, in.Name)
 	if err != nil {
 		return nil, nil, err
 	}
 	if engine.HasSamples(rows) {
-		if !ropt.DefaultBy && (ropt.By == aggregate.ByThread || ropt.By == aggregate.BySize) {
-			return nil, nil, usageError{fmt.Errorf("--by %s: sample rows are per stack and type; write the rows grouped --by %s", ropt.By, ropt.By)}
+		if err := sampleRowsBy(ropt); err != nil {
+			return nil, nil, err
 		}
 		names, split := engine.Sources(rows, opts.FromParquet)
 		ropt.SingleInput = len(names) == 1
@@ -144,6 +168,15 @@ func (opts ReportOptions) readParquet(cmd *cobra.Command, ropt report.Options, a
 		Samples: g.Total.Samples, Detail: fmt.Sprintf("%d rows of heapest statistics", g.Rows)}
 	r, err = report.FromGroups(ropt, []parse.Source{src}, g.Groups, g.Total)
 	return nil, r, err
+}
+
+// sampleRowsBy refuses a --by that sample rows, per stack and type, do
+// not have the keys of.
+func sampleRowsBy(ropt report.Options) error {
+	if !ropt.DefaultBy && (ropt.By == aggregate.ByThread || ropt.By == aggregate.BySize) {
+		return usageError{fmt.Errorf("--by %s: sample rows are per stack and type; write the rows grouped --by %s", ropt.By, ropt.By)}
+	}
+	return nil
 }
 
 // refuseFlags is a usage error naming the first of flags given, and why

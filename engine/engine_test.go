@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -163,10 +164,58 @@ func TestGroupErrors(t *testing.T) {
 			return r
 		}, "", "several values"},
 	} {
-		_, err := Group(c.edit(sampleRows()), c.value)
+		rows := c.edit(sampleRows())
+		_, err := Group(rows, c.value)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want one containing %q", c.name, err, c.want)
 		}
+		// Read from a file as it is summed, the same error, of the file.
+		b := write(t, rows)
+		_, ferr := GroupFile(&Input{bytes.NewReader(b), int64(len(b)), "g.parquet", nil}, "g.parquet", c.value, func() error { return nil })
+		if ferr == nil || err == nil || ferr.Error() != "g.parquet: "+err.Error() {
+			t.Errorf("%s: GroupFile: %v, want g.parquet: %v", c.name, ferr, err)
+		}
+	}
+}
+
+// TestGroupFile: a file's rows summed as they are read give what Group
+// gives of them kept, bit for bit; the caller's checks run once the file
+// is known to be readable, and their error stops the reading.
+func TestGroupFile(t *testing.T) {
+	rows := append(sampleRows(), sampleRows()...)
+	rows[3].Source = "b.heap"
+	for i := range rows[:3] {
+		r := rows[i]
+		r.Value = "alloc_space"
+		rows = append(rows, r)
+	}
+	b := write(t, rows)
+	in := &Input{bytes.NewReader(b), int64(len(b)), "g.parquet", nil}
+	for _, v := range []string{"", "alloc_space"} {
+		want, err := Group(rows, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := GroupFile(in, "g.parquet", v, func() error { return nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("value %q: %+v, want %+v", v, got, want)
+		}
+	}
+	stop := errors.New("flags")
+	if _, err := GroupFile(in, "g.parquet", "", func() error { return stop }); err != stop {
+		t.Errorf("before's error: %v", err)
+	}
+	damaged := slices.Clone(b)
+	for i := len(b) / 4; i < len(b)/2; i += 7 {
+		damaged[i] ^= 0x5a
+	}
+	called := false
+	_, err := GroupFile(&Input{bytes.NewReader(damaged), int64(len(damaged)), "d.parquet", nil}, "d.parquet", "", func() error { called = true; return nil })
+	if err == nil || called || !strings.HasPrefix(err.Error(), "d.parquet: ") || strings.HasPrefix(err.Error(), "d.parquet: d.parquet") {
+		t.Errorf("damaged file: %v (checks called: %v)", err, called)
 	}
 }
 
@@ -302,7 +351,11 @@ func FuzzRead(f *testing.F) {
 			_, _ = Records(rows, "fuzz")(nopSink{}, false)
 			return
 		}
-		_, _ = Group(rows, "")
+		want, werr := Group(rows, "")
+		got, gerr := GroupFile(&Input{bytes.NewReader(b), int64(len(b)), "fuzz", nil}, "fuzz", "", func() error { return nil })
+		if werr != nil && (gerr == nil || gerr.Error() != "fuzz: "+werr.Error()) || werr == nil && (gerr != nil || !reflect.DeepEqual(got, want)) {
+			t.Fatalf("GroupFile: %v, Group: %v", gerr, werr)
+		}
 	})
 }
 

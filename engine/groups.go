@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/heapest/heapest/aggregate"
@@ -57,94 +58,188 @@ type Grouped struct {
 // files, ungrouped, give the merge of their inputs.
 func Group(rows []Row, v string) (*Grouped, error) {
 	if v == "" {
+		var vs valueSet
+		for i := range rows {
+			vs.add(&rows[i])
+		}
 		var err error
-		if v, err = defaultValue(rows); err != nil {
+		if v, err = vs.value(); err != nil {
 			return nil, err
 		}
 	}
+	g, err := newGrouper(v, true)
+	if err != nil {
+		return nil, err
+	}
+	for i := range rows {
+		if err := g.add(&rows[i], i); err != nil {
+			return nil, err
+		}
+	}
+	return g.result()
+}
+
+// GroupFile is Group of the rows of file in, read as they are summed
+// (Scan), never all kept: once for the values they have, which also
+// finds a damaged file before before is called (the caller's checks of
+// its flags), then for the value v (empty: the default, as Group picks
+// it). Group's errors are given as "name: error"; a damaged file's and
+// before's as they are.
+func GroupFile(in *Input, name, v string, before func() error) (*Grouped, error) {
+	var vs valueSet
+	if err := Scan(in, in.Size, in.Name, func(r *Row) error { vs.add(r); return nil }); err != nil {
+		return nil, err
+	}
+	if err := before(); err != nil {
+		return nil, err
+	}
+	wrap := func(err error) error { return fmt.Errorf("%s: %w", name, err) }
+	if v == "" {
+		var err error
+		if v, err = vs.value(); err != nil {
+			return nil, wrap(err)
+		}
+	}
+	g, err := newGrouper(v, false)
+	if err != nil {
+		return nil, wrap(err)
+	}
+	i := 0
+	var bad error
+	err = Scan(in, in.Size, in.Name, func(r *Row) error {
+		i++
+		bad = g.add(r, i-1)
+		return bad
+	})
+	switch {
+	case bad != nil:
+		return nil, wrap(bad)
+	case err != nil:
+		return nil, err // the file changed since the first pass
+	}
+	grouped, err := g.result()
+	if err != nil {
+		return nil, wrap(err)
+	}
+	return grouped, nil
+}
+
+// grouper sums rows, one at a time, for Group.
+type grouper struct {
+	v      string
+	g      *Grouped
+	byName string
+	index  map[string]*aggregate.Group
+	// kept says the rows are kept by the caller: a group may refer to a
+	// row's key and stack; else it copies them (Scan's are transient).
+	kept bool
+}
+
+func newGrouper(v string, kept bool) (*grouper, error) {
 	val, err := unbias.ParseValue(v)
 	if err != nil {
 		return nil, err
 	}
-	g := &Grouped{Value: val}
-	byName := ""
-	index := map[string]*aggregate.Group{}
-	for i := range rows {
-		r := &rows[i]
-		if r.Value != v {
-			continue
-		}
-		if r.Part == PartSample {
-			return nil, fmt.Errorf("row %d: sample rows are records, not groups (read them with the records of the file)", i+1)
-		}
-		if byName == "" {
-			byName = r.By
-		} else if r.By != byName {
-			return nil, fmt.Errorf("row %d: grouped by %q where earlier rows are by %q: one file is one grouping", i+1, r.By, byName)
-		}
-		s, err := r.Columns.Stats()
-		if err != nil {
-			return nil, fmt.Errorf("row %d (%s %s): %w", i+1, r.Part, r.Key, err)
-		}
-		g.Rows++
-		switch r.Part {
-		case PartTotal:
-			g.Total.Merge(&s)
-			continue
-		case PartFlat, PartCum:
-		default:
-			return nil, fmt.Errorf("row %d: part %q (want %s, %s, %s or %s)", i+1, r.Part, PartTotal, PartFlat, PartCum, PartSample)
-		}
-		grp := index[r.Key]
-		if grp == nil {
-			grp = &aggregate.Group{Key: r.Key, Stack: r.Stack}
-			index[r.Key] = grp
-			g.Groups = append(g.Groups, grp)
-		}
-		if r.Part == PartFlat {
-			grp.Flat.Merge(&s)
-		} else {
-			grp.Cum.Merge(&s)
-		}
+	return &grouper{v: v, g: &Grouped{Value: val}, index: map[string]*aggregate.Group{}, kept: kept}, nil
+}
+
+// add sums row i.
+func (gr *grouper) add(r *Row, i int) error {
+	g := gr.g
+	if r.Value != gr.v {
+		return nil
 	}
+	if r.Part == PartSample {
+		return fmt.Errorf("row %d: sample rows are records, not groups (read them with the records of the file)", i+1)
+	}
+	if gr.byName == "" {
+		gr.byName = r.By
+	} else if r.By != gr.byName {
+		return fmt.Errorf("row %d: grouped by %q where earlier rows are by %q: one file is one grouping", i+1, r.By, gr.byName)
+	}
+	s, err := r.Columns.Stats()
+	if err != nil {
+		return fmt.Errorf("row %d (%s %s): %w", i+1, r.Part, r.Key, err)
+	}
+	g.Rows++
+	switch r.Part {
+	case PartTotal:
+		g.Total.Merge(&s)
+		return nil
+	case PartFlat, PartCum:
+	default:
+		return fmt.Errorf("row %d: part %q (want %s, %s, %s or %s)", i+1, r.Part, PartTotal, PartFlat, PartCum, PartSample)
+	}
+	grp := gr.index[r.Key]
+	if grp == nil {
+		grp = &aggregate.Group{Key: r.Key, Stack: r.Stack}
+		if !gr.kept {
+			grp.Key, grp.Stack = strings.Clone(r.Key), slices.Clone(r.Stack)
+			if len(r.Stack) == 0 {
+				grp.Stack = nil
+			}
+		}
+		gr.index[grp.Key] = grp
+		g.Groups = append(g.Groups, grp)
+	}
+	if r.Part == PartFlat {
+		grp.Flat.Merge(&s)
+	} else {
+		grp.Cum.Merge(&s)
+	}
+	return nil
+}
+
+// result checks the sums and returns them.
+func (gr *grouper) result() (*Grouped, error) {
+	g := gr.g
 	if g.Rows == 0 {
-		return nil, fmt.Errorf("no rows of value %s (the inputs had no samples of it)", v)
+		return nil, fmt.Errorf("no rows of value %s (the inputs had no samples of it)", gr.v)
 	}
 	if g.Total.N == 0 {
-		return nil, fmt.Errorf("no %s row of value %s: the total is what percentages and the header rest on", PartTotal, v)
+		return nil, fmt.Errorf("no %s row of value %s: the total is what percentages and the header rest on", PartTotal, gr.v)
 	}
-	if g.By, err = aggregate.ParseBy(byName); err != nil {
+	var err error
+	if g.By, err = aggregate.ParseBy(gr.byName); err != nil {
 		return nil, fmt.Errorf("column by: %w", err)
 	}
 	return g, nil
 }
 
-// defaultValue is the value the rows have, inuse_space where several.
-func defaultValue(rows []Row) (string, error) {
-	seen := map[string]bool{}
-	var list []string
-	// The rows as the profile unbias.DefaultValue chooses for: which
-	// kinds of value they have, and whether they are JFR's.
-	var p parse.Profile
-	for _, r := range rows {
-		if r.Format == "jfr" {
-			p.Source.Format = "jfr"
-		}
-		if !seen[r.Value] {
-			seen[r.Value] = true
-			list = append(list, r.Value)
-			v, err := unbias.ParseValue(r.Value)
-			p.HasInUse = p.HasInUse || err == nil && !v.IsAlloc()
-			p.HasAlloc = p.HasAlloc || err == nil && v.IsAlloc()
-		}
+// valueSet is the values rows have, in the order they first come, and
+// whether they are a JFR recording's (whose default value is alloc_space).
+type valueSet struct {
+	seen map[string]bool
+	list []string
+	p    parse.Profile
+}
+
+func (vs *valueSet) add(r *Row) {
+	if r.Format == "jfr" {
+		vs.p.Source.Format = "jfr"
 	}
-	switch d := unbias.DefaultValue(&p).String(); {
-	case len(list) == 0:
+	if vs.seen[r.Value] {
+		return
+	}
+	if vs.seen == nil {
+		vs.seen = map[string]bool{}
+	}
+	vs.seen[r.Value] = true
+	vs.list = append(vs.list, r.Value)
+	v, err := unbias.ParseValue(r.Value)
+	vs.p.HasInUse = vs.p.HasInUse || err == nil && !v.IsAlloc()
+	vs.p.HasAlloc = vs.p.HasAlloc || err == nil && v.IsAlloc()
+}
+
+// value is the one value of the rows, or the default among several.
+func (vs *valueSet) value() (string, error) {
+	switch d := unbias.DefaultValue(&vs.p).String(); {
+	case len(vs.list) == 0:
 		return "", fmt.Errorf("no rows")
-	case len(list) == 1:
-		return list[0], nil
-	case seen[d]:
+	case len(vs.list) == 1:
+		return vs.list[0], nil
+	case vs.seen[d]:
 		return d, nil
 	}
-	return "", fmt.Errorf("rows of several values (%s): choose one with --value", strings.Join(list, ", "))
+	return "", fmt.Errorf("rows of several values (%s): choose one with --value", strings.Join(vs.list, ", "))
 }

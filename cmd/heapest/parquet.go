@@ -128,11 +128,12 @@ func (opts ReportOptions) readParquet(cmd *cobra.Command, ropt report.Options, a
 		}
 		return b, nil, nil
 	}
-	rows, err := engine.Read(in, in.Size, in.Name)
-	if err != nil {
-		return nil, nil, err
-	}
-	if engine.HasSamples(rows) {
+	if sv.Samples {
+		// Rows of several sources are kept, to be split by source.
+		rows, err := engine.Read(in, in.Size, in.Name)
+		if err != nil {
+			return nil, nil, err
+		}
 		if err := sampleRowsBy(ropt); err != nil {
 			return nil, nil, err
 		}
@@ -146,19 +147,21 @@ func (opts ReportOptions) readParquet(cmd *cobra.Command, ropt report.Options, a
 		}
 		return b, nil, nil
 	}
-	if err := refuseFlags(cmd, groupedFlags, "it needs the samples, and these rows are grouped (write them with --parquet-rows samples)"); err != nil {
-		return nil, nil, err
-	}
-	if opts.Format == render.Pprof {
-		return nil, nil, usageError{fmt.Errorf("--format pprof needs stacks, and these rows are grouped: use table, csv or json (or write them with --parquet-rows samples)")}
-	}
 	value := ""
 	if !ropt.DefaultValue {
 		value = ropt.Value.String()
 	}
-	g, err := engine.Group(rows, value)
+	g, err := engine.GroupFile(in, opts.FromParquet, value, func() error {
+		if err := refuseFlags(cmd, groupedFlags, "it needs the samples, and these rows are grouped (write them with --parquet-rows samples)"); err != nil {
+			return err
+		}
+		if opts.Format == render.Pprof {
+			return usageError{fmt.Errorf("--format pprof needs stacks, and these rows are grouped: use table, csv or json (or write them with --parquet-rows samples)")}
+		}
+		return nil
+	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", opts.FromParquet, err)
+		return nil, nil, err
 	}
 	if !ropt.DefaultBy && ropt.By != g.By {
 		return nil, nil, usageError{fmt.Errorf("--by %s: the rows of %s are grouped by %s (write them with --by %s, or with --parquet-rows samples)", ropt.By, opts.FromParquet, g.By, ropt.By)}

@@ -121,9 +121,9 @@ func (t *Table) EachStack(f Filter, main int, fn func(stack []uint32, typ string
 // stackBatch is a batch of stacks EachStack gathers before handing them
 // out. They come in the order of their estimates, scattered over memory:
 // each one's span, frames and statistics are cache misses. Gathered a
-// batch at a time, in loops that do little else, the misses overlap;
-// read one at a time beside the caller's work, they took about 30 ms of
-// writing the 98,000 stacks of a 30 MB dump as pprof.
+// batch at a time, in loops that do little else, the misses overlap:
+// writing the 98,000 stacks of a 30 MB dump as pprof took 11 ms less
+// (298 → 287 ms) than reading each one beside the caller's work.
 type stackBatch struct {
 	nv     int
 	ids    [256]uint32 // stack ids

@@ -69,7 +69,7 @@ func SurveyRows(in *Input, source string) (*Survey, error) {
 // errSurveyed stops a survey that has seen enough.
 var errSurveyed = errors.New("surveyed")
 
-// SampleRecords reads the sample rows of a file that Survey found to be
+// SampleRecords reads the sample rows of a file that SurveyRows found to be
 // of one source as that source's records, a record per row: what Records
 // sends, a record per stack and type, merged by the collector instead
 // (in the same order, so to the same statistics). A second Scan reads

@@ -114,4 +114,21 @@ func TestBaselineVerdicts(t *testing.T) {
 	if res.Tests != 4 {
 		t.Errorf("%d tests, want 4 (total and three rows)", res.Tests)
 	}
+	// The gates shown have their ratio's interval (computed for them
+	// only).
+	for _, g := range res.Gates {
+		var r compare.Row
+		switch g.Name {
+		case "baseline doubled":
+			r = rows[0]
+		case "baseline total":
+			r = total
+		default:
+			continue
+		}
+		lo, hi, _ := ci.RatioInterval(r.Base, r.New, 0.05)
+		if g.Result.Lo != lo || g.Result.Hi != hi || !(lo > 0) {
+			t.Errorf("%s: interval %g – %g, want %g – %g", g.Name, g.Result.Lo, g.Result.Hi, lo, hi)
+		}
+	}
 }

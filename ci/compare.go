@@ -190,14 +190,20 @@ func ratioDec(base, new Stats, theta float64, whole bool) float64 {
 // Donner's MOVER, which recovers the variance of each side from its own
 // interval (method m) at the same level.
 func DiffInterval(base, new Stats, m Method, alpha float64) (lo, hi float64, err error) {
+	return diffInterval(base, new, alpha, func(s Stats) (Result, error) { return Interval(s, m, 1-alpha) })
+}
+
+// diffInterval is DiffInterval with the sides' intervals (of statistics
+// with contributions) from interval.
+func diffInterval(base, new Stats, alpha float64, interval func(Stats) (Result, error)) (lo, hi float64, err error) {
 	if err := comparable(base, new); err != nil {
 		return 0, 0, err
 	}
-	b, err := sideInterval(base, new.MaxWeight, m, alpha)
+	b, err := sideInterval(base, new.MaxWeight, alpha, interval)
 	if err != nil {
 		return 0, 0, err
 	}
-	n, err := sideInterval(new, base.MaxWeight, m, alpha)
+	n, err := sideInterval(new, base.MaxWeight, alpha, interval)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -209,11 +215,11 @@ func DiffInterval(base, new Stats, m Method, alpha float64) (lo, hi float64, err
 
 // sideInterval is one side's own interval; a side with no contribution
 // gets the interval of zero counts of weight absent.
-func sideInterval(s Stats, absent float64, m Method, alpha float64) (Result, error) {
+func sideInterval(s Stats, absent, alpha float64, interval func(Stats) (Result, error)) (Result, error) {
 	if s.N == 0 {
 		return GammaInterval(0, 0, absent, alpha), nil
 	}
-	return Interval(s, m, 1-alpha)
+	return interval(s)
 }
 
 // DiffPValue is the one-sided p-value of "NEW − BASE ≤ d": the γ at which

@@ -126,8 +126,11 @@ func Evaluate(budgets []Budget, rows []compare.Row, total *compare.Row, opt Opti
 	var rowGates []Gate
 	if rows != nil {
 		all := append([]compare.Row{*total}, rows...)
+		// Rows' sides often have statistics another row has had (one or
+		// two samples of a few sizes): their intervals are remembered.
+		memo := ci.NewMemo(opt.Method, 1-alpha)
 		for i := range all {
-			g, err := baselineGate(&all[i], i == 0, opt, alpha)
+			g, err := baselineGate(&all[i], i == 0, opt, alpha, memo)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", g.Name, err)
 			}
@@ -312,7 +315,7 @@ func plural(n int) string {
 // larger of the two tests' p-values, which rejects only when both do
 // (an intersection–union test, valid at the level of each). total says
 // row is the totals' (compare.Total), which has no key.
-func baselineGate(row *compare.Row, total bool, opt Options, alpha float64) (Gate, error) {
+func baselineGate(row *compare.Row, total bool, opt Options, alpha float64, memo *ci.Memo) (Gate, error) {
 	row.Estimates()
 	g := Gate{Name: "baseline " + row.Key, Kind: KindBaseline, Key: row.Key, Stack: row.Stack, Total: total,
 		Limit: 1 + opt.Threshold, Base: row.Base.Estimate, New: row.New.Estimate, Diff: row.Diff,
@@ -342,7 +345,7 @@ func baselineGate(row *compare.Row, total bool, opt Options, alpha float64) (Gat
 	if total {
 		g.intervalOf(alpha)
 	}
-	if g.DiffLo, g.DiffHi, err = ci.DiffInterval(row.Base, row.New, opt.Method, alpha); err != nil {
+	if g.DiffLo, g.DiffHi, err = memo.DiffInterval(row.Base, row.New, alpha); err != nil {
 		return g, err
 	}
 	g.P = inc

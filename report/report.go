@@ -5,7 +5,6 @@ import (
 	"math"
 	"regexp"
 	"runtime"
-	"slices"
 	"strings"
 	"time"
 
@@ -554,39 +553,20 @@ func build(opt Options, sources []parse.Source, groups []*aggregate.Group, cut i
 }
 
 // intervals computes rows' intervals, those of statistics met before
-// once: a dump nothing symbolizes has hundreds of thousands of functions,
-// most of one or two samples of a few sizes, whose statistics repeat, and
-// an interval is an iterative inversion (tens of microseconds).
+// once (ci.Memo): a dump nothing symbolizes has hundreds of thousands of
+// functions, most of one or two samples of a few sizes.
 type intervals struct {
 	opt  Options
-	memo map[ci.Bits]ci.Result
+	memo *ci.Memo
 }
 
-// memoSamples is the most samples of statistics remembered: more are
-// seldom met twice. memoSize is the most statistics remembered (some 20
-// MB of them).
-const (
-	memoSamples = 4
-	memoSize    = 1 << 16
-)
-
 func newIntervals(opt Options) *intervals {
-	return &intervals{opt: opt, memo: map[ci.Bits]ci.Result{}}
+	return &intervals{opt: opt, memo: ci.NewMemo(opt.Method, opt.Confidence)}
 }
 
 // of is interval(s, opt), remembered.
 func (iv *intervals) of(s ci.Stats) (ci.Result, error) {
-	k := s.Bits()
-	if r, ok := iv.memo[k]; ok {
-		return r, nil
-	}
-	r, err := interval(s, iv.opt)
-	if err != nil || s.N > memoSamples || len(iv.memo) == memoSize {
-		return r, err
-	}
-	r.Notes = slices.Clip(r.Notes) // shared: a note appended to one row's copies them
-	iv.memo[k] = r
-	return r, nil
+	return intervalWith(s, iv.opt, iv.memo.Interval)
 }
 
 // row is the row of a group's statistics (flat, and cum for --by func).
@@ -614,6 +594,11 @@ func (iv *intervals) row(key string, stack []string, flat ci.Stats, cum *ci.Stat
 // interval is ci.Interval, with an empty group (a function that only
 // appears as a caller) reported as zero.
 func interval(s ci.Stats, opt Options) (ci.Result, error) {
+	return intervalWith(s, opt, func(s ci.Stats) (ci.Result, error) { return ci.Interval(s, opt.Method, opt.Confidence) })
+}
+
+// intervalWith is interval with ci.Interval's results from of.
+func intervalWith(s ci.Stats, opt Options, of func(ci.Stats) (ci.Result, error)) (ci.Result, error) {
 	if s.N == 0 {
 		return ci.Result{Method: "-"}, nil
 	}
@@ -623,7 +608,7 @@ func interval(s ci.Stats, opt Options) (ci.Result, error) {
 		}
 		return ci.Result{Estimate: s.Estimate, Lo: s.Estimate, Hi: s.Estimate, Method: ci.MethodNone}, nil
 	}
-	res, err := ci.Interval(s, opt.Method, opt.Confidence)
+	res, err := of(s)
 	if err != nil {
 		return res, err
 	}

@@ -43,6 +43,16 @@ func randomSides(rng *rand.Rand) (base, new map[string]float64) {
 	return base, new
 }
 
+// mustNew is the diff of two sides' rows (rep), keeping top rows (0: all).
+func mustNew(t *testing.T, base, new map[string]float64, top int) *Diff {
+	t.Helper()
+	d, err := New(rep(base), rep(new), ci.Auto, top)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
 // TestDiffSelectionMatchesIntervals checks the property the diff's table
 // rests on: a row is marked changed exactly when its interval, at the
 // adjusted level, excludes no change.
@@ -50,10 +60,7 @@ func TestDiffSelectionMatchesIntervals(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for trial := range 50 {
 		base, new := randomSides(rng)
-		d, err := New(rep(base), rep(new), ci.Auto, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
+		d := mustNew(t, base, new, 0)
 		sig := 0
 		for _, r := range d.Rows {
 			if !r.Tested {
@@ -79,14 +86,7 @@ func TestDiffTopKeepsIntervals(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for trial := range 20 {
 		base, new := randomSides(rng)
-		all, err := New(rep(base), rep(new), ci.Auto, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		top, err := New(rep(base), rep(new), ci.Auto, 3)
-		if err != nil {
-			t.Fatal(err)
-		}
+		all, top := mustNew(t, base, new, 0), mustNew(t, base, new, 3)
 		if top.Level != all.Level || top.Omitted != len(all.Rows)-3 {
 			t.Errorf("trial %d: level %v, %d omitted; whole diff: level %v, %d rows", trial, top.Level, top.Omitted, all.Level, len(all.Rows))
 		}

@@ -107,23 +107,30 @@ func Open(path string) (*Input, error) {
 // found by name, in any order, with any integer or floating-point type
 // for numbers; columns Row has not are ignored. name is used in errors.
 func Read(r io.ReaderAt, size int64, name string) (rows []Row, err error) {
-	// parquet-go trusts a file's footer and page headers: a damaged file
-	// can make it index out of range. That is a bad input, not a crash.
-	defer func() {
-		if p := recover(); p != nil {
-			rows, err = nil, fmt.Errorf("%s: damaged Parquet file (%v)", name, p)
-		}
-	}()
-	return read(r, size, name)
+	// not sized by the footer: a damaged one may claim any number of rows
+	err = recovered(name, func() error {
+		return scan(r, size, name, true, func(row *Row) error {
+			rows = append(rows, *row)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return rows, nil
 }
 
-func read(r io.ReaderAt, size int64, name string) ([]Row, error) {
-	var out []Row // not sized by the footer: a damaged one may claim any number of rows
-	err := scan(r, size, name, true, func(row *Row) error {
-		out = append(out, *row)
-		return nil
-	})
-	return out, err
+// recovered runs read, a damaged file's panic in parquet-go turned into
+// an error: parquet-go trusts a file's footer and page headers, and a
+// damaged file can make it index out of range. That is a bad input, not
+// a crash.
+func recovered(name string, read func() error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%s: damaged Parquet file (%v)", name, p)
+		}
+	}()
+	return read()
 }
 
 // Scan reads the rows of a Parquet file as Read does, and calls fn with
@@ -131,13 +138,8 @@ func read(r io.ReaderAt, size int64, name string) ([]Row, error) {
 // only during the call (its other strings stay valid). A file of sample
 // rows holds a distinct key of kilobytes per stack, which Read keeps. An
 // error of fn stops the scan and is returned as it is.
-func Scan(r io.ReaderAt, size int64, name string, fn func(row *Row) error) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("%s: damaged Parquet file (%v)", name, p)
-		}
-	}()
-	return scan(r, size, name, false, fn)
+func Scan(r io.ReaderAt, size int64, name string, fn func(row *Row) error) error {
+	return recovered(name, func() error { return scan(r, size, name, false, fn) })
 }
 
 // scan is Read and Scan: with keep, each row's key is interned and its

@@ -123,15 +123,21 @@ func Records(rows []Row, name string) func(sink parse.Sink, threads bool) (*pars
 		parse.Begin(sink, p)
 		var rec parse.Record
 		for _, c := range cells {
-			rec.Stack = rec.Stack[:0]
-			for _, f := range c.stack {
-				rec.Stack = append(rec.Stack, parse.Frame{Func: f})
-			}
-			rec.SetPrecomputed(&c.pre)
-			rec.Type = c.typ
-			sink.Record(&rec)
+			sendSample(sink, &rec, c.stack, c.typ, &c.pre)
 			p.Records++
 		}
 		return p, nil
 	}
+}
+
+// sendSample sends the record of a sample's stack (frame names, leaf
+// first), type and statistics, in rec.
+func sendSample(sink parse.Sink, rec *parse.Record, stack []string, typ string, pre *parse.Precomputed) {
+	rec.Stack = rec.Stack[:0]
+	for _, f := range stack {
+		rec.Stack = append(rec.Stack, parse.Frame{Func: f})
+	}
+	rec.SetPrecomputed(pre)
+	rec.Type = typ
+	sink.Record(rec)
 }

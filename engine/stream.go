@@ -94,15 +94,9 @@ func SampleRecords(in *Input, sv *Survey) func(sink parse.Sink, threads bool) (*
 			if err != nil {
 				return err // the file changed since the survey
 			}
-			rec.Stack = rec.Stack[:0]
-			for _, f := range row.Stack {
-				rec.Stack = append(rec.Stack, parse.Frame{Func: f})
-			}
 			pre = parse.Precomputed{}
 			pre.Stats[v], pre.Has[v] = s, true
-			rec.SetPrecomputed(&pre)
-			rec.Type = row.Type
-			sink.Record(&rec)
+			sendSample(sink, &rec, row.Stack, row.Type, &pre)
 			p.Records++
 			return nil
 		})

@@ -85,19 +85,26 @@ func (b *sampleBuf) add(msg []byte) error {
 		return err
 	}
 	var flags byte
-	if b.n > 0 && !s.vals.split && !prev.vals.split && bytes.Equal(region(msg, s.vals), b.prevVals) {
+	sameVals := b.n > 0 && !s.vals.split && !prev.vals.split && bytes.Equal(region(msg, s.vals), b.prevVals)
+	if sameVals {
 		s.Value = append(s.Value[:0], prev.Value...)
 	} else if err := decodeValues(msg, s); err != nil {
 		return err
 	}
-	if b.n > 0 && !s.labs.split && !prev.labs.split && bytes.Equal(region(msg, s.labs), b.prevLabs) {
+	sameLabs := b.n > 0 && !s.labs.split && !prev.labs.split && bytes.Equal(region(msg, s.labs), b.prevLabs)
+	if sameLabs {
 		s.labels = append(s.labels[:0], prev.labels...)
 	} else if err := decodeLabels(msg, s); err != nil {
 		return err
 	}
-	b.prevVals = append(b.prevVals[:0], region(msg, s.vals)...)
-	b.prevLabs = append(b.prevLabs[:0], region(msg, s.labs)...)
-	b.note(s)
+	if !sameVals {
+		b.prevVals = append(b.prevVals[:0], region(msg, s.vals)...)
+		b.noteValues(s.Value)
+	}
+	if !sameLabs {
+		b.prevLabs = append(b.prevLabs[:0], region(msg, s.labs)...)
+		b.noteLabels(s.labels)
+	}
 	b.countNonzero(s.Value)
 	e := b.enc[:0]
 	if b.n > 0 && slices.Equal(s.Value, prev.Value) {
@@ -139,16 +146,21 @@ func (b *sampleBuf) add(msg []byte) error {
 	return nil
 }
 
-// note records what a sample's values and labels refer to.
-func (b *sampleBuf) note(s *sample) {
-	if b.n == 0 || len(s.Value) < b.minVals {
-		b.minVals = len(s.Value)
+// noteValues records what a sample's values say about the samples: a
+// sample whose values are the bytes of the previous one's says nothing new.
+func (b *sampleBuf) noteValues(vals []int64) {
+	if b.n == 0 || len(vals) < b.minVals {
+		b.minVals = len(vals)
 	}
-	b.maxVals = max(b.maxVals, len(s.Value))
-	for _, v := range s.Value {
+	b.maxVals = max(b.maxVals, len(vals))
+	for _, v := range vals {
 		b.anyNeg = b.anyNeg || v < 0
 	}
-	for _, l := range s.labels {
+}
+
+// noteLabels records the largest string index a sample's labels refer to.
+func (b *sampleBuf) noteLabels(labels []pbLabel) {
+	for _, l := range labels {
 		b.maxStr = max(b.maxStr, l.key, l.str, l.unit)
 	}
 }

@@ -115,6 +115,41 @@ func TestReadSharesText(t *testing.T) {
 	}
 }
 
+// Frames are read against the stack of the row before (the same frame in
+// the same place is that row's string): stacks that share some frames,
+// differ in others or in length, and follow an empty one read back as
+// written, one string per distinct frame.
+func TestReadStacksAgainstLast(t *testing.T) {
+	stacks := [][]string{{"a", "b", "c"}, {"a", "x", "c", "d"}, {"a", "b"}, nil, {"a", "b", "c"}, {"c", "b", "a"}, {"d"}}
+	var rows []Row
+	for i, st := range stacks {
+		r := sampleRows()[0]
+		r.Key, r.Stack = fmt.Sprint(i, st), st
+		rows = append(rows, r)
+	}
+	b := write(t, rows)
+	for _, keep := range []bool{true, false} {
+		seen := map[string]*byte{}
+		i := 0
+		err := scan(bytes.NewReader(b), int64(len(b)), "x", keep, func(r *Row) error {
+			if fmt.Sprint(r.Stack) != fmt.Sprint(stacks[i]) {
+				t.Errorf("keep %v: row %d: stack %q, want %q", keep, i, r.Stack, stacks[i])
+			}
+			for _, f := range r.Stack {
+				if p, ok := seen[f]; ok && p != unsafe.StringData(f) {
+					t.Errorf("keep %v: row %d: frame %q is a second copy", keep, i, f)
+				}
+				seen[f] = unsafe.StringData(f)
+			}
+			i++
+			return nil
+		})
+		if err != nil || i != len(stacks) {
+			t.Fatalf("keep %v: %d rows, %v", keep, i, err)
+		}
+	}
+}
+
 // TestGroupSums checks that rows of one key from several inputs sum as
 // their statistics merge, and that the total is kept apart.
 func TestGroupSums(t *testing.T) {

@@ -155,19 +155,22 @@ func scan(r io.ReaderAt, size int64, name string, keep bool, fn func(row *Row) e
 	if err := checkPages(f, r, size); err != nil {
 		return fmt.Errorf("%s: damaged Parquet file: %w", name, err)
 	}
-	setters, err := bind(f.Schema(), strs{}, keep)
+	in := &strs{m: map[string]string{}}
+	setters, err := bind(f.Schema(), in, keep)
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	buf := make([]parquet.Row, 256)
 	var st stacks
-	n := 0 // rows read
+	var prev []string // the stack of the row read last
+	n := 0            // rows read
 	for _, rg := range f.RowGroups() {
 		rows := rg.Rows()
 		for {
 			got, err := rows.ReadRows(buf)
 			for _, pr := range buf[:got] {
 				row := Row{Stack: st.room()}
+				in.last = prev
 				for _, v := range pr {
 					if s := setters[v.Column()]; s != nil {
 						if err := s(&row, v); err != nil {
@@ -181,6 +184,7 @@ func scan(r io.ReaderAt, size int64, name string, keep bool, fn func(row *Row) e
 				} else {
 					st.buf = row.Stack[:0]
 				}
+				prev = row.Stack
 				n++
 				if err := fn(&row); err != nil {
 					rows.Close()
@@ -229,7 +233,7 @@ type setter func(r *Row, v parquet.Value) error
 
 // bind maps the file's leaf columns to Row's fields, checking that every
 // required column is there once, with a type it can be read as.
-func bind(s *parquet.Schema, in strs, keep bool) ([]setter, error) {
+func bind(s *parquet.Schema, in *strs, keep bool) ([]setter, error) {
 	paths := s.Columns()
 	setters := make([]setter, len(paths))
 	seen := map[string]bool{}
@@ -300,28 +304,44 @@ func kindName(k parquet.Kind) string {
 // frames' names in every stack and their key in every value's row, and a
 // string each was most of the memory of reading them (2 GB for the 42 MB
 // of a 30 MB dump's rows).
-type strs map[string]string
+type strs struct {
+	m map[string]string
+	// last is the stack of the row read before: a sample row's stack is
+	// the row before's (a row per value of each stack), or shares frames
+	// with it, and comparing a frame's bytes with the one in its place
+	// there costs a fraction of looking it up.
+	last []string
+}
 
 // maxStrs is how many distinct strings strs keeps: past them, a file of
 // text that never repeats is read as it was.
 const maxStrs = 1 << 20
 
 // of returns b as a string, the one kept when it was read before.
-func (in strs) of(b []byte) string {
-	if s, ok := in[string(b)]; ok {
+func (in *strs) of(b []byte) string {
+	if s, ok := in.m[string(b)]; ok {
 		return s
 	}
 	s := string(b)
-	if len(in) < maxStrs {
-		in[s] = s
+	if len(in.m) < maxStrs {
+		in.m[s] = s
 	}
 	return s
+}
+
+// frame returns b, frame i of a stack, as a string: the last row's frame
+// i when it has the same bytes, else the one kept.
+func (in *strs) frame(i int, b []byte) string {
+	if i < len(in.last) && in.last[i] == string(b) {
+		return in.last[i]
+	}
+	return in.of(b)
 }
 
 // newSetter returns the setter of column c stored as Parquet kind k, a
 // DECIMAL of the given scale when scale > 0; text goes through in when
 // kept, else it is a view of the value's bytes, valid while they are.
-func newSetter(c column, k parquet.Kind, scale int32, in strs, kept bool) (setter, error) {
+func newSetter(c column, k parquet.Kind, scale int32, in *strs, kept bool) (setter, error) {
 	numeric := k == parquet.Int32 || k == parquet.Int64 || k == parquet.Float || k == parquet.Double
 	bad := func(want string) error {
 		return fmt.Errorf("column %s is %s, want %s", c.name, kindName(k), want)
@@ -346,7 +366,8 @@ func newSetter(c column, k parquet.Kind, scale int32, in strs, kept bool) (sette
 		f := unsafe.Add(unsafe.Pointer(r), c.offset)
 		switch {
 		case c.list:
-			*(*[]string)(f) = append(*(*[]string)(f), in.of(v.ByteArray()))
+			stack := (*[]string)(f)
+			*stack = append(*stack, in.frame(len(*stack), v.ByteArray()))
 		case c.kind == reflect.String && !kept:
 			b := v.ByteArray()
 			*(*string)(f) = unsafe.String(unsafe.SliceData(b), len(b))

@@ -118,7 +118,7 @@ func TestReadSharesText(t *testing.T) {
 // Frames are read against the stack of the row before (the same frame in
 // the same place is that row's string): stacks that share some frames,
 // differ in others or in length, and follow an empty one read back as
-// written, one string per distinct frame.
+// written, one string per distinct frame; a survey reads none.
 func TestReadStacksAgainstLast(t *testing.T) {
 	stacks := [][]string{{"a", "b", "c"}, {"a", "x", "c", "d"}, {"a", "b"}, nil, {"a", "b", "c"}, {"c", "b", "a"}, {"d"}}
 	var rows []Row
@@ -128,16 +128,20 @@ func TestReadStacksAgainstLast(t *testing.T) {
 		rows = append(rows, r)
 	}
 	b := write(t, rows)
-	for _, keep := range []bool{true, false} {
+	for _, mode := range []scanMode{keepRows, transient, noStacks} {
 		seen := map[string]*byte{}
 		i := 0
-		err := scan(bytes.NewReader(b), int64(len(b)), "x", keep, func(r *Row) error {
-			if fmt.Sprint(r.Stack) != fmt.Sprint(stacks[i]) {
-				t.Errorf("keep %v: row %d: stack %q, want %q", keep, i, r.Stack, stacks[i])
+		err := scan(bytes.NewReader(b), int64(len(b)), "x", mode, func(r *Row) error {
+			want := stacks[i]
+			if mode == noStacks {
+				want = nil
+			}
+			if fmt.Sprint(r.Stack) != fmt.Sprint(want) {
+				t.Errorf("mode %d: row %d: stack %q, want %q", mode, i, r.Stack, want)
 			}
 			for _, f := range r.Stack {
 				if p, ok := seen[f]; ok && p != unsafe.StringData(f) {
-					t.Errorf("keep %v: row %d: frame %q is a second copy", keep, i, f)
+					t.Errorf("mode %d: row %d: frame %q is a second copy", mode, i, f)
 				}
 				seen[f] = unsafe.StringData(f)
 			}
@@ -145,7 +149,7 @@ func TestReadStacksAgainstLast(t *testing.T) {
 			return nil
 		})
 		if err != nil || i != len(stacks) {
-			t.Fatalf("keep %v: %d rows, %v", keep, i, err)
+			t.Fatalf("mode %d: %d rows, %v", mode, i, err)
 		}
 	}
 }

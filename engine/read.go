@@ -109,7 +109,7 @@ func Open(path string) (*Input, error) {
 func Read(r io.ReaderAt, size int64, name string) (rows []Row, err error) {
 	// not sized by the footer: a damaged one may claim any number of rows
 	err = recovered(name, func() error {
-		return scan(r, size, name, true, func(row *Row) error {
+		return scan(r, size, name, keepRows, func(row *Row) error {
 			rows = append(rows, *row)
 			return nil
 		})
@@ -139,12 +139,28 @@ func recovered(name string, read func() error) (err error) {
 // rows holds a distinct key of kilobytes per stack, which Read keeps. An
 // error of fn stops the scan and is returned as it is.
 func Scan(r io.ReaderAt, size int64, name string, fn func(row *Row) error) error {
-	return recovered(name, func() error { return scan(r, size, name, false, fn) })
+	return recovered(name, func() error { return scan(r, size, name, transient, fn) })
 }
 
-// scan is Read and Scan: with keep, each row's key is interned and its
-// stack its own (or the row before's); without, both are transient.
-func scan(r io.ReaderAt, size int64, name string, keep bool, fn func(row *Row) error) error {
+// survey is Scan for a pass that reads no row's stack: every value is
+// still decoded (a damaged page fails here as in Scan), but a stack's
+// frames are not made strings, most of the work of reading sample rows.
+func survey(r io.ReaderAt, size int64, name string, fn func(row *Row) error) error {
+	return recovered(name, func() error { return scan(r, size, name, noStacks, fn) })
+}
+
+// scanMode is what scan gives each row.
+type scanMode int
+
+const (
+	keepRows  scanMode = iota // Read's: the key interned, the stack its own (or the row before's)
+	transient                 // Scan's: the key and the stack valid during fn only
+	noStacks                  // survey's: as transient, every stack empty
+)
+
+// scan is Read, Scan and survey, as mode says.
+func scan(r io.ReaderAt, size int64, name string, mode scanMode, fn func(row *Row) error) error {
+	keep := mode == keepRows
 	if err := checkFooter(r, size); err != nil {
 		return fmt.Errorf("%s: not a Parquet file: %w", name, err)
 	}
@@ -159,6 +175,13 @@ func scan(r io.ReaderAt, size int64, name string, keep bool, fn func(row *Row) e
 	setters, err := bind(f.Schema(), in, keep)
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
+	}
+	if mode == noStacks {
+		for i, path := range f.Schema().Columns() {
+			if c, ok := columns[path[0]]; ok && c.list {
+				setters[i] = nil
+			}
+		}
 	}
 	buf := make([]parquet.Row, 256)
 	var st stacks

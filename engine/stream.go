@@ -26,14 +26,15 @@ type Survey struct {
 	err error
 }
 
-// SurveyRows scans the rows of Parquet file in (Scan), noting what
-// SampleRecords needs before it sends any record; it stops at the first
-// row when that is not a sample row, and at the first of a second source.
-// source names the source of rows that have none.
+// SurveyRows scans the rows of Parquet file in (survey: Scan without
+// their stacks, which it does not read), noting what SampleRecords needs
+// before it sends any record; it stops at the first row when that is not
+// a sample row, and at the first of a second source. source names the
+// source of rows that have none.
 func SurveyRows(in *Input, source string) (*Survey, error) {
 	sv := &Survey{OneSource: true}
 	var profile *sampleProfile
-	err := Scan(in, in.Size, in.Name, func(row *Row) error {
+	err := survey(in, in.Size, in.Name, func(row *Row) error {
 		src := row.Source
 		if src == "" {
 			src = source

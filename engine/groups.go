@@ -82,9 +82,9 @@ func Group(rows []Row, v string) (*Grouped, error) {
 // GroupFile is Group of the rows of file in, read as they are summed
 // (Scan), never all kept: once for the values they have (survey, without
 // stacks), which also finds a damaged file before before is called (the
-// caller's checks of its flags), then for the value v (empty: the default, as Group picks
-// it). Group's errors are given as "name: error"; a damaged file's and
-// before's as they are.
+// caller's checks of its flags), then for the value v (empty: the
+// default, as Group picks it). Group's errors are given as "name: error";
+// a damaged file's and before's as they are.
 func GroupFile(in *Input, name, v string, before func() error) (*Grouped, error) {
 	var vs valueSet
 	if err := survey(in, in.Size, in.Name, func(r *Row) error { vs.add(r); return nil }); err != nil {

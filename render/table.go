@@ -84,16 +84,15 @@ func WriteTable(w io.Writer, r *report.Report, opt TableOptions) error {
 
 // tableBody renders the rows and the total in the columns cols.
 func tableBody(cols []column, tot report.Row, r *report.Report, notes *footnotes, ascii bool, keyMax int) ([]byte, error) {
-	var buf bytes.Buffer
-	tbl := newTable(&buf, cellConfig(cols))
 	head := make([]string, len(cols))
+	align := make([]tw.Align, len(cols))
 	for i, col := range cols {
-		head[i] = col.head
+		head[i], align[i] = col.head, col.align
 		if ascii {
 			head[i] = asciiReplacer.Replace(head[i])
 		}
 	}
-	tbl.Header(head)
+	rows := make([][]string, 0, len(r.Rows)+1)
 	for _, row := range append(r.Rows[:len(r.Rows):len(r.Rows)], tot) {
 		cells := tableCells(cols, &cell{row: &row, notes: notes})
 		if last := len(cells) - 1; keyMax > 0 && utf8.RuneCountInString(cells[last]) > keyMax {
@@ -106,14 +105,9 @@ func tableBody(cols []column, tot report.Row, r *report.Report, notes *footnotes
 				cells[i] = asciiReplacer.Replace(cells[i])
 			}
 		}
-		if err := tbl.Append(cells); err != nil {
-			return nil, err
-		}
+		rows = append(rows, cells)
 	}
-	if err := tbl.Render(); err != nil {
-		return nil, err
-	}
-	return trimTrailing(buf.Bytes()), nil
+	return gridLayout(head, rows, align)
 }
 
 // dropOrder is which table columns go first when the table is too wide:
@@ -170,18 +164,6 @@ func tableCells(cols []column, c *cell) []string {
 		out[i] = col.human(c)
 	}
 	return out
-}
-
-// cellConfig aligns each column as it asks (numbers right, the key left)
-// and sets every option explicitly, so that golden output does not depend
-// on tablewriter's defaults. Headers and cells are never reformatted or
-// wrapped.
-func cellConfig(cols []column) tw.CellConfig {
-	align := make([]tw.Align, len(cols))
-	for i, col := range cols {
-		align[i] = col.align
-	}
-	return alignedCells(align)
 }
 
 func writeHeader(w io.Writer, r *report.Report) {

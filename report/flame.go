@@ -62,7 +62,7 @@ func (b *Builder) Flame(minShare float64) (*Flame, error) {
 	if err := each(t.add); err != nil {
 		return nil, err
 	}
-	t.keep(minShare * t.nodes[0].est)
+	t.keep(minShare * t.nodes.at(0).est)
 	if err := each(t.gather); err != nil {
 		return nil, err
 	}
@@ -78,10 +78,15 @@ func (b *Builder) Flame(minShare float64) (*Flame, error) {
 }
 
 // tree is the call tree as it is built: nodes by index, each child found by
-// its parent's index and its function id.
+// its parent's index and its function id. A graph of a million stacks
+// that share little has millions of nodes: a node is 24 bytes, in chunks,
+// its children a list through it (not a slice of their own), and the
+// index of children an open-addressing table of 12 bytes a slot (a Go map,
+// a slice of children per node and a slice of nodes grown by copying were
+// 200 bytes a node).
 type tree struct {
-	nodes []treeNode
-	child map[uint64]int32
+	nodes nodeStore
+	child childIndex
 	// kept is, per node, its index in stats +1 (0: pruned), and stats the
 	// statistics of the nodes kept (keep).
 	kept  []int32
@@ -92,45 +97,155 @@ type tree struct {
 
 type treeNode struct {
 	fn uint32
+	// first and last are the node's first and last children, next its
+	// next sibling, in the order they were added (0: none; the root is
+	// no one's child).
+	first, last, next int32
 	// est is the estimate of the stacks through the node, summed as
 	// ci.Stats.Merge sums them, in the same order.
-	est      float64
-	children []int32
+	est float64
 }
 
 func newTree(funcName func(uint32) string) *tree {
-	return &tree{nodes: []treeNode{{}}, child: map[uint64]int32{}, funcName: funcName}
+	t := &tree{funcName: funcName}
+	t.nodes.add(treeNode{})
+	return t
 }
+
+// nodeStore holds the nodes in chunks of nodeChunk: growing never copies
+// them, nor leaves old copies to the garbage collector.
+type nodeStore struct {
+	chunks [][]treeNode
+	n      int
+}
+
+const nodeChunk = 1 << 14
+
+// at returns node i.
+func (s *nodeStore) at(i int32) *treeNode { return &s.chunks[i/nodeChunk][i%nodeChunk] }
+
+// add appends a node and returns its index.
+func (s *nodeStore) add(n treeNode) int32 {
+	if s.n%nodeChunk == 0 {
+		s.chunks = append(s.chunks, make([]treeNode, nodeChunk))
+	}
+	s.chunks[s.n/nodeChunk][s.n%nodeChunk] = n
+	s.n++
+	return int32(s.n - 1)
+}
+
+// len is the number of nodes.
+func (s *nodeStore) len() int { return s.n }
 
 // add adds one stack's estimate to the root and every node on its path,
 // from the outermost caller (the stack's end) to the leaf.
 func (t *tree) add(stack []uint32, st *ci.Stats) {
 	cur := int32(0)
-	t.nodes[0].est += st.Estimate
+	t.nodes.at(0).est += st.Estimate
 	for i := len(stack) - 1; i >= 0; i-- {
-		key := uint64(cur)<<32 | uint64(stack[i])
-		next, ok := t.child[key]
-		if !ok {
-			next = int32(len(t.nodes))
-			t.nodes = append(t.nodes, treeNode{fn: stack[i]})
-			t.nodes[cur].children = append(t.nodes[cur].children, next)
-			t.child[key] = next
+		slot, next := t.child.find(cur, stack[i])
+		if next == 0 {
+			next = t.nodes.add(treeNode{fn: stack[i]})
+			if p := t.nodes.at(cur); p.last == 0 {
+				p.first, p.last = next, next
+			} else {
+				t.nodes.at(p.last).next, p.last = next, next
+			}
+			t.child.put(slot, cur, stack[i], next)
 		}
-		t.nodes[next].est += st.Estimate
+		t.nodes.at(next).est += st.Estimate
 		cur = next
 	}
+}
+
+// childIndex maps (parent, function id) to the child node: open
+// addressing, linear probing, at most three quarters full.
+type childIndex struct {
+	keys  []uint64 // parent<<32 | fn, +1 so that 0 is an empty slot
+	nodes []int32
+	n     int
+}
+
+func childKey(parent int32, fn uint32) uint64 { return (uint64(parent)<<32 | uint64(fn)) + 1 }
+
+// find returns the slot of (parent, fn) and its node, or the empty slot
+// where it goes and 0.
+func (c *childIndex) find(parent int32, fn uint32) (int, int32) {
+	if 4*(c.n+1) > 3*len(c.keys) {
+		c.grow()
+	}
+	k := childKey(parent, fn)
+	mask := len(c.keys) - 1
+	for i := int(mix64(k)) & mask; ; i = (i + 1) & mask {
+		switch c.keys[i] {
+		case k:
+			return i, c.nodes[i]
+		case 0:
+			return i, 0
+		}
+	}
+}
+
+// put fills the empty slot find returned.
+func (c *childIndex) put(slot int, parent int32, fn uint32, node int32) {
+	c.keys[slot], c.nodes[slot] = childKey(parent, fn), node
+	c.n++
+}
+
+// get returns the child of parent for fn, 0 when there is none.
+func (c *childIndex) get(parent int32, fn uint32) int32 {
+	if len(c.keys) == 0 {
+		return 0
+	}
+	k := childKey(parent, fn)
+	mask := len(c.keys) - 1
+	for i := int(mix64(k)) & mask; ; i = (i + 1) & mask {
+		switch c.keys[i] {
+		case k:
+			return c.nodes[i]
+		case 0:
+			return 0
+		}
+	}
+}
+
+func (c *childIndex) grow() {
+	keys, nodes := c.keys, c.nodes
+	size := max(1024, 2*len(keys))
+	c.keys, c.nodes = make([]uint64, size), make([]int32, size)
+	mask := size - 1
+	for j, k := range keys {
+		if k == 0 {
+			continue
+		}
+		i := int(mix64(k)) & mask
+		for c.keys[i] != 0 {
+			i = (i + 1) & mask
+		}
+		c.keys[i], c.nodes[i] = k, nodes[j]
+	}
+}
+
+// mix64 scrambles a key's bits (splitmix64's finisher), so that children
+// of one parent and one function under many parents spread.
+func mix64(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	return x ^ x>>31
 }
 
 // keep marks the nodes node will draw: the root, and each child of a kept
 // node whose estimate is at least min and above zero.
 func (t *tree) keep(min float64) {
-	t.kept = make([]int32, len(t.nodes))
+	t.kept = make([]int32, t.nodes.len())
 	var mark func(i int32)
 	mark = func(i int32) {
 		t.stats = append(t.stats, ci.Stats{})
 		t.kept[i] = int32(len(t.stats))
-		for _, c := range t.nodes[i].children {
-			if e := t.nodes[c].est; !(e < min || e <= 0) { // NaN stays, as it always did
+		for c := t.nodes.at(i).first; c != 0; c = t.nodes.at(c).next {
+			if e := t.nodes.at(c).est; !(e < min || e <= 0) { // NaN stays, as it always did
 				mark(c)
 			}
 		}
@@ -143,7 +258,7 @@ func (t *tree) gather(stack []uint32, st *ci.Stats) {
 	cur := int32(0)
 	t.stats[t.kept[0]-1].Merge(st)
 	for i := len(stack) - 1; i >= 0; i-- {
-		next := t.child[uint64(cur)<<32|uint64(stack[i])]
+		next := t.child.get(cur, stack[i])
 		k := t.kept[next]
 		if k == 0 {
 			return
@@ -156,13 +271,13 @@ func (t *tree) gather(stack []uint32, st *ci.Stats) {
 // node converts node i and its kept callees (keep) into FlameNodes,
 // widest first (ties by name, so the same inputs draw the same graph).
 func (t *tree) node(i int32, name string, opt Options, pruned *int) (*FlameNode, error) {
-	n, st := &t.nodes[i], t.stats[t.kept[i]-1]
+	n, st := t.nodes.at(i), t.stats[t.kept[i]-1]
 	res, err := interval(st, opt)
 	if err != nil {
 		return nil, fmt.Errorf("flame graph: %s: %w", name, err)
 	}
 	out := &FlameNode{Name: name, Stats: st, Result: res}
-	for _, c := range n.children {
+	for c := n.first; c != 0; c = t.nodes.at(c).next {
 		if t.kept[c] == 0 {
 			*pruned += t.count(c)
 			continue
@@ -186,14 +301,14 @@ func (t *tree) node(i int32, name string, opt Options, pruned *int) (*FlameNode,
 // count is the number of nodes in the subtree at i.
 func (t *tree) count(i int32) int {
 	n := 1
-	for _, c := range t.nodes[i].children {
+	for c := t.nodes.at(i).first; c != 0; c = t.nodes.at(c).next {
 		n += t.count(c)
 	}
 	return n
 }
 
 // name is node i's function name.
-func (t *tree) name(i int32) string { return t.funcName(t.nodes[i].fn) }
+func (t *tree) name(i int32) string { return t.funcName(t.nodes.at(i).fn) }
 
 // ReportBy is Report with rows grouped by by instead of Options.By, for a
 // page that switches between groupings of inputs read once. Grouping by

@@ -93,8 +93,8 @@ func TestTreeGathersKeptNodes(t *testing.T) {
 	for _, s := range stacks {
 		tr.gather(s.frames, s.st)
 	}
-	if len(tr.stats) != 4 || len(tr.nodes) != 5 {
-		t.Fatalf("%d of %d nodes kept, want 4 of 5", len(tr.stats), len(tr.nodes))
+	if len(tr.stats) != 4 || tr.nodes.len() != 5 {
+		t.Fatalf("%d of %d nodes kept, want 4 of 5", len(tr.stats), tr.nodes.len())
 	}
 	for i, want := range []struct {
 		est float64
@@ -103,5 +103,45 @@ func TestTreeGathersKeptNodes(t *testing.T) {
 		if st := tr.stats[i]; st.Estimate != want.est || st.N != want.n {
 			t.Errorf("kept node %d: %+v, want estimate %v of %d stacks", i, st, want.est, want.n)
 		}
+	}
+}
+
+// A tree of more nodes than a chunk holds and more children than the
+// index starts with finds each child again, keeps them in the order they
+// came, and sums each node's estimates.
+func TestTreeManyNodes(t *testing.T) {
+	tr := newTree(func(id uint32) string { return fmt.Sprint(id) })
+	const leaves = 3*nodeChunk + 7
+	one := ci.Stats{N: 1, Estimate: 1, Samples: 1}
+	for round := range 2 {
+		for i := range leaves {
+			// Leaves in a different order each round: the first
+			// round's order stays.
+			leaf := uint32(i)
+			if round == 1 {
+				leaf = uint32(leaves - 1 - i)
+			}
+			tr.add([]uint32{leaf + 1, 0}, &one)
+		}
+	}
+	if n := tr.nodes.len(); n != leaves+2 {
+		t.Fatalf("%d nodes, want %d", n, leaves+2)
+	}
+	main := tr.child.get(0, 0)
+	if est := tr.nodes.at(main).est; est != 2*leaves {
+		t.Errorf("main: estimate %v, want %v", est, 2*leaves)
+	}
+	want := uint32(1)
+	for c := tr.nodes.at(main).first; c != 0; c = tr.nodes.at(c).next {
+		if n := tr.nodes.at(c); n.fn != want || n.est != 2 || tr.child.get(main, n.fn) != c {
+			t.Fatalf("child %d: fn %d, estimate %v; want fn %d, estimate 2", c, n.fn, n.est, want)
+		}
+		want++
+	}
+	if want != leaves+1 {
+		t.Errorf("%d children listed, want %d", want-1, leaves)
+	}
+	if n := tr.count(0); n != leaves+2 {
+		t.Errorf("count %d, want %d", n, leaves+2)
 	}
 }

@@ -1,9 +1,11 @@
 package aggregate
 
 import (
+	"hash/maphash"
 	"regexp"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/heapest/heapest/ci"
 	"github.com/heapest/heapest/internal/grow"
@@ -46,8 +48,22 @@ type Group struct {
 // place among the first top depends on it: a report of a million stacks
 // builds twenty keys, not a million.
 func (t *Table) Groups(b By, f Filter, main, top int) (groups []*Group, cut int, total []ci.Stats) {
+	return t.groups(b, f, main, top, false)
+}
+
+// GroupsKeyless is Groups whose --by stack groups have their Stack but no
+// Key (but for the empty stack's): for a caller that pairs and cuts them
+// first (CompareStackKeys and HashStackKey read a stack as its key) and
+// makes the keys of those it keeps (StackKey). A dump's stack key is
+// kilobytes, most of the memory of a row. Other groupings are as Groups.
+func (t *Table) GroupsKeyless(b By, f Filter, main, top int) (groups []*Group, cut int, total []ci.Stats) {
+	return t.groups(b, f, main, top, b == ByStack)
+}
+
+func (t *Table) groups(b By, f Filter, main, top int, keyless bool) (groups []*Group, cut int, total []ci.Stats) {
 	g := newGrouper(t, b, main, t.filterCells(f), top)
 	g.all = f == Filter{}
+	g.keyless = keyless
 	total = make([]ci.Stats, len(t.values))
 	g.eachCell(func(id int, k cellKey, st []ci.Stats) {
 		for i := range total {
@@ -230,9 +246,13 @@ type grouper struct {
 	// stack's is made from its id).
 	n      int32
 	keys   []string
-	stacks []uint32   // ByStack: each group's table stack
-	values []ci.Stats // nv per group
-	cums   []ci.Stats // ByFunc: per group, or per cumAt slot
+	stacks []uint32 // ByStack: each group's table stack
+	// keyless: ByStack groups get no key but their stack's names, made
+	// once (names), which order ties as their keys would (GroupsKeyless).
+	keyless bool
+	names   [][]string
+	values  []ci.Stats // nv per group
+	cums    []ci.Stats // ByFunc: per group, or per cumAt slot
 	// lazyCum: ByFunc with a main value and a top much smaller than the
 	// number of functions sums only each group's cum estimate (a
 	// function's in its funcSlot, the no-stack group's in cumEst),
@@ -336,7 +356,12 @@ func (g *grouper) order(top int) ([]int32, int) {
 		for _, gi := range run {
 			g.name(gi)
 		}
-		if len(run) > 1 {
+		if len(run) > 1 && g.keyless {
+			sort.Slice(run, func(a, b int) bool {
+				x, y := run[a], run[b]
+				return CompareStackKeys(g.keys[x], g.stackOf(x), g.keys[y], g.stackOf(y)) < 0
+			})
+		} else if len(run) > 1 {
 			sort.Slice(run, func(a, b int) bool { return g.keys[run[a]] < g.keys[run[b]] })
 		}
 		i = j
@@ -421,6 +446,10 @@ func (g *grouper) pickTop(top int) []ranked {
 func (g *grouper) name(i int32) {
 	switch {
 	case g.keys[i] != "":
+	case g.stacks != nil && g.keyless:
+		if len(g.stackOf(i)) == 0 {
+			g.keys[i] = noStackKey
+		}
 	case g.stacks != nil:
 		g.keys[i] = StackKey(g.t.stackNames(g.stacks[i]))
 	case g.funcs != nil && g.funcs[i] != noFunc:
@@ -431,7 +460,10 @@ func (g *grouper) name(i int32) {
 // group materialises group i.
 func (g *grouper) group(i int32) *Group {
 	gr := &Group{Key: g.keys[i]}
-	if g.stacks != nil {
+	switch {
+	case g.stacks != nil && g.keyless:
+		gr.Stack = g.stackOf(i)
+	case g.stacks != nil:
 		gr.Stack = g.t.stackNames(g.stacks[i])
 	}
 	switch {
@@ -646,6 +678,109 @@ func StackKey(leafFirst []string) string {
 
 // noStackKey is the key of an empty stack.
 const noStackKey = "(no stack)"
+
+// stackOf returns the names of group i's stack (keyless groups), made
+// once.
+func (g *grouper) stackOf(i int32) []string {
+	if g.names == nil {
+		g.names = make([][]string, g.n)
+	}
+	if g.names[i] == nil {
+		g.names[i] = g.t.stackNames(g.stacks[i])
+		if g.names[i] == nil {
+			g.names[i] = []string{}
+		}
+	}
+	return g.names[i]
+}
+
+// CompareStackKeys compares two keys as strings, each given as itself
+// or, when empty, as the leaf-first stack whose StackKey it is: a pair
+// of --by stack rows is ordered as their keys would be, without making
+// them.
+func CompareStackKeys(aKey string, aStack []string, bKey string, bStack []string) int {
+	if aKey == "" && bKey == "" && len(aStack) > 0 && len(bStack) > 0 {
+		// The frames both stacks share from the root, and the ';' after
+		// each, are the same bytes in both keys: the keys differ from
+		// the first frame they do not share on.
+		i, j := len(aStack)-1, len(bStack)-1
+		for i > 0 && j > 0 && aStack[i] == bStack[j] {
+			i, j = i-1, j-1
+		}
+		aStack, bStack = aStack[:i+1], bStack[:j+1]
+	}
+	a, b := newKeyStream(aKey, aStack), newKeyStream(bKey, bStack)
+	for {
+		x, y := a.rest(), b.rest()
+		switch {
+		case x == "" && y == "":
+			return 0
+		case x == "":
+			return -1
+		case y == "":
+			return 1
+		}
+		n := min(len(x), len(y))
+		if c := strings.Compare(x[:n], y[:n]); c != 0 {
+			return c
+		}
+		a.skip(n)
+		b.skip(n)
+	}
+}
+
+// HashStackKey feeds h the bytes of a key, given as CompareStackKeys
+// takes it: equal keys hash alike however they were given.
+func HashStackKey(h *maphash.Hash, key string, stack []string) {
+	for s := newKeyStream(key, stack); ; {
+		x := s.rest()
+		if x == "" {
+			return
+		}
+		h.WriteString(x)
+		s.skip(len(x))
+	}
+}
+
+// keyStream reads a key's bytes piece by piece: the key, or the frames
+// of a stack root first with the ';' between them.
+type keyStream struct {
+	key   string
+	stack []string
+	piece int // of the stack's 2n-1: frame n-1, ";", frame n-2, …
+	off   int // in the current piece
+}
+
+func newKeyStream(key string, stack []string) keyStream {
+	if key == "" && len(stack) == 0 {
+		key = noStackKey
+	}
+	if key != "" {
+		stack = nil
+	}
+	return keyStream{key: key, stack: stack}
+}
+
+// rest is what is left of the current piece, "" at the end: empty
+// pieces (frames with no name) are passed over.
+func (s *keyStream) rest() string {
+	if s.stack == nil {
+		return s.key[s.off:]
+	}
+	for n := 2*len(s.stack) - 1; s.piece < n; s.piece, s.off = s.piece+1, 0 {
+		p := ";"
+		if s.piece%2 == 0 {
+			p = s.stack[len(s.stack)-1-s.piece/2]
+		}
+		if s.off < len(p) {
+			return p[s.off:]
+		}
+	}
+	return ""
+}
+
+// skip passes over n bytes of the current piece.
+func (s *keyStream) skip(n int) { s.off += n }
 
 // AppendStackKey appends StackKey(leafFirst) to b.
 func AppendStackKey(b []byte, leafFirst []string) []byte {

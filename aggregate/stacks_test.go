@@ -1,10 +1,12 @@
 package aggregate
 
 import (
+	"hash/maphash"
 	"math"
 	"math/rand/v2"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 )
 
@@ -65,5 +67,47 @@ func TestStackRoom(t *testing.T) {
 	tab.room(1 << 20) // stacks are in it now: growing is intern's business
 	if len(tab.ids) != size {
 		t.Errorf("room on a used probe array changed it from %d to %d slots", size, len(tab.ids))
+	}
+}
+
+// CompareStackKeys and HashStackKey read a stack as its key (StackKey):
+// random stacks of names that hold ';', bytes below and above it, empty
+// names and prefixes of one another, given as stacks or as keys, order
+// and hash as their keys do.
+func TestCompareStackKeys(t *testing.T) {
+	names := []string{"", "a", "ab", "a;b", "b", ";", "a!", "a.b", "main", "(anon)", "z", "é"}
+	r := rand.New(rand.NewPCG(3, 4))
+	stack := func() []string {
+		s := make([]string, r.IntN(5))
+		for i := range s {
+			s[i] = names[r.IntN(len(names))]
+		}
+		return s
+	}
+	seed := maphash.MakeSeed()
+	hash := func(key string, st []string) uint64 {
+		var h maphash.Hash
+		h.SetSeed(seed)
+		HashStackKey(&h, key, st)
+		return h.Sum64()
+	}
+	for range 20000 {
+		a, b := stack(), stack()
+		ka, kb := StackKey(a), StackKey(b)
+		want := strings.Compare(ka, kb)
+		for _, c := range []struct {
+			ak, bk string
+		}{{"", ""}, {ka, ""}, {"", kb}, {ka, kb}} {
+			if got := CompareStackKeys(c.ak, a, c.bk, b); got != want {
+				t.Fatalf("CompareStackKeys(%q, %q, %q, %q) = %d; keys %q, %q compare %d", c.ak, a, c.bk, b, got, ka, kb, want)
+			}
+		}
+		if ka == kb && hash("", a) != hash("", b) {
+			t.Fatalf("stacks %q and %q, of one key %q, hash apart", a, b, ka)
+		}
+		// (An empty key given alone is the empty stack's, "(no stack)".)
+		if ka != "" && hash("", a) != hash(ka, nil) {
+			t.Fatalf("stack %q hashes apart from its key %q", a, ka)
+		}
 	}
 }

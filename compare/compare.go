@@ -7,9 +7,11 @@
 package compare
 
 import (
+	"hash/maphash"
 	"math"
 	"sort"
 
+	"github.com/heapest/heapest/aggregate"
 	"github.com/heapest/heapest/ci"
 	"github.com/heapest/heapest/report"
 )
@@ -39,18 +41,31 @@ type Row struct {
 // Pairs joins the rows of two reports of the same value and grouping by
 // key, in key order, leaving out rows with nothing of their own on either
 // side (--by func rows that are only callers). The reports should hold
-// every row (Top 0).
+// every row (Top 0). A --by stack row may come without its key
+// (report.Options.KeylessStacks): it is paired and ordered by its stack
+// as by the key it stands for, and keeps no key.
 func Pairs(base, new *report.Report) []Row {
-	byKey := map[string]int{}
-	var rows []Row
+	seed := maphash.MakeSeed()
+	byKey := make(map[uint64][]int, max(len(base.Rows), len(new.Rows))) // by the hash of the key: rows
+	rows := make([]Row, 0, max(len(base.Rows), len(new.Rows)))
+	var h maphash.Hash
 	add := func(r *report.Row, isNew bool) {
 		if r.Stats.N == 0 {
 			return
 		}
-		i, ok := byKey[r.Key]
-		if !ok {
+		h.SetSeed(seed)
+		aggregate.HashStackKey(&h, r.Key, r.Stack)
+		hk := h.Sum64()
+		i := -1
+		for _, j := range byKey[hk] {
+			if aggregate.CompareStackKeys(rows[j].Key, rows[j].Stack, r.Key, r.Stack) == 0 {
+				i = j
+				break
+			}
+		}
+		if i < 0 {
 			i = len(rows)
-			byKey[r.Key] = i
+			byKey[hk] = append(byKey[hk], i)
 			rows = append(rows, Row{Key: r.Key, Stack: r.Stack})
 		}
 		if isNew {
@@ -65,8 +80,13 @@ func Pairs(base, new *report.Report) []Row {
 	for i := range new.Rows {
 		add(&new.Rows[i], true)
 	}
-	sort.Slice(rows, func(i, j int) bool { return rows[i].Key < rows[j].Key })
+	sort.Slice(rows, func(i, j int) bool { return rows[i].keyLess(&rows[j]) })
 	return rows
+}
+
+// keyLess orders rows by key, a keyless row's being its stack's.
+func (r *Row) keyLess(o *Row) bool {
+	return aggregate.CompareStackKeys(r.Key, r.Stack, o.Key, o.Stack) < 0
 }
 
 // Total pairs the two reports' totals. Its Key is empty, as a report's

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/heapest/heapest/aggregate"
 	"github.com/heapest/heapest/ci"
 	"github.com/heapest/heapest/report"
 )
@@ -111,5 +112,66 @@ func TestPairsJoinAndOrder(t *testing.T) {
 	}
 	if d.Tests != 3 {
 		t.Errorf("%d tests, want 3", d.Tests)
+	}
+}
+
+// Rows of --by stack without their keys (report.Options.KeylessStacks)
+// pair, order and cut as the same rows with them, and the rows kept get
+// their keys; stacks whose frames hold the key's ';' pair by key.
+func TestKeylessStacksPairAsKeyed(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	frames := []string{"main", "a", "a;b", "b", "a.b", "(anon)", ""}
+	var stacks [][]string
+	seen := map[string]bool{}
+	for len(stacks) < 40 {
+		s := make([]string, 1+rng.IntN(4))
+		for i := range s {
+			s[i] = frames[rng.IntN(len(frames))]
+		}
+		if k := fmt.Sprint(s); !seen[k] {
+			seen[k] = true
+			stacks = append(stacks, s)
+		}
+	}
+	side := func(keyed bool) *report.Report {
+		r := &report.Report{Confidence: 0.95}
+		for _, s := range stacks {
+			if rng.IntN(3) == 0 {
+				continue
+			}
+			st := single(float64(1+rng.IntN(5)), 4000, 131072) // ties, many
+			row := report.Row{Stack: s, Stats: st}
+			if keyed {
+				row.Key = aggregate.StackKey(s)
+			}
+			r.Rows = append(r.Rows, row)
+			r.Total.Stats.Merge(&st)
+		}
+		return r
+	}
+	for round := range 20 {
+		seed := rng.Uint64()
+		rng = rand.New(rand.NewPCG(seed, 1))
+		base, new := side(true), side(true)
+		rng = rand.New(rand.NewPCG(seed, 1))
+		kbase, knew := side(false), side(false)
+		want, err := New(base, new, ci.Auto, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := New(kbase, knew, ci.Auto, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Rows) != len(want.Rows) || got.Omitted != want.Omitted || got.Tests != want.Tests {
+			t.Fatalf("round %d: %d rows, %d omitted, %d tests; want %d, %d, %d", round,
+				len(got.Rows), got.Omitted, got.Tests, len(want.Rows), want.Omitted, want.Tests)
+		}
+		for i := range want.Rows {
+			g, w := got.Rows[i], want.Rows[i]
+			if g.Key != w.Key || fmt.Sprint(g.Stack) != fmt.Sprint(w.Stack) || g.Base != w.Base || g.New != w.New || g.Q != w.Q {
+				t.Fatalf("round %d: row %d: %q %q; want %q %q", round, i, g.Key, g.Stack, w.Key, w.Stack)
+			}
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"math"
 	"sort"
 
+	"github.com/heapest/heapest/aggregate"
 	"github.com/heapest/heapest/ci"
 	"github.com/heapest/heapest/report"
 )
@@ -88,10 +89,16 @@ func (d *Diff) sortAndCut(top int) {
 		if a != b {
 			return a > b
 		}
-		return d.Rows[i].Key < d.Rows[j].Key
+		return d.Rows[i].keyLess(&d.Rows[j])
 	})
 	if top > 0 && len(d.Rows) > top {
 		d.Omitted = len(d.Rows) - top
 		d.Rows = d.Rows[:top]
+	}
+	// Keyless --by stack rows get their keys now, those kept only.
+	for i := range d.Rows {
+		if r := &d.Rows[i]; r.Key == "" && len(r.Stack) > 0 {
+			r.Key = aggregate.StackKey(r.Stack)
+		}
 	}
 }

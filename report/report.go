@@ -56,6 +56,11 @@ type Options struct {
 	// the estimate alone (their statistics are checked all the same), for
 	// a caller that computes its own intervals from Stats, as a diff does.
 	EstimatesOnly bool
+	// KeylessStacks leaves --by stack rows without their Key (an empty
+	// stack's excepted) but with their Stack, for a caller that pairs and
+	// cuts rows first and makes the keys of those it keeps, as a diff does
+	// (aggregate.GroupsKeyless).
+	KeylessStacks bool
 }
 
 // Row is one group with its intervals.
@@ -429,7 +434,11 @@ func (b *Builder) Report() (*Report, error) {
 	if opt.By == aggregate.BySource {
 		groups, cut, total = b.sourceGroups(vi, opt.Top)
 	} else {
-		groups, cut, total = b.table.Groups(opt.By, b.filter(), vi, opt.Top)
+		groupsOf := b.table.Groups
+		if opt.KeylessStacks {
+			groupsOf = b.table.GroupsKeyless
+		}
+		groups, cut, total = groupsOf(opt.By, b.filter(), vi, opt.Top)
 	}
 	bopt := opt
 	// With --fleet-size, fleetRows computes every interval shown: the
@@ -572,23 +581,31 @@ func (iv *intervals) of(s ci.Stats) (ci.Result, error) {
 // row is the row of a group's statistics (flat, and cum for --by func).
 func (iv *intervals) row(key string, stack []string, flat ci.Stats, cum *ci.Stats) (Row, error) {
 	rw := Row{Key: key, Stack: stack, Stats: flat}
-	what := key
-	if what == "" {
-		what = "total" // the total's row has no key
-	}
 	var err error
 	if rw.Flat, err = iv.of(flat); err != nil {
-		return rw, fmt.Errorf("%s: %w", what, err)
+		return rw, fmt.Errorf("%s: %w", rowName(key, stack), err)
 	}
 	if cum != nil {
 		rw.CumStats = *cum
 		c, err := iv.of(*cum)
 		if err != nil {
-			return rw, fmt.Errorf("%s: %w", what, err)
+			return rw, fmt.Errorf("%s: %w", rowName(key, stack), err)
 		}
 		rw.Cum = &c
 	}
 	return rw, nil
+}
+
+// rowName names a row in an error: its key, a keyless stack row's made
+// (KeylessStacks), or "total" for the total's, which has none.
+func rowName(key string, stack []string) string {
+	switch {
+	case key != "":
+		return key
+	case stack != nil:
+		return aggregate.StackKey(stack)
+	}
+	return "total"
 }
 
 // interval is ci.Interval, with an empty group (a function that only

@@ -86,7 +86,9 @@ func runDiff(cmd *cobra.Command, opts DiffOptions, args []string) error {
 	if err != nil {
 		return usageError{err}
 	}
-	ropt.Top, ropt.AllValues = 0, false
+	// Every row of both sides is paired; a --by stack row's key (its
+	// frames joined, kilobytes on a dump) is made for the rows kept only.
+	ropt.Top, ropt.AllValues, ropt.KeylessStacks = 0, false, true
 	if opts.Format == render.Pprof {
 		ropt.By, ropt.DefaultBy = aggregate.ByStack, false // a profile is per stack
 	} else {

@@ -5,6 +5,7 @@ import (
 	"math"
 	"sort"
 
+	"github.com/heapest/heapest/aggregate"
 	"github.com/heapest/heapest/ci"
 	"github.com/heapest/heapest/compare"
 	"github.com/heapest/heapest/internal/units"
@@ -111,7 +112,8 @@ func (g *Gate) IsSummary() bool { return g.Kind == KindBaseline && g.Key == "" &
 func (r *Result) Passed() bool { return r.Failed == 0 }
 
 // Evaluate decides the budgets and, when rows is not nil, the baseline
-// comparison of rows (compare.Pairs) and of the total.
+// comparison of rows (compare.Pairs) and of the total, whose estimates
+// it fills in (compare.Row.Estimates).
 func Evaluate(budgets []Budget, rows []compare.Row, total *compare.Row, opt Options) (*Result, error) {
 	res := &Result{Options: opt}
 	alpha := 1 - opt.Confidence
@@ -125,13 +127,18 @@ func Evaluate(budgets []Budget, rows []compare.Row, total *compare.Row, opt Opti
 	}
 	var rowGates []Gate
 	if rows != nil {
-		all := append([]compare.Row{*total}, rows...)
 		// Rows' sides often have statistics another row has had (one or
 		// two samples of a few sizes): their intervals are remembered.
 		memo := ci.NewMemo(opt.Method, 1-alpha)
-		for i := range all {
-			g, err := baselineGate(&all[i], i == 0, opt, alpha, memo)
+		rowGates = make([]Gate, 0, len(rows)+1) // the total's first
+		for i := -1; i < len(rows); i++ {
+			row := total
+			if i >= 0 {
+				row = &rows[i]
+			}
+			g, err := baselineGate(row, i < 0, opt, alpha, memo)
 			if err != nil {
+				g.named()
 				return nil, fmt.Errorf("%s: %w", g.Name, err)
 			}
 			rowGates = append(rowGates, g)
@@ -317,16 +324,11 @@ func plural(n int) string {
 // row is the totals' (compare.Total), which has no key.
 func baselineGate(row *compare.Row, total bool, opt Options, alpha float64, memo *ci.Memo) (Gate, error) {
 	row.Estimates()
-	g := Gate{Name: "baseline " + row.Key, Kind: KindBaseline, Key: row.Key, Stack: row.Stack, Total: total,
+	g := Gate{Kind: KindBaseline, Key: row.Key, Stack: row.Stack, Total: total,
 		Limit: 1 + opt.Threshold, Base: row.Base.Estimate, New: row.New.Estimate, Diff: row.Diff,
 		P: math.NaN(), PAdjusted: math.NaN()}
-	switch {
-	case total:
+	if total {
 		g.Name = "baseline total"
-	case len(row.Stack) > 0:
-		// People read a stack leaf first, as report's table shows it; the
-		// key stays root first, as CSV and JSON have it.
-		g.Name = "baseline " + report.StackText(row.Stack)
 	}
 	g.Result = ci.Result{Estimate: row.Ratio, Samples: row.New.Samples, Method: "F"}
 	inc, _, err := ci.RatioPValues(row.Base, row.New, g.Limit)
@@ -419,6 +421,7 @@ func decideBaseline(rows []Gate, opt Options, alpha float64) []Gate {
 	for _, g := range rows[1:] {
 		if g.Verdict == Fail || g.Verdict == Inconclusive {
 			g.intervalOf(alpha)
+			g.named()
 			flagged = append(flagged, g)
 		}
 	}
@@ -431,6 +434,24 @@ func decideBaseline(rows []Gate, opt Options, alpha float64) []Gate {
 	}
 	summary.Hint = fmt.Sprintf("%d of %d rows grew significantly by more than %s", failed, max(tested, 0), pct(opt.Threshold))
 	return append(shown, summary)
+}
+
+// named gives a baseline row's gate its name, and its key when its row
+// came without one (a --by stack row, report.Options.KeylessStacks): made
+// for the gates shown only, as a dump's stack key and name are kilobytes
+// each. People read a stack leaf first, as report's table shows it; the
+// key stays root first, as CSV and JSON have it.
+func (g *Gate) named() {
+	if g.Name != "" {
+		return
+	}
+	if g.Key == "" && len(g.Stack) > 0 {
+		g.Key = aggregate.StackKey(g.Stack)
+	}
+	g.Name = "baseline " + g.Key
+	if len(g.Stack) > 0 {
+		g.Name = "baseline " + report.StackText(g.Stack)
+	}
 }
 
 // pct writes a fraction as a percentage.

@@ -132,3 +132,36 @@ func TestBaselineVerdicts(t *testing.T) {
 		}
 	}
 }
+
+// A --by stack row that came without its key (report.Options.KeylessStacks)
+// is shown, when it fails, with the key and name of the same row with
+// its key; the summary stays the one gate without a key.
+func TestKeylessStackGatesNamed(t *testing.T) {
+	stack := []string{"malloc", "grow", "main"}
+	eval := func(key string) *Result {
+		rows := []compare.Row{
+			{Key: key, Stack: stack, Base: single(80, 4000, 131072), New: single(160, 4000, 131072)},
+			{Key: aggregate.StackKey([]string{"same"}), Stack: []string{"same"}, Base: single(80, 4000, 131072), New: single(82, 4000, 131072)},
+		}
+		total := compare.Row{Base: single(160, 4000, 131072), New: single(242, 4000, 131072)}
+		res, err := Evaluate(nil, rows, &total, Options{Confidence: 0.95, Holm: true, Threshold: 0.1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	keyed, keyless := eval(aggregate.StackKey(stack)), eval("")
+	if len(keyed.Gates) != 3 || len(keyless.Gates) != 3 {
+		t.Fatalf("%d and %d gates, want 3 (total, the grown row, summary)", len(keyed.Gates), len(keyless.Gates))
+	}
+	for i, g := range keyless.Gates {
+		w := keyed.Gates[i]
+		if g.Name != w.Name || g.Key != w.Key || g.IsSummary() != w.IsSummary() || g.Verdict != w.Verdict {
+			t.Errorf("gate %d: %q key %q summary %v %s; want %q key %q summary %v %s", i,
+				g.Name, g.Key, g.IsSummary(), g.Verdict, w.Name, w.Key, w.IsSummary(), w.Verdict)
+		}
+	}
+	if g := keyless.Gates[1]; g.Name != "baseline malloc < grow < main" || g.Key != "main;grow;malloc" {
+		t.Errorf("grown row: %q key %q", g.Name, g.Key)
+	}
+}

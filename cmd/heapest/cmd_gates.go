@@ -157,7 +157,8 @@ func runGates(cmd *cobra.Command, opts CIOptions, args []string) error {
 	// their intervals from the rows' statistics: the rows need none.
 	ropt.Top, ropt.EstimatesOnly = 1, true
 	if len(opts.Baseline) > 0 {
-		ropt.Top = 0
+		// A --by stack row's key is made for the gates shown only.
+		ropt.Top, ropt.KeylessStacks = 0, true
 	}
 	newR, budgets, inputs, err := opts.loadNew(cmd, ropt, setup, args)
 	if err != nil {

@@ -170,6 +170,10 @@ func (opts ReportOptions) write(cmd *cobra.Command, ropt report.Options, paths [
 		return opts.writeParquet(cmd, ropt, paths)
 	}
 	ropt.SingleInput = len(paths) == 1
+	// The table shows a --by stack row's stack, leaf first; its key (the
+	// frames root first, kilobytes on a dump) is for CSV, JSON and the
+	// fleet's sums.
+	ropt.KeylessStacks = opts.Format == render.Table && ropt.FleetSize == 0
 	b := report.NewBuilder(ropt)
 	if err := opts.load(b, paths, cmd.ErrOrStderr()); err != nil {
 		return err

@@ -68,7 +68,8 @@ type Row struct {
 	// Key is the group's key. For --by stack it is the folded stack: the
 	// frames root first, joined by ";" (main;alloc;malloc), as flame-graph
 	// tools read stacks and as heapest's CSV, JSON and Parquet rows key
-	// them.
+	// them; empty but for the empty stack's in a report built with
+	// KeylessStacks (aggregate.StackKey makes it from Stack).
 	Key string
 	// Stack is leaf first, for --by stack: the order of pprof's samples,
 	// and the order StackText shows it to people in.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/heapest/heapest/ci"
 	"github.com/heapest/heapest/internal/grow"
+	hashmix "github.com/heapest/heapest/internal/mix"
 	"github.com/heapest/heapest/parse"
 )
 
@@ -16,16 +17,9 @@ import (
 // pointers, so a dump with a million stacks costs the garbage collector
 // nothing to scan and a lookup one or two cache misses.
 
-// mix is a 64-bit finaliser (from SplitMix64): fast, and good enough that
-// linear probing stays short on addresses and ids, which are far from
-// random in their low bits.
-func mix(x uint64) uint64 {
-	x ^= x >> 30
-	x *= 0xbf58476d1ce4e5b9
-	x ^= x >> 27
-	x *= 0x94d049bb133111eb
-	return x ^ x>>31
-}
+// mix is mix.Finish: linear probing stays short on addresses and ids,
+// which are far from random in their low bits.
+func mix(x uint64) uint64 { return hashmix.Finish(x) }
 
 // slots is the probe array of a table: per slot, 0 for empty, else the
 // entry's id+1 in the low 32 bits and its hash's high 32 bits (a tag)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/heapest/heapest/aggregate"
 	"github.com/heapest/heapest/ci"
+	"github.com/heapest/heapest/internal/mix"
 	"github.com/heapest/heapest/unbias"
 )
 
@@ -176,7 +177,7 @@ func (c *childIndex) find(parent int32, fn uint32) (int, int32) {
 	}
 	k := childKey(parent, fn)
 	mask := len(c.keys) - 1
-	for i := int(mix64(k)) & mask; ; i = (i + 1) & mask {
+	for i := int(mix.Finish(k)) & mask; ; i = (i + 1) & mask {
 		switch c.keys[i] {
 		case k:
 			return i, c.nodes[i]
@@ -199,7 +200,7 @@ func (c *childIndex) get(parent int32, fn uint32) int32 {
 	}
 	k := childKey(parent, fn)
 	mask := len(c.keys) - 1
-	for i := int(mix64(k)) & mask; ; i = (i + 1) & mask {
+	for i := int(mix.Finish(k)) & mask; ; i = (i + 1) & mask {
 		switch c.keys[i] {
 		case k:
 			return c.nodes[i]
@@ -218,22 +219,12 @@ func (c *childIndex) grow() {
 		if k == 0 {
 			continue
 		}
-		i := int(mix64(k)) & mask
+		i := int(mix.Finish(k)) & mask
 		for c.keys[i] != 0 {
 			i = (i + 1) & mask
 		}
 		c.keys[i], c.nodes[i] = k, nodes[j]
 	}
-}
-
-// mix64 scrambles a key's bits (splitmix64's finisher), so that children
-// of one parent and one function under many parents spread.
-func mix64(x uint64) uint64 {
-	x ^= x >> 30
-	x *= 0xbf58476d1ce4e5b9
-	x ^= x >> 27
-	x *= 0x94d049bb133111eb
-	return x ^ x>>31
 }
 
 // keep marks the nodes node will draw: the root, and each child of a kept

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/heapest/heapest/internal/grow"
+	"github.com/heapest/heapest/internal/mix"
 	"github.com/heapest/heapest/parse"
 )
 
@@ -536,11 +537,7 @@ func hashAddrs(seed uint64, frames []parse.Frame) uint64 {
 		h = (h ^ f.Addr) * 0xbf58476d1ce4e5b9
 		h ^= h >> 31
 	}
-	h ^= h >> 30
-	h *= 0xbf58476d1ce4e5b9
-	h ^= h >> 27
-	h *= 0x94d049bb133111eb
-	return h ^ h>>31
+	return mix.Finish(h)
 }
 
 // sameAddrs reports whether addrs are the addresses of frames, as long.

@@ -20,7 +20,7 @@ func TestResolvedMatchesLookup(t *testing.T) {
 			methods = append(methods, methodRange{start: start, end: start + uint64(rng.IntN(300)), name: "m"})
 		}
 		syms := newSymbols(methods)
-		set, want := newAddrSet(0), map[uint64]bool{}
+		set, want := newAddrSet[uint64](0, 0), map[uint64]bool{}
 		for range rng.IntN(3000) {
 			addWant(set, want, uint64(rng.IntN(4500)), rng.IntN(3) == 0)
 		}
@@ -50,7 +50,7 @@ func TestResolvedMatchesLookup(t *testing.T) {
 
 // addWant adds addr to set and, the first time, to want, the map the set
 // is checked against: the first copy's leaf flag wins in both.
-func addWant(set *addrSet, want map[uint64]bool, addr uint64, leaf bool) {
+func addWant(set *addrSet[uint64], want map[uint64]bool, addr uint64, leaf bool) {
 	set.add(addr, leaf)
 	if _, ok := want[addr]; !ok {
 		want[addr] = leaf
@@ -97,7 +97,7 @@ func TestCoverHas(t *testing.T) {
 func TestAddrSetMerges(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	for _, spread := range []int{1000, 50_000, 1 << 20} {
-		set, want := &addrSet{minMerge: 5000}, map[uint64]bool{}
+		set, want := &addrSet[uint64]{minMerge: 5000}, map[uint64]bool{}
 		for range 300_000 {
 			addr := uint64(rng.IntN(spread)) << uint(rng.IntN(3)*20)
 			if rng.IntN(50) == 0 {
@@ -105,19 +105,72 @@ func TestAddrSetMerges(t *testing.T) {
 			}
 			addWant(set, want, addr, rng.IntN(3) == 0)
 		}
-		if set.len() != len(want) {
-			t.Fatalf("spread %d: the set holds %d addresses, want %d", spread, set.len(), len(want))
-		}
-		seen := 0
-		set.each(func(addr uint64, leaf bool) {
-			if l, ok := want[addr]; !ok || l != leaf {
-				t.Fatalf("spread %d: address %#x first a leaf %v, want %v (held %v)", spread, addr, leaf, l, ok)
+		checkAddrs(t, fmt.Sprintf("spread %d", spread), set, want)
+		// The same within 2³¹ of a base, in uint32s.
+		const base = 0x7ff0_0000_0000
+		narrow, want := &addrSet[uint32]{base: base, minMerge: 5000}, map[uint64]bool{}
+		for range 300_000 {
+			addr := base + uint64(rng.IntN(spread))<<uint(rng.IntN(2)*10)
+			leaf := rng.IntN(3) == 0
+			narrow.add(addr, leaf)
+			if _, ok := want[addr]; !ok {
+				want[addr] = leaf
 			}
-			seen++
-		})
-		if seen != len(want) {
-			t.Fatalf("spread %d: each gave %d addresses, want %d", spread, seen, len(want))
 		}
+		checkAddrs(t, fmt.Sprintf("spread %d, narrow", spread), narrow, want)
+	}
+}
+
+// checkAddrs checks a set's addresses and their leaf flags against want.
+func checkAddrs(t *testing.T, name string, set addrs, want map[uint64]bool) {
+	t.Helper()
+	if set.len() != len(want) {
+		t.Fatalf("%s: the set holds %d addresses, want %d", name, set.len(), len(want))
+	}
+	seen := 0
+	set.each(func(addr uint64, leaf bool) {
+		if l, ok := want[addr]; !ok || l != leaf {
+			t.Fatalf("%s: address %#x first a leaf %v, want %v (held %v)", name, addr, leaf, l, ok)
+		}
+		seen++
+	})
+	if seen != len(want) {
+		t.Fatalf("%s: each gave %d addresses, want %d", name, seen, len(want))
+	}
+}
+
+// distinct holds a trace's addresses in uint32s when they span less than
+// 2³¹, else in uint64s; either way, every stack's addresses, the first
+// copy's leaf flag winning.
+func TestDistinctWidths(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	for _, c := range []struct {
+		span   uint64
+		narrow bool
+	}{{1 << 20, true}, {1<<31 - 1, true}, {1 << 31, false}, {1 << 40, false}} {
+		st, want := newStackTable(), map[uint64]bool{}
+		for k := range 2000 {
+			frames := make([]parse.Frame, 1+rng.IntN(6))
+			for i := range frames {
+				frames[i].Addr = 0x7ff0_0000_0000 + rng.Uint64N(c.span+1)
+			}
+			if k == 0 { // the span's two ends
+				frames = []parse.Frame{{Addr: 0x7ff0_0000_0000}, {Addr: 0x7ff0_0000_0000 + c.span}}
+			}
+			if _, added := st.intern(frames); !added {
+				continue
+			}
+			for i, f := range frames {
+				if _, ok := want[f.Addr]; !ok {
+					want[f.Addr] = i == 0
+				}
+			}
+		}
+		d := st.distinct()
+		if _, narrow := d.(*addrSet[uint32]); narrow != c.narrow {
+			t.Errorf("span %#x: narrow %v, want %v", c.span, narrow, c.narrow)
+		}
+		checkAddrs(t, fmt.Sprintf("span %#x", c.span), d, want)
 	}
 }
 

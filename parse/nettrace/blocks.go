@@ -3,6 +3,7 @@ package nettrace
 import (
 	"bufio"
 	"encoding/binary"
+	"math"
 	"math/rand/v2"
 	"strings"
 
@@ -595,12 +596,26 @@ func appendAddrs(c []uint64, frames []parse.Frame) []uint64 {
 // taken in the order they were first used: the symbolized count's.
 // Taking them from the chunks at the end, when their number is known,
 // spares the set's buffer its growth.
-func (t *stackTable) distinct() *addrSet {
+func (t *stackTable) distinct() addrs {
 	n := 0
 	for _, c := range t.chunks {
 		n += len(c)
 	}
-	s := newAddrSet(n - len(t.stacks)) // less the headers
+	n -= len(t.stacks) // less the headers
+	lo, hi := uint64(math.MaxUint64), uint64(0)
+	for _, st := range t.stacks {
+		for _, addr := range t.addrs(st) {
+			lo, hi = min(lo, addr), max(hi, addr)
+		}
+	}
+	if n > 0 && hi-lo < 1<<31 {
+		return fillAddrs(t, newAddrSet[uint32](n, lo))
+	}
+	return fillAddrs(t, newAddrSet[uint64](n, 0))
+}
+
+// fillAddrs adds the addresses of every stack of t to s.
+func fillAddrs[T uint32 | uint64](t *stackTable, s *addrSet[T]) *addrSet[T] {
 	for _, st := range t.stacks {
 		for i, addr := range t.addrs(st) {
 			s.add(addr, i == 0)

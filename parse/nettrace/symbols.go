@@ -57,7 +57,7 @@ func (s *symbols) lookup(ip uint64) string {
 // method exactly where some range holds the address): sorting the
 // addresses to walk them along the ranges took a fifth of reading a
 // 10 MB trace.
-func (s *symbols) resolved(distinct *addrSet) int {
+func (s *symbols) resolved(distinct addrs) int {
 	c := newCover(s.r)
 	n := 0
 	distinct.each(func(addr uint64, leaf bool) {

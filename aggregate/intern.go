@@ -114,6 +114,11 @@ type addrTable struct {
 	mask  uint64
 	n     int
 	sink  uint32 // what hashes read, kept so that its loads are not dropped
+	// written says each page of slots was written: hashes reads slots
+	// before put writes them, and a page read first is mapped twice,
+	// once to read zeros and again to write. A table no address goes in
+	// (a profile whose frames have names) is never written.
+	written bool
 }
 
 // addrSlot is one entry: id+1 (0: empty) and its address.
@@ -151,6 +156,10 @@ func (t *addrTable) find(addr, h uint64) (uint32, bool) {
 // of each probe, so that their cache misses overlap before the lookups,
 // which each wait on theirs, begin.
 func (t *addrTable) hashes(stack []parse.Frame, hs []uint64) []uint64 {
+	if !t.written {
+		prefault(t.slots)
+		t.written = true
+	}
 	var x uint32
 	for i := range stack {
 		h := uint64(0)
@@ -169,7 +178,7 @@ func (t *addrTable) put(addr, h uint64, id uint32) {
 	if 4*(t.n+1) >= 3*len(t.slots) {
 		old, n := t.slots, t.n
 		*t = newAddrTable(len(old)) // twice as large
-		t.n = n
+		t.n, t.written = n, true
 		prefault(t.slots) // filled to three eighths at once
 		for _, e := range old {
 			if e.id != 0 {

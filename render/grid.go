@@ -48,7 +48,7 @@ func gridLayout(head []string, rows [][]string, align []tw.Align) ([]byte, error
 	return trimTrailing(buf.Bytes()), nil
 }
 
-// plainLayout is layout's own: each cell padded by a blank on either side
+// plainLayout is gridLayout's own: each cell padded by a blank on either side
 // to its column's display width (tablewriter's measure of it), aligned
 // left or right; ok is false for a table it does not lay out.
 func plainLayout(head []string, rows [][]string, align []tw.Align) (b []byte, ok bool) {

@@ -170,10 +170,11 @@ func (opts ReportOptions) write(cmd *cobra.Command, ropt report.Options, paths [
 		return opts.writeParquet(cmd, ropt, paths)
 	}
 	ropt.SingleInput = len(paths) == 1
-	// The table shows a --by stack row's stack, leaf first; its key (the
-	// frames root first, kilobytes on a dump) is for CSV, JSON and the
-	// fleet's sums.
-	ropt.KeylessStacks = opts.Format == render.Table && ropt.FleetSize == 0
+	// A --by stack row's key (its frames root first, kilobytes on a dump)
+	// is made as the row is written (CSV, JSON; the table, SVG and HTML
+	// show the stack leaf first), not held for every row; the fleet's sums
+	// are keyed by it.
+	ropt.KeylessStacks = ropt.FleetSize == 0
 	b := report.NewBuilder(ropt)
 	if err := opts.load(b, paths, cmd.ErrOrStderr()); err != nil {
 		return err

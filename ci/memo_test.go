@@ -2,8 +2,12 @@ package ci
 
 import (
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"gonum.org/v1/gonum/mathext"
 )
 
 // A Memo remembers statistics met before: the same statistics give the
@@ -41,6 +45,31 @@ func TestMemo(t *testing.T) {
 		wlo, whi, werr := DiffInterval(s, other, Auto, alpha)
 		if lo != wlo || hi != whi || err != werr {
 			t.Errorf("alpha %g: DiffInterval %g – %g (%v), want %g – %g (%v)", alpha, lo, hi, err, wlo, whi, werr)
+		}
+	}
+}
+
+// gammaIncRegInv remembers mathext.GammaIncRegInv's results: the same
+// numbers, for shapes met once and again, and across the bound that
+// starts its memory afresh.
+func TestGammaIncRegInvMemo(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	shapes := make([]float64, 300)
+	for i := range shapes {
+		shapes[i] = math.Exp(rng.Float64()*8 - 4) // 0.02 to 55
+	}
+	for i := range gammaInvMemoMax + 2000 {
+		shape := shapes[rng.IntN(len(shapes))]
+		if i >= 1000 && i < gammaInvMemoMax+1000 {
+			shape = float64(i) / 100 // distinct: fills the memory past its bound
+		}
+		p := []float64{0.025, 0.975, 0.05}[rng.IntN(3)]
+		got := gammaIncRegInv(shape, p)
+		if i%50 != 0 && i >= 1000 && i < gammaInvMemoMax+1000 {
+			continue // the inversions are slow: checked on a sample
+		}
+		if want := mathext.GammaIncRegInv(shape, p); math.Float64bits(got) != math.Float64bits(want) {
+			t.Fatalf("call %d: gammaIncRegInv(%v, %v) = %v, want %v", i, shape, p, got, want)
 		}
 	}
 }

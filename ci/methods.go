@@ -2,6 +2,7 @@ package ci
 
 import (
 	"math"
+	"sync"
 
 	"gonum.org/v1/gonum/mathext"
 )
@@ -214,7 +215,40 @@ func gammaQuantile(shape, scale, tail float64, upper bool) float64 {
 		// The complement's inverse (a false-position search in gonum) is
 		// several times slower; tails here are never so small that 1−tail
 		// loses precision that matters.
-		return mathext.GammaIncRegInv(shape, 1-tail) * scale
+		return gammaIncRegInv(shape, 1-tail) * scale
 	}
-	return mathext.GammaIncRegInv(shape, tail) * scale
+	return gammaIncRegInv(shape, tail) * scale
 }
+
+// gammaIncRegInv is mathext.GammaIncRegInv, remembered: the shape of a
+// group of one sample depends on its size alone, and a dump of hundreds
+// of thousands of functions, most of a sample or two, asks for the same
+// few shapes again and again (each inversion a false-position search of
+// some microseconds). Remembered by the arguments' bits, the results are
+// the same numbers.
+func gammaIncRegInv(shape, p float64) float64 {
+	k := [2]uint64{math.Float64bits(shape), math.Float64bits(p)}
+	gammaInvMemo.Lock()
+	x, ok := gammaInvMemo.m[k]
+	gammaInvMemo.Unlock()
+	if ok {
+		return x
+	}
+	x = mathext.GammaIncRegInv(shape, p)
+	gammaInvMemo.Lock()
+	if gammaInvMemo.m == nil || len(gammaInvMemo.m) >= gammaInvMemoMax {
+		gammaInvMemo.m = map[[2]uint64]float64{} // a bound, not an LRU: a fresh start is as good
+	}
+	gammaInvMemo.m[k] = x
+	gammaInvMemo.Unlock()
+	return x
+}
+
+// gammaInvMemo holds gammaIncRegInv's results, for any goroutine.
+var gammaInvMemo struct {
+	sync.Mutex
+	m map[[2]uint64]float64
+}
+
+// gammaInvMemoMax bounds gammaInvMemo (some 2 MB).
+const gammaInvMemoMax = 1 << 16

@@ -679,6 +679,15 @@ func StackKey(leafFirst []string) string {
 // noStackKey is the key of an empty stack.
 const noStackKey = "(no stack)"
 
+// KeyOf is a row's key: key, or the key of its stack (leaf first) when it
+// came without one (GroupsKeyless).
+func KeyOf(key string, leafFirst []string) string {
+	if key == "" && len(leafFirst) > 0 {
+		return StackKey(leafFirst)
+	}
+	return key
+}
+
 // stackOf returns the names of group i's stack (keyless groups), made
 // once.
 func (g *grouper) stackOf(i int32) []string {

@@ -97,8 +97,6 @@ func (d *Diff) sortAndCut(top int) {
 	}
 	// Keyless --by stack rows get their keys now, those kept only.
 	for i := range d.Rows {
-		if r := &d.Rows[i]; r.Key == "" && len(r.Stack) > 0 {
-			r.Key = aggregate.StackKey(r.Stack)
-		}
+		d.Rows[i].Key = aggregate.KeyOf(d.Rows[i].Key, d.Rows[i].Stack)
 	}
 }

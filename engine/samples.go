@@ -119,7 +119,8 @@ func Records(rows []Row, name string) func(sink parse.Sink, threads bool) (*pars
 			c.pre.Stats[v].Merge(&s)
 			c.pre.Has[v] = true
 		}
-		p := &profile.p
+		pp := profile.profile()
+		p := &pp
 		parse.Begin(sink, p)
 		var rec parse.Record
 		for _, c := range cells {

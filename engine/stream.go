@@ -62,7 +62,7 @@ func SurveyRows(in *Input, source string) (*Survey, error) {
 		return nil, err
 	}
 	if profile != nil {
-		sv.p = profile.p
+		sv.p = profile.profile()
 	}
 	return sv, nil
 }
@@ -109,17 +109,25 @@ func SampleRecords(in *Input, sv *Survey) func(sink parse.Sink, threads bool) (*
 }
 
 // sampleProfile checks sample rows one at a time and gathers the profile
-// of their source that they make.
+// of their source that they make (profile).
 type sampleProfile struct {
-	name      string
-	p         parse.Profile
-	rate      float64
-	mixedRate bool
+	name               string
+	rows               int
+	hasInUse, hasAlloc bool
+	rate               float64
+	mixedRate          bool
 }
 
-func newSampleProfile(name string) *sampleProfile {
-	return &sampleProfile{name: name, p: parse.Profile{Source: parse.Source{Path: name, Format: "parquet",
-		Detail: "0 sample rows of heapest statistics"}}}
+func newSampleProfile(name string) *sampleProfile { return &sampleProfile{name: name} }
+
+// profile is the profile of the rows added.
+func (sp *sampleProfile) profile() parse.Profile {
+	p := parse.Profile{Source: parse.Source{Path: sp.name, Format: "parquet", Rate: sp.rate,
+		Detail: fmt.Sprintf("%d sample rows of heapest statistics", sp.rows)}, HasInUse: sp.hasInUse, HasAlloc: sp.hasAlloc}
+	if sp.mixedRate {
+		p.Source.Rate = 0
+	}
+	return p
 }
 
 // add checks the source's row i and notes it; it returns the row's value
@@ -136,17 +144,13 @@ func (sp *sampleProfile) add(r *Row, i int) (unbias.Value, ci.Stats, error) {
 	if err != nil {
 		return 0, ci.Stats{}, fmt.Errorf("%s: row %d (%s): %w", sp.name, i+1, r.Key, err)
 	}
-	sp.p.HasInUse = sp.p.HasInUse || !v.IsAlloc()
-	sp.p.HasAlloc = sp.p.HasAlloc || v.IsAlloc()
+	sp.hasInUse = sp.hasInUse || !v.IsAlloc()
+	sp.hasAlloc = sp.hasAlloc || v.IsAlloc()
 	if i == 0 {
 		sp.rate = s.Rate
 	} else if s.MixedRate || s.Rate != sp.rate {
 		sp.mixedRate = true
 	}
-	sp.p.Source.Rate = sp.rate
-	if sp.mixedRate {
-		sp.p.Source.Rate = 0
-	}
-	sp.p.Source.Detail = fmt.Sprintf("%d sample rows of heapest statistics", i+1)
+	sp.rows = i + 1
 	return v, s, nil
 }

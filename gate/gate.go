@@ -445,9 +445,7 @@ func (g *Gate) named() {
 	if g.Name != "" {
 		return
 	}
-	if g.Key == "" && len(g.Stack) > 0 {
-		g.Key = aggregate.StackKey(g.Stack)
-	}
+	g.Key = aggregate.KeyOf(g.Key, g.Stack)
 	g.Name = "baseline " + g.Key
 	if len(g.Stack) > 0 {
 		g.Name = "baseline " + report.StackText(g.Stack)

@@ -158,22 +158,14 @@ func part() column {
 	}
 }
 
+// key is the key column. A --by stack row of a report built without keys
+// (report.Options.KeylessStacks) gets its key as it is written.
 func (f formatters) key(head string) column {
 	return column{head: head, name: "key", align: tw.AlignLeft,
 		human:   func(c *cell) string { return keyText(*c.row, f.by) },
-		machine: func(c *cell) string { return rowKey(c.row) },
-		json:    func(c *cell) (any, bool) { return rowKey(c.row), true },
+		machine: func(c *cell) string { return aggregate.KeyOf(c.row.Key, c.row.Stack) },
+		json:    func(c *cell) (any, bool) { return aggregate.KeyOf(c.row.Key, c.row.Stack), true },
 	}
-}
-
-// rowKey is a row's key, made from its stack for a --by stack row of a
-// report built without keys (report.Options.KeylessStacks): one row's at
-// a time, as the rows are written.
-func rowKey(row *report.Row) string {
-	if row.Key == "" && len(row.Stack) > 0 {
-		return aggregate.StackKey(row.Stack)
-	}
-	return row.Key
 }
 
 func (f formatters) stack() column {

@@ -61,15 +61,19 @@ func plainLayout(head []string, rows [][]string, align []tw.Align) (b []byte, ok
 			return nil, false
 		}
 	}
+	// line r is the header for r = -1, else row r.
+	line := func(r int) []string {
+		if r < 0 {
+			return head
+		}
+		return rows[r]
+	}
 	// The display width of every cell, the header's first, row by row.
 	widths := make([]int32, 0, (len(rows)+1)*n)
 	col := make([]int, n)
 	var rw runeWidths
 	for r := -1; r < len(rows); r++ {
-		cells := head
-		if r >= 0 {
-			cells = rows[r]
-		}
+		cells := line(r)
 		if len(cells) != n {
 			return nil, false
 		}
@@ -84,19 +88,14 @@ func plainLayout(head []string, rows [][]string, align []tw.Align) (b []byte, ok
 	}
 	size := 0
 	for r := -1; r < len(rows); r++ {
-		cells := head
-		if r >= 0 {
-			cells = rows[r]
-		}
-		for i, c := range cells {
+		for i, c := range line(r) {
 			size += 2 + col[i] - int(widths[(r+1)*n+i]) + len(c)
 		}
 		size++
 	}
 	b = make([]byte, 0, size)
-	b = plainLine(b, head, widths[:n], col, align)
-	for r, cells := range rows {
-		b = plainLine(b, cells, widths[(r+1)*n:(r+2)*n], col, align)
+	for r := -1; r < len(rows); r++ {
+		b = plainLine(b, line(r), widths[(r+1)*n:(r+2)*n], col, align)
 	}
 	return b, true
 }

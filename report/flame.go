@@ -175,16 +175,7 @@ func (c *childIndex) find(parent int32, fn uint32) (int, int32) {
 	if 4*(c.n+1) > 3*len(c.keys) {
 		c.grow()
 	}
-	k := childKey(parent, fn)
-	mask := len(c.keys) - 1
-	for i := int(mix.Finish(k)) & mask; ; i = (i + 1) & mask {
-		switch c.keys[i] {
-		case k:
-			return i, c.nodes[i]
-		case 0:
-			return i, 0
-		}
-	}
+	return c.probe(childKey(parent, fn))
 }
 
 // put fills the empty slot find returned.
@@ -198,14 +189,20 @@ func (c *childIndex) get(parent int32, fn uint32) int32 {
 	if len(c.keys) == 0 {
 		return 0
 	}
-	k := childKey(parent, fn)
+	_, node := c.probe(childKey(parent, fn))
+	return node
+}
+
+// probe returns the slot of key k and its node, or the empty slot where
+// it goes and 0.
+func (c *childIndex) probe(k uint64) (int, int32) {
 	mask := len(c.keys) - 1
 	for i := int(mix.Finish(k)) & mask; ; i = (i + 1) & mask {
 		switch c.keys[i] {
 		case k:
-			return c.nodes[i]
+			return i, c.nodes[i]
 		case 0:
-			return 0
+			return i, 0
 		}
 	}
 }

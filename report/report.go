@@ -600,11 +600,8 @@ func (iv *intervals) row(key string, stack []string, flat ci.Stats, cum *ci.Stat
 // rowName names a row in an error: its key, a keyless stack row's made
 // (KeylessStacks), or "total" for the total's, which has none.
 func rowName(key string, stack []string) string {
-	switch {
-	case key != "":
-		return key
-	case stack != nil:
-		return aggregate.StackKey(stack)
+	if k := aggregate.KeyOf(key, stack); k != "" {
+		return k
 	}
 	return "total"
 }

@@ -9,7 +9,6 @@ package compare
 import (
 	"hash/maphash"
 	"math"
-	"sort"
 
 	"github.com/heapest/heapest/aggregate"
 	"github.com/heapest/heapest/ci"
@@ -38,55 +37,124 @@ type Row struct {
 	Significant bool
 }
 
-// Pairs joins the rows of two reports of the same value and grouping by
-// key, in key order, leaving out rows with nothing of their own on either
-// side (--by func rows that are only callers). The reports should hold
-// every row (Top 0). A --by stack row may come without its key
-// (report.Options.KeylessStacks): it is paired and ordered by its stack
-// as by the key it stands for, and keeps no key.
-func Pairs(base, new *report.Report) []Row {
+// Rows are the rows of a comparison, made one at a time when asked for:
+// a --by stack comparison has a million of them, of 300 bytes each.
+type Rows interface {
+	Len() int
+	// Row makes the i-th row, its change not yet computed.
+	Row(i int) Row
+}
+
+// RowSlice is rows already made.
+type RowSlice []Row
+
+// Len is the number of rows.
+func (rs RowSlice) Len() int { return len(rs) }
+
+// Row returns the i-th row.
+func (rs RowSlice) Row(i int) Row { return rs[i] }
+
+// Join pairs the rows of two reports of the same value and grouping by
+// key, leaving out rows with nothing of their own on either side (--by
+// func rows that are only callers): base's rows in its order, then those
+// only new has, in its. The reports should hold every row (Top 0). A
+// --by stack row may come without its key (report.Options.KeylessStacks):
+// it is paired by its stack as by the key it stands for, and keeps no key.
+func Join(base, new *report.Report) Rows {
+	return joined{base: base, new: new, pairs: pairUp(base, new)}
+}
+
+// joined is two reports' rows paired, each row made when asked for.
+type joined struct {
+	base, new *report.Report
+	pairs     []pair
+}
+
+func (j joined) Len() int { return len(j.pairs) }
+
+func (j joined) Row(i int) Row { return j.pairs[i].pairRow(j.base, j.new) }
+
+// pair is a row of the comparison as the indices of its rows on each side
+// (-1 where it has none): 8 bytes where a Row is 300, so that joining and
+// ordering a --by stack comparison of a million rows moves little.
+type pair struct{ base, new int32 }
+
+// key is the key (or keyless stack) of p's row.
+func (p pair) key(base, new *report.Report) (string, []string) {
+	r := p.row(base, new)
+	return r.Key, r.Stack
+}
+
+// row is one of p's report rows.
+func (p pair) row(base, new *report.Report) *report.Row {
+	if p.base >= 0 {
+		return &base.Rows[p.base]
+	}
+	return &new.Rows[p.new]
+}
+
+// pairUp joins the rows of base and new by key, in the order first met.
+// Keys are found by their hash; rows whose keys share a hash are chained.
+func pairUp(base, new *report.Report) []pair {
+	n := max(len(base.Rows), len(new.Rows))
 	seed := maphash.MakeSeed()
-	byKey := make(map[uint64][]int, max(len(base.Rows), len(new.Rows))) // by the hash of the key: rows
-	rows := make([]Row, 0, max(len(base.Rows), len(new.Rows)))
+	first := make(map[uint64]int32, n) // by the hash of the key: the first pair
+	var next []int32                   // of each pair, the next with its hash (-1: none)
+	ps := make([]pair, 0, n)
 	var h maphash.Hash
-	add := func(r *report.Row, isNew bool) {
+	add := func(i int, r *report.Row, isNew bool) {
 		if r.Stats.N == 0 {
 			return
 		}
 		h.SetSeed(seed)
 		aggregate.HashStackKey(&h, r.Key, r.Stack)
 		hk := h.Sum64()
-		i := -1
-		for _, j := range byKey[hk] {
-			if aggregate.CompareStackKeys(rows[j].Key, rows[j].Stack, r.Key, r.Stack) == 0 {
-				i = j
+		j, ok := first[hk]
+		if !ok {
+			j = -1
+		}
+		for ; j >= 0; j = next[j] {
+			k, s := ps[j].key(base, new)
+			if aggregate.CompareStackKeys(k, s, r.Key, r.Stack) == 0 {
 				break
 			}
 		}
-		if i < 0 {
-			i = len(rows)
-			byKey[hk] = append(byKey[hk], i)
-			rows = append(rows, Row{Key: r.Key, Stack: r.Stack})
+		if j < 0 {
+			j = int32(len(ps))
+			prev, had := first[hk]
+			if !had {
+				prev = -1
+			}
+			first[hk] = j
+			next = append(next, prev)
+			ps = append(ps, pair{-1, -1})
 		}
 		if isNew {
-			rows[i].New = r.Stats
+			ps[j].new = int32(i)
 		} else {
-			rows[i].Base = r.Stats
+			ps[j].base = int32(i)
 		}
 	}
 	for i := range base.Rows {
-		add(&base.Rows[i], false)
+		add(i, &base.Rows[i], false)
 	}
 	for i := range new.Rows {
-		add(&new.Rows[i], true)
+		add(i, &new.Rows[i], true)
 	}
-	sort.Slice(rows, func(i, j int) bool { return rows[i].keyLess(&rows[j]) })
-	return rows
+	return ps
 }
 
-// keyLess orders rows by key, a keyless row's being its stack's.
-func (r *Row) keyLess(o *Row) bool {
-	return aggregate.CompareStackKeys(r.Key, r.Stack, o.Key, o.Stack) < 0
+// pairRow is p's row, its change not yet computed.
+func (p pair) pairRow(base, new *report.Report) Row {
+	var r Row
+	r.Key, r.Stack = p.key(base, new)
+	if p.base >= 0 {
+		r.Base = base.Rows[p.base].Stats
+	}
+	if p.new >= 0 {
+		r.New = new.Rows[p.new].Stats
+	}
+	return r
 }
 
 // Total pairs the two reports' totals. Its Key is empty, as a report's

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/heapest/heapest/aggregate"
@@ -173,5 +174,63 @@ func TestKeylessStacksPairAsKeyed(t *testing.T) {
 				t.Fatalf("round %d: row %d: %q %q; want %q %q", round, i, g.Key, g.Stack, w.Key, w.Stack)
 			}
 		}
+	}
+}
+
+// A diff's rows are the same whatever order each side's rows come in:
+// they are ordered by change, then by key, a total order.
+func TestDiffOrderFree(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	side := func(keys []string) *report.Report {
+		r := &report.Report{Confidence: 0.95}
+		for _, k := range keys {
+			st := single(float64(1+len(k)%3), 4000, 131072) // ties, many
+			r.Rows = append(r.Rows, report.Row{Key: k, Stats: st})
+			r.Total.Stats.Merge(&st)
+		}
+		return r
+	}
+	var keys []string
+	for i := range 60 {
+		keys = append(keys, fmt.Sprintf("k%03d", i*7%60))
+	}
+	want, err := New(side(keys[:40]), side(keys[20:]), ci.Auto, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for round := range 10 {
+		b, n := slices.Clone(keys[:40]), slices.Clone(keys[20:])
+		rng.Shuffle(len(b), func(i, j int) { b[i], b[j] = b[j], b[i] })
+		rng.Shuffle(len(n), func(i, j int) { n[i], n[j] = n[j], n[i] })
+		got, err := New(side(b), side(n), ci.Auto, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g, w := fmt.Sprintf("%+v", got.Rows), fmt.Sprintf("%+v", want.Rows); g != w {
+			t.Fatalf("round %d: rows\n%s\nwant\n%s", round, g, w)
+		}
+	}
+	for i := 1; i < len(want.Rows); i++ {
+		a, b := &want.Rows[i-1], &want.Rows[i]
+		if math.Abs(a.Diff) < math.Abs(b.Diff) || math.Abs(a.Diff) == math.Abs(b.Diff) && a.Key >= b.Key {
+			t.Fatalf("rows %d and %d out of order: %q %g, %q %g", i-1, i, a.Key, a.Diff, b.Key, b.Diff)
+		}
+	}
+}
+
+// Join pairs rows by key, base's first in its order, then those only new
+// has; rows with no samples are left out.
+func TestJoin(t *testing.T) {
+	row := func(k string, n float64) report.Row { return report.Row{Key: k, Stats: single(n, 4000, 131072)} }
+	base := &report.Report{Rows: []report.Row{row("b", 1), row("a", 2), row("z", 0)}}
+	new := &report.Report{Rows: []report.Row{row("c", 3), row("a", 4), row("y", 0)}}
+	rows := Join(base, new)
+	var got []string
+	for i := range rows.Len() {
+		r := rows.Row(i)
+		got = append(got, fmt.Sprintf("%s:%g/%g", r.Key, r.Base.Samples, r.New.Samples))
+	}
+	if want := []string{"b:1/0", "a:2/4", "c:0/3"}; !slices.Equal(got, want) {
+		t.Errorf("Join: %v, want %v", got, want)
 	}
 }

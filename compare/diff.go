@@ -1,8 +1,9 @@
 package compare
 
 import (
+	"cmp"
 	"math"
-	"sort"
+	"slices"
 
 	"github.com/heapest/heapest/aggregate"
 	"github.com/heapest/heapest/ci"
@@ -34,29 +35,39 @@ type Diff struct {
 
 // New compares two reports of the same value and grouping, each with
 // every row, and keeps the top rows by the size of their change (0: all).
+//
+// Every pair of rows is tested, but only the rows kept are made: a pair is
+// scored as its change and p-value (a --by stack diff has a million pairs,
+// and a Row is 300 bytes).
 func New(base, new *report.Report, m ci.Method, top int) (*Diff, error) {
 	alpha := 1 - new.Confidence
-	d := &Diff{Base: base, New: new, Confidence: new.Confidence, Rows: Pairs(base, new)}
-	var ps []float64
-	var tested []int
-	for i := range d.Rows {
-		if err := d.Rows[i].Test(); err != nil {
+	d := &Diff{Base: base, New: new, Confidence: new.Confidence}
+	ps := pairUp(base, new)
+	sc := make([]score, len(ps))
+	var pvals []float64
+	for i, p := range ps {
+		r := p.pairRow(base, new)
+		if err := r.Test(); err != nil {
 			return nil, err
 		}
-		if d.Rows[i].Tested {
-			ps = append(ps, d.Rows[i].P)
-			tested = append(tested, i)
+		sc[i] = score{diff: r.Diff, q: math.NaN()}
+		if r.Tested {
+			sc[i].tested = len(pvals)
+			pvals = append(pvals, r.P)
+		} else {
+			sc[i].tested = -1
 		}
 	}
-	qs := ci.BenjaminiHochberg(ps)
-	for k, i := range tested {
-		d.Rows[i].Q = qs[k]
-		if qs[k] <= alpha {
-			d.Rows[i].Significant = true
-			d.Discoveries++
+	qs := ci.BenjaminiHochberg(pvals)
+	for i := range sc {
+		if t := sc[i].tested; t >= 0 {
+			sc[i].q = qs[t]
+			if qs[t] <= alpha {
+				d.Discoveries++
+			}
 		}
 	}
-	d.Tests = len(tested)
+	d.Tests = len(pvals)
 	d.Level = 1 - alpha
 	if d.Tests > 0 {
 		d.Level = 1 - float64(max(d.Discoveries, 1))*alpha/float64(d.Tests)
@@ -72,31 +83,63 @@ func New(base, new *report.Report, m ci.Method, top int) (*Diff, error) {
 	// The level comes from every row's test; the intervals are computed
 	// for the rows kept only (every row was checked by its test): on two
 	// dumps of 45,000 functions they were half of a diff's time.
-	d.sortAndCut(top)
-	for i := range d.Rows {
-		if err := d.Rows[i].Intervals(m, 1-d.Level); err != nil {
+	kept := order(ps, sc, base, new)
+	if top > 0 && len(kept) > top {
+		d.Omitted = len(kept) - top
+		kept = kept[:top]
+	}
+	d.Rows = make([]Row, len(kept))
+	for i, k := range kept {
+		r := &d.Rows[i]
+		*r = ps[k].pairRow(base, new)
+		if err := r.Test(); err != nil {
+			return nil, err
+		}
+		r.Q = sc[k].q
+		r.Significant = r.Tested && r.Q <= alpha
+		// Keyless --by stack rows get their keys now, those kept only.
+		r.Key = aggregate.KeyOf(r.Key, r.Stack)
+		if err := r.Intervals(m, 1-d.Level); err != nil {
 			return nil, err
 		}
 	}
 	return d, nil
 }
 
-// sortAndCut orders the rows by the size of their change, largest
-// first, then by key, and keeps top of them.
-func (d *Diff) sortAndCut(top int) {
-	sort.SliceStable(d.Rows, func(i, j int) bool {
-		a, b := math.Abs(d.Rows[i].Diff), math.Abs(d.Rows[j].Diff)
-		if a != b {
-			return a > b
+// score is what ordering and correcting a pair's test need of it: its
+// change, the index of its p-value among the tested (-1: untested), and
+// its adjusted p-value.
+type score struct {
+	diff   float64
+	tested int
+	q      float64
+}
+
+// order returns the indices of ps by the size of their change, largest
+// first (a change that is not a number last), then by key: a total
+// order, so the rows come out the same whatever order they were paired in.
+func order(ps []pair, sc []score, base, new *report.Report) []int32 {
+	idx := make([]int32, len(ps))
+	for i := range idx {
+		idx[i] = int32(i)
+	}
+	slices.SortFunc(idx, func(i, j int32) int {
+		a, b := math.Abs(sc[i].diff), math.Abs(sc[j].diff)
+		if an, bn := math.IsNaN(a), math.IsNaN(b); an != bn {
+			return cmp.Compare(b2i(an), b2i(bn))
+		} else if a != b && !an {
+			return cmp.Compare(b, a)
 		}
-		return d.Rows[i].keyLess(&d.Rows[j])
+		ak, as := ps[i].key(base, new)
+		bk, bs := ps[j].key(base, new)
+		return aggregate.CompareStackKeys(ak, as, bk, bs)
 	})
-	if top > 0 && len(d.Rows) > top {
-		d.Omitted = len(d.Rows) - top
-		d.Rows = d.Rows[:top]
+	return idx
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
 	}
-	// Keyless --by stack rows get their keys now, those kept only.
-	for i := range d.Rows {
-		d.Rows[i].Key = aggregate.KeyOf(d.Rows[i].Key, d.Rows[i].Stack)
-	}
+	return 0
 }

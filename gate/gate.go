@@ -64,9 +64,10 @@ type Gate struct {
 	Hint string
 	// Rows is, for the baseline summary, the rows compared.
 	Rows int
-	// row is a baseline row's comparison, whose ratio interval is
-	// computed only for a gate shown (intervalOf).
-	row *compare.Row
+	// row is the index of a baseline row's comparison among the rows
+	// (-1: none, or its interval is in), whose ratio interval is computed
+	// only for a gate shown (intervalOf).
+	row int
 }
 
 // Options are how gates are decided.
@@ -112,9 +113,9 @@ func (g *Gate) IsSummary() bool { return g.Kind == KindBaseline && g.Key == "" &
 func (r *Result) Passed() bool { return r.Failed == 0 }
 
 // Evaluate decides the budgets and, when rows is not nil, the baseline
-// comparison of rows (compare.Pairs) and of the total, whose estimates
-// it fills in (compare.Row.Estimates).
-func Evaluate(budgets []Budget, rows []compare.Row, total *compare.Row, opt Options) (*Result, error) {
+// comparison of rows (compare.Join) and of the total. Each row is made
+// when tested, and again when its gate is shown.
+func Evaluate(budgets []Budget, rows compare.Rows, total *compare.Row, opt Options) (*Result, error) {
 	res := &Result{Options: opt}
 	alpha := 1 - opt.Confidence
 	var tests []*Gate
@@ -130,13 +131,13 @@ func Evaluate(budgets []Budget, rows []compare.Row, total *compare.Row, opt Opti
 		// Rows' sides often have statistics another row has had (one or
 		// two samples of a few sizes): their intervals are remembered.
 		memo := ci.NewMemo(opt.Method, 1-alpha)
-		rowGates = make([]Gate, 0, len(rows)+1) // the total's first
-		for i := -1; i < len(rows); i++ {
-			row := total
+		rowGates = make([]Gate, 0, rows.Len()+1) // the total's first
+		for i := -1; i < rows.Len(); i++ {
+			row := *total
 			if i >= 0 {
-				row = &rows[i]
+				row = rows.Row(i)
 			}
-			g, err := baselineGate(row, i < 0, opt, alpha, memo)
+			g, err := baselineGate(&row, i, opt, alpha, memo)
 			if err != nil {
 				g.named()
 				return nil, fmt.Errorf("%s: %w", g.Name, err)
@@ -160,7 +161,7 @@ func Evaluate(budgets []Budget, rows []compare.Row, total *compare.Row, opt Opti
 		decideBudget(&res.Gates[i], opt, alpha)
 	}
 	if rows != nil {
-		res.Gates = append(res.Gates, decideBaseline(rowGates, opt, alpha)...)
+		res.Gates = append(res.Gates, decideBaseline(rowGates, rows, opt, alpha)...)
 	}
 	for _, g := range res.Gates {
 		if g.IsSummary() {
@@ -322,11 +323,12 @@ func plural(n int) string {
 // larger of the two tests' p-values, which rejects only when both do
 // (an intersection–union test, valid at the level of each). total says
 // row is the totals' (compare.Total), which has no key.
-func baselineGate(row *compare.Row, total bool, opt Options, alpha float64, memo *ci.Memo) (Gate, error) {
+func baselineGate(row *compare.Row, i int, opt Options, alpha float64, memo *ci.Memo) (Gate, error) {
+	total := i < 0
 	row.Estimates()
 	g := Gate{Kind: KindBaseline, Key: row.Key, Stack: row.Stack, Total: total,
 		Limit: 1 + opt.Threshold, Base: row.Base.Estimate, New: row.New.Estimate, Diff: row.Diff,
-		P: math.NaN(), PAdjusted: math.NaN()}
+		P: math.NaN(), PAdjusted: math.NaN(), row: -1}
 	if total {
 		g.Name = "baseline total"
 	}
@@ -343,9 +345,10 @@ func baselineGate(row *compare.Row, total bool, opt Options, alpha float64, memo
 	// the gates shown only: the total, and the rows that fail or are
 	// inconclusive. Computed for every row, it was half of comparing two
 	// dumps of 24,000 functions. (It fails only where the p-value did.)
-	g.row = row
 	if total {
-		g.intervalOf(alpha)
+		g.intervalOf(*row, alpha)
+	} else {
+		g.row = i
 	}
 	if g.DiffLo, g.DiffHi, err = memo.DiffInterval(row.Base, row.New, alpha); err != nil {
 		return g, err
@@ -364,22 +367,19 @@ func baselineGate(row *compare.Row, total bool, opt Options, alpha float64, memo
 	return g, nil
 }
 
-// intervalOf fills a baseline row's ratio interval, once.
-func (g *Gate) intervalOf(alpha float64) {
-	if g.row == nil {
-		return
-	}
+// intervalOf fills a baseline row's ratio interval from its row.
+func (g *Gate) intervalOf(row compare.Row, alpha float64) {
 	// Its statistics passed RatioPValues, which checks what RatioInterval
 	// does: it cannot fail here.
-	g.Result.Lo, g.Result.Hi, _ = ci.RatioInterval(g.row.Base, g.row.New, alpha)
-	g.row = nil
+	g.Result.Lo, g.Result.Hi, _ = ci.RatioInterval(row.Base, row.New, alpha)
+	g.row = -1
 }
 
 // decideBaseline gives each baseline row its verdict and returns the
 // gates to show: the total, every failed or inconclusive row (by
 // p-value), and a summary of all rows. A row fails when its test rejects
 // after the correction, and is inconclusive when it rejects only alone.
-func decideBaseline(rows []Gate, opt Options, alpha float64) []Gate {
+func decideBaseline(rows []Gate, src compare.Rows, opt Options, alpha float64) []Gate {
 	var shown []Gate
 	failed, tested := 0, 0
 	for i := range rows {
@@ -420,12 +420,21 @@ func decideBaseline(rows []Gate, opt Options, alpha float64) []Gate {
 	var flagged []Gate
 	for _, g := range rows[1:] {
 		if g.Verdict == Fail || g.Verdict == Inconclusive {
-			g.intervalOf(alpha)
+			if g.row >= 0 {
+				g.intervalOf(src.Row(g.row), alpha)
+			}
 			g.named()
 			flagged = append(flagged, g)
 		}
 	}
-	sort.SliceStable(flagged, func(i, j int) bool { return flagged[i].P < flagged[j].P })
+	// By p-value, then by key: the rows come in no particular order.
+	// Their keys are made (named) for these gates only.
+	sort.Slice(flagged, func(i, j int) bool {
+		if flagged[i].P != flagged[j].P {
+			return flagged[i].P < flagged[j].P
+		}
+		return flagged[i].Key < flagged[j].Key
+	})
 	shown = append(shown, flagged...)
 	summary := Gate{Name: "baseline", Kind: KindBaseline, Limit: 1 + opt.Threshold, Verdict: Pass,
 		Result: ci.Result{Method: "-"}, P: math.NaN(), PAdjusted: math.NaN(), Rows: tested}

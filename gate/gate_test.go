@@ -1,7 +1,9 @@
 package gate
 
 import (
+	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -97,7 +99,7 @@ func TestBaselineVerdicts(t *testing.T) {
 		{Key: "gone", Base: single(80, 4000, 131072)},
 	}
 	total := compare.Row{Key: "total", Base: single(160, 4000, 131072), New: single(242, 4000, 131072)}
-	res, err := Evaluate(nil, rows, &total, Options{Confidence: 0.95, Holm: true, Threshold: 0.1})
+	res, err := Evaluate(nil, compare.RowSlice(rows), &total, Options{Confidence: 0.95, Holm: true, Threshold: 0.1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +146,7 @@ func TestKeylessStackGatesNamed(t *testing.T) {
 			{Key: aggregate.StackKey([]string{"same"}), Stack: []string{"same"}, Base: single(80, 4000, 131072), New: single(82, 4000, 131072)},
 		}
 		total := compare.Row{Base: single(160, 4000, 131072), New: single(242, 4000, 131072)}
-		res, err := Evaluate(nil, rows, &total, Options{Confidence: 0.95, Holm: true, Threshold: 0.1})
+		res, err := Evaluate(nil, compare.RowSlice(rows), &total, Options{Confidence: 0.95, Holm: true, Threshold: 0.1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -163,5 +165,37 @@ func TestKeylessStackGatesNamed(t *testing.T) {
 	}
 	if g := keyless.Gates[1]; g.Name != "baseline malloc < grow < main" || g.Key != "main;grow;malloc" {
 		t.Errorf("grown row: %q key %q", g.Name, g.Key)
+	}
+}
+
+// The gates shown are the same whatever order the rows come in: failed
+// rows by p-value, ties by key.
+func TestBaselineOrderFree(t *testing.T) {
+	rows := []compare.Row{
+		{Key: "b", Base: single(80, 4000, 131072), New: single(160, 4000, 131072)},
+		{Key: "a", Base: single(80, 4000, 131072), New: single(160, 4000, 131072)},
+		{Key: "c", Base: single(80, 4000, 131072), New: single(200, 4000, 131072)},
+		{Key: "same", Base: single(80, 4000, 131072), New: single(82, 4000, 131072)},
+	}
+	total := compare.Row{Base: single(320, 4000, 131072), New: single(602, 4000, 131072)}
+	names := func(rows []compare.Row) []string {
+		res, err := Evaluate(nil, compare.RowSlice(rows), &total, Options{Confidence: 0.95, Holm: true, Threshold: 0.1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, g := range res.Gates {
+			out = append(out, fmt.Sprintf("%s %s %.6g-%.6g", g.Name, g.Verdict, g.Result.Lo, g.Result.Hi))
+		}
+		return out
+	}
+	want := names(rows)
+	if !strings.HasPrefix(want[1], "baseline c ") || !strings.HasPrefix(want[2], "baseline a ") || !strings.HasPrefix(want[3], "baseline b ") {
+		t.Fatalf("gates %q: want the total, then c, a, b", want)
+	}
+	rev := slices.Clone(rows)
+	slices.Reverse(rev)
+	if got := names(rev); !slices.Equal(got, want) {
+		t.Errorf("rows reversed: gates\n%q\nwant\n%q", got, want)
 	}
 }

@@ -165,13 +165,13 @@ func runGates(cmd *cobra.Command, opts CIOptions, args []string) error {
 		return err
 	}
 	g := &render.Gates{New: newR}
-	var rows []compare.Row
+	var rows compare.Rows
 	var total *compare.Row
 	if len(opts.Baseline) > 0 {
 		if g.Base, err = opts.loadBaseline(cmd, ropt, newR); err != nil {
 			return err
 		}
-		rows = compare.Pairs(g.Base, newR)
+		rows = compare.Join(g.Base, newR)
 		t := compare.Total(g.Base, newR)
 		total = &t
 	}

@@ -58,10 +58,13 @@ var (
 		return row.Flat, row.Stats, true
 	}}
 	cumMeasure = &measure{group: "cum", get: func(row *report.Row) (ci.Result, ci.Stats, bool) {
-		if row.Cum == nil {
+		switch {
+		case row.Cum == nil:
 			return ci.Result{Method: "-"}, ci.Stats{}, false
+		case row.CumStats == nil: // the table's total (tableTotal)
+			return *row.Cum, ci.Stats{}, true
 		}
-		return *row.Cum, row.CumStats, true
+		return *row.Cum, *row.CumStats, true
 	}}
 )
 

@@ -91,7 +91,7 @@ func (b *Builder) fleetRows(r *Report, opt Options, vi int) error {
 			}
 		}
 		if row.Cum != nil {
-			c, err := interval(row.CumStats, entry(f.cum[vi], row.Key))
+			c, err := interval(*row.CumStats, entry(f.cum[vi], row.Key))
 			if err != nil {
 				return err
 			}

@@ -80,8 +80,11 @@ type Row struct {
 	// function; nil otherwise.
 	Cum *ci.Result
 	// Stats and CumStats are the statistics behind Flat and Cum, kept so
-	// that a pprof rendering can carry them and be merged again.
-	Stats, CumStats ci.Stats
+	// that a pprof rendering can carry them and be merged again. CumStats
+	// is nil where Cum is: most rows (--by stack's, a million of them in a
+	// large dump's report) have no cum.
+	Stats    ci.Stats
+	CumStats *ci.Stats
 }
 
 // StackSep joins the frames of a stack shown to people, leaf first: each
@@ -587,14 +590,22 @@ func (iv *intervals) row(key string, stack []string, flat ci.Stats, cum *ci.Stat
 		return rw, fmt.Errorf("%s: %w", rowName(key, stack), err)
 	}
 	if cum != nil {
-		rw.CumStats = *cum
 		c, err := iv.of(*cum)
 		if err != nil {
 			return rw, fmt.Errorf("%s: %w", rowName(key, stack), err)
 		}
-		rw.Cum = &c
+		rw.Cum, rw.CumStats = cumOf(c, *cum)
 	}
 	return rw, nil
+}
+
+// cumOf holds a row's cum interval and statistics in one allocation.
+func cumOf(c ci.Result, st ci.Stats) (*ci.Result, *ci.Stats) {
+	both := &struct {
+		c  ci.Result
+		st ci.Stats
+	}{c, st}
+	return &both.c, &both.st
 }
 
 // rowName names a row in an error: its key, a keyless stack row's made

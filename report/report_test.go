@@ -109,7 +109,7 @@ func TestEstimatesOnly(t *testing.T) {
 		if i < len(full.Rows) {
 			want = full.Rows[i]
 		}
-		if r.Key != want.Key || r.Stats != want.Stats || r.CumStats != want.CumStats || r.Flat.Estimate != r.Stats.Estimate {
+		if r.Key != want.Key || r.Stats != want.Stats || (r.CumStats == nil) != (want.CumStats == nil) || r.CumStats != nil && *r.CumStats != *want.CumStats || r.Flat.Estimate != r.Stats.Estimate {
 			t.Errorf("row %q: %+v, want the statistics of %+v", r.Key, r, want)
 		}
 		if r.Stats.N > 0 && (r.Flat.Lo != r.Flat.Estimate || r.Flat.Hi != r.Flat.Estimate || r.Flat.Method != ci.MethodNone) {

@@ -58,7 +58,7 @@ func checkReport(t *testing.T, where string, rep *report.Report) int {
 	for _, row := range rep.Rows {
 		n += checkContains(t, where+" "+row.Key, row.Stats, row.Flat)
 		if row.Cum != nil {
-			n += checkContains(t, where+" "+row.Key+" (cum)", row.CumStats, *row.Cum)
+			n += checkContains(t, where+" "+row.Key+" (cum)", *row.CumStats, *row.Cum)
 		}
 	}
 	return n

@@ -285,9 +285,9 @@ func groupedBudgets(rules []gate.Rule, r *report.Report) ([]gate.Budget, error) 
 				continue
 			}
 			matched = append(matched, row.Key)
-			if rule.By == aggregate.ByFunc {
-				st = row.CumStats
-			} else {
+			if rule.By == aggregate.ByFunc && row.CumStats != nil {
+				st = *row.CumStats
+			} else if rule.By != aggregate.ByFunc {
 				st.Merge(&row.Stats)
 			}
 		}

@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -339,4 +340,53 @@ func TestMergeCoverageGo(t *testing.T) {
 		return runErr([]string{"GOMAXPROCS=1"}, prog, args...)
 	})
 	checkMergeCoverage(t, heapest, merges, []string{"main.siteSmall", "main.siteMid", "main.siteLarge", "main.siteMixed"})
+}
+
+// TestMergeForkedWorkers merges the dumps of a pre-fork server's workers:
+// forked without exec, they keep their parent's libraries at the very
+// same addresses, and only the pids in jemalloc's file names tell them
+// apart. They are distinct processes, merged as such; the estimate of
+// what the workers allocated covers what they say they did.
+func TestMergeForkedWorkers(t *testing.T) {
+	gcc, _ := needJemalloc(t)
+	heapest := heapestBinary(t)
+	dir := t.TempDir()
+	prog := filepath.Join(dir, "prefork")
+	run(t, nil, gcc, "-O1", "-g", "-fno-omit-frame-pointer", "-fno-inline", "-o", prog,
+		filepath.Join(repoRoot(t), "e2e", "testdata", "merge", "prefork.c"), "-ljemalloc")
+	const workers = 6
+	out := run(t, []string{"MALLOC_CONF=prof:true,lg_prof_sample:12,prof_prefix:" + filepath.Join(dir, "jeprof")}, prog, strconv.Itoa(workers))
+	truth := 0.0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		var pid int
+		var bytes float64
+		if _, err := fmt.Sscan(line, &pid, &bytes); err != nil {
+			t.Fatalf("prefork printed %q: %v", line, err)
+		}
+		truth += bytes
+	}
+	dumps, err := filepath.Glob(filepath.Join(dir, "jeprof.*.heap"))
+	if err != nil || len(dumps) != workers {
+		t.Fatalf("%d dumps (%v), want %d", len(dumps), err, workers)
+	}
+	stdout, stderr, err := runErr(nil, heapest, append([]string{"merge", "--format", "json", "--confidence", "0.999"}, dumps...)...)
+	if err != nil {
+		t.Fatalf("heapest merge of forked workers' dumps: %v\n%s", err, stderr)
+	}
+	var r struct {
+		Report
+		Merged struct {
+			Processes int `json:"processes"`
+		} `json:"merged"`
+	}
+	if err := json.Unmarshal(stdout, &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Merged.Processes != workers {
+		t.Errorf("merged %d processes, want %d", r.Merged.Processes, workers)
+	}
+	row, ok := leafRow(r.Report, "work_site")
+	if !ok || !(row.Lo <= truth && truth <= row.Hi) {
+		t.Errorf("work_site: %+v (found %v), want an interval covering %g", row, ok, truth)
+	}
 }

@@ -148,3 +148,22 @@ func TestExpandKeepsURLs(t *testing.T) {
 		t.Errorf("Expand(%q) = %q, want %q", args, got, want)
 	}
 }
+
+// Forked processes keep their parent's mappings: the pids in their dumps'
+// names tell them apart; a dump copied elsewhere keeps its pid.
+func TestNamedProcess(t *testing.T) {
+	maps := MapsProcess([]byte("7f11a0000000-7f11a0020000 r-xp 00000000 08:01 13 /usr/lib/libc.so.6\n"))
+	a, b := NamedProcess(maps, "d/jeprof.100.0.m0.heap"), NamedProcess(maps, "d/jeprof.101.0.m0.heap")
+	if a == b {
+		t.Errorf("workers 100 and 101: both %q", a)
+	}
+	if c := NamedProcess(maps, "copy/jeprof.100.3.f.heap"); c != a {
+		t.Errorf("a copy of worker 100's dump: %q, want %q", c, a)
+	}
+	if c := NamedProcess(maps, "d/heap.prof"); c != maps {
+		t.Errorf("a name with no pid: %q, want the maps' %q", c, maps)
+	}
+	if c := NamedProcess("", "d/jeprof.100.0.m0.heap"); c != "" {
+		t.Errorf("maps that say nothing: %q, want nothing", c)
+	}
+}

@@ -59,7 +59,8 @@ const randomized = 1 << 40
 // copy (a jemalloc dump's MAPPED_LIBRARIES) is text: a hash of the lines
 // that map a file at a randomized address. With address-space layout
 // randomisation two processes never load their libraries at the same
-// addresses, while one process keeps them where they are from dump to
+// addresses, unless one was forked from the other without exec (see
+// NamedProcess), while one process keeps them where they are from dump to
 // dump (its [heap] and anonymous lines change; those are left out). ""
 // when no file is mapped at a randomized address (a static, non-PIE
 // program): nothing then tells processes apart.
@@ -90,6 +91,24 @@ func MapsProcess(text []byte) string {
 		return ""
 	}
 	return fmt.Sprintf("maps:%016x", h.Sum64())
+}
+
+// NamedProcess is the identity of the process a dump's contents say it
+// came from (MapsProcess, MappingsProcess), told apart by the pid in its
+// file name when the name has one: processes forked from one parent
+// without exec (the workers of a pre-fork server, a shell's subshells)
+// keep its mappings at the very same addresses, and only their pids tell
+// them apart. A dump copied to two directories keeps its pid, and stays
+// one process. "" when the contents say nothing.
+func NamedProcess(contents, path string) string {
+	if contents == "" {
+		return ""
+	}
+	m := jemallocName.FindStringSubmatch(filepath.Base(path))
+	if m == nil {
+		return contents
+	}
+	return contents + " pid:" + m[2]
 }
 
 // MappingsProcess is MapsProcess for a profile's parsed mappings (a pprof

@@ -99,10 +99,11 @@ func (b *Builder) loadInput(read Reader, in Input, hint int64) (*parse.Profile, 
 		warns = append(warns, sess.Warnings()...)
 		p.Source.Build = sess.Build()
 	}
-	p.Source.Process = fleet.MapsProcess(p.MapsText)
-	if p.Source.Process == "" && len(p.MapsText) == 0 {
-		p.Source.Process = fleet.MappingsProcess(p.Mappings)
+	proc := fleet.MapsProcess(p.MapsText)
+	if proc == "" && len(p.MapsText) == 0 {
+		proc = fleet.MappingsProcess(p.Mappings)
 	}
+	p.Source.Process = fleet.NamedProcess(proc, p.Source.Path)
 	return p, t, warns, nil
 }
 

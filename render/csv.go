@@ -3,6 +3,7 @@ package render
 import (
 	"encoding/csv"
 	"io"
+	"iter"
 
 	"github.com/heapest/heapest/report"
 )
@@ -28,10 +29,10 @@ func writeCSV(w io.Writer, r *report.Report) error {
 	if err := cw.Write(head); err != nil {
 		return err
 	}
-	for i, row := range append(r.Rows[:len(r.Rows):len(r.Rows)], r.Total) {
-		rec := make([]string, len(cols))
+	rec := make([]string, len(cols)) // cw.Write keeps none of it
+	for i, row := range withTotal(r.Rows, &r.Total) {
 		for j, col := range cols {
-			rec[j] = col.machine(&cell{row: &row, total: i == len(r.Rows)})
+			rec[j] = col.machine(&cell{row: row, total: i == len(r.Rows)})
 		}
 		if err := cw.Write(rec); err != nil {
 			return err
@@ -39,4 +40,18 @@ func writeCSV(w io.Writer, r *report.Report) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// withTotal yields each row, then the total, by index and pointer:
+// appending the total to the rows would copy them all first (a
+// million rows, --by stack).
+func withTotal[T any](rows []T, total *T) iter.Seq2[int, *T] {
+	return func(yield func(int, *T) bool) {
+		for i := range rows {
+			if !yield(i, &rows[i]) {
+				return
+			}
+		}
+		yield(len(rows), total)
+	}
 }

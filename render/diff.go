@@ -74,7 +74,7 @@ func writeDiffTable(w io.Writer, d *compare.Diff) error {
 	head := []string{"BASE", "NEW", "DELTA", "CHANGE", level(d.Level) + "% CI", "P", keyHead(d.New.By)}
 	align := []tw.Align{tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft}
 	var rows [][]string
-	for i, r := range append(d.Rows[:len(d.Rows):len(d.Rows)], d.Total) {
+	for i, r := range withTotal(d.Rows, &d.Total) {
 		ci := "-"
 		if r.Tested {
 			ci = change(r.Lo) + " – " + change(r.Hi)
@@ -84,7 +84,7 @@ func writeDiffTable(w io.Writer, d *compare.Diff) error {
 			key = keyText(report.Row{Key: r.Key, Stack: r.Stack}, d.New.By)
 		}
 		rows = append(rows, []string{human(r.Base.Estimate, b), human(r.New.Estimate, b), deltaText(r.Diff, b),
-			changeText(&r), ci, pValue(r.P), key})
+			changeText(r), ci, pValue(r.P), key})
 	}
 	if err := writeGrid(bw, head, rows, align); err != nil {
 		return err
@@ -145,9 +145,9 @@ func writeDiffCSV(w io.Writer, d *compare.Diff) error {
 	if err := cw.Write(append([]string{"part"}, diffColumns...)); err != nil {
 		return err
 	}
-	for i, r := range append(d.Rows[:len(d.Rows):len(d.Rows)], d.Total) {
+	for i, r := range withTotal(d.Rows, &d.Total) {
 		total := i == len(d.Rows)
-		vals := machine(&r, total)
+		vals := machine(r, total)
 		rec := make([]string, 1, 1+len(vals))
 		rec[0] = partGroup
 		if total {

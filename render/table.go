@@ -35,8 +35,11 @@ func writeTable(w io.Writer, r *report.Report) error { return WriteTable(w, r, T
 
 // WriteTable is the table format, fitted to opt.
 func WriteTable(w io.Writer, r *report.Report, opt TableOptions) error {
-	var out bytes.Buffer
-	bw := &errWriter{w: &out}
+	// The header, the body and what follows it are written in turn: the
+	// body of a large dump's --by stack --top 0 is hundreds of megabytes,
+	// not to be copied into one buffer with the rest.
+	var head, tail bytes.Buffer
+	bw := &errWriter{w: &head}
 	writeHeader(bw, r)
 	l := newLayout(r)
 	notes := &footnotes{}
@@ -63,7 +66,7 @@ func WriteTable(w io.Writer, r *report.Report, opt TableOptions) error {
 		}
 		keyMax = max(maxKeyWidth(r)-over, 12)
 	}
-	bw.Write(body)
+	bw = &errWriter{w: &tail}
 	if r.Omitted > 0 {
 		fmt.Fprintf(bw, "(%d more %s; --top 0 shows all)\n", r.Omitted, rowsWord(r.Omitted))
 	}
@@ -74,12 +77,21 @@ func WriteTable(w io.Writer, r *report.Report, opt TableOptions) error {
 	if bw.err != nil {
 		return bw.err
 	}
-	text := out.Bytes()
-	if opt.ASCII {
-		text = []byte(asciiReplacer.Replace(string(text)))
+	// The body's cells were made ASCII already (tableBody).
+	for _, part := range [][]byte{ascii(head.Bytes(), opt.ASCII), body, ascii(tail.Bytes(), opt.ASCII)} {
+		if _, err := w.Write(part); err != nil {
+			return err
+		}
 	}
-	_, err := w.Write(text)
-	return err
+	return nil
+}
+
+// ascii is text with its non-ASCII characters replaced, when on.
+func ascii(text []byte, on bool) []byte {
+	if !on {
+		return text
+	}
+	return []byte(asciiReplacer.Replace(string(text)))
 }
 
 // tableBody renders the rows and the total in the columns cols.
@@ -93,8 +105,8 @@ func tableBody(cols []column, tot report.Row, r *report.Report, notes *footnotes
 		}
 	}
 	rows := make([][]string, 0, len(r.Rows)+1)
-	for _, row := range append(r.Rows[:len(r.Rows):len(r.Rows)], tot) {
-		cells := tableCells(cols, &cell{row: &row, notes: notes})
+	for _, row := range withTotal(r.Rows, &tot) {
+		cells := tableCells(cols, &cell{row: row, notes: notes})
 		if last := len(cells) - 1; keyMax > 0 && utf8.RuneCountInString(cells[last]) > keyMax {
 			// The key is the last column: cut it, its end marked.
 			cells[last] = string([]rune(cells[last])[:keyMax-1]) + "…"

@@ -369,7 +369,7 @@ func TestReturnAddressAdjustment(t *testing.T) {
 			next = s
 		}
 	}
-	if next.Value == 0 || next.Value-(leaf.Value+leaf.Size) >= maxPadding {
+	if next.Value == 0 || next.Value > alignUp(leaf.Value+leaf.Size, funcAlign) {
 		t.Skipf("no function right after leaf_fn in %s", bin)
 	}
 	p := &testProfile{
@@ -778,4 +778,27 @@ func staticOnly(t *testing.T, debugPath string) elf.Symbol {
 	}
 	t.Skipf("skipping: %s has no lone static function", debugPath)
 	return elf.Symbol{}
+}
+
+// A return address past a function's end is that function's only within
+// its alignment padding: past the next 16-byte boundary may start a
+// function the table does not name.
+func TestLookupPadding(t *testing.T) {
+	tab := symbolTable{syms: []symbol{{addr: 0x1000, size: 0x16}, {addr: 0x1040, size: 0x10}, {addr: 0x1060}, {addr: 0x1080, size: 0x20}}}
+	for _, c := range []struct {
+		vaddr uint64
+		want  int
+	}{
+		{0xfff, -1},
+		{0x1000, 0}, {0x1015, 0},
+		{0x1016, 0}, {0x101f, 0}, // padding up to 0x1020
+		{0x1020, -1}, {0x1023, -1}, {0x103f, -1}, // an unnamed function may start at 0x1020
+		{0x1050, -1},             // 0x1040's end is aligned: no padding
+		{0x1060, 2}, {0x107f, 2}, // a symbol without a size runs to the next one
+		{0x10a0, -1},
+	} {
+		if got := tab.lookup(c.vaddr); got != c.want {
+			t.Errorf("lookup(%#x) = %d, want %d", c.vaddr, got, c.want)
+		}
+	}
 }

@@ -258,15 +258,23 @@ func (t *symbolTable) lookup(vaddr uint64) int {
 			return j
 		}
 	}
-	// Just past a function's end is its alignment padding: a return
-	// address there comes from a call to a function that does not return
-	// (abort, a throw) ending the function, and belongs to it.
-	if s := &syms[i]; vaddr-(s.addr+s.size) < maxPadding {
+	// Just past a function's end, up to the next boundary functions are
+	// aligned to, is its alignment padding: a return address there comes
+	// from a call to a function that does not return (abort, a throw)
+	// ending the function, and belongs to it. Past that boundary may start
+	// a function the table does not name (a stripped library's local
+	// one, such as libstdc++'s thread entry right after
+	// error_code::default_error_condition): not this one.
+	if s := &syms[i]; s.size > 0 && vaddr < alignUp(s.addr+s.size, funcAlign) {
 		return i
 	}
 	return -1
 }
 
-// maxPadding bounds the alignment padding after a function (compilers
-// align functions to at most 64 bytes).
-const maxPadding = 64
+// funcAlign is the alignment compilers give functions (x86-64 and arm64
+// compilers align them to 16 bytes by default): a function's padding ends
+// at the next multiple of it.
+const funcAlign = 16
+
+// alignUp rounds x up to a multiple of a (a power of two).
+func alignUp(x, a uint64) uint64 { return (x + a - 1) &^ (a - 1) }

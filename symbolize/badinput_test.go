@@ -184,6 +184,9 @@ func FuzzELF(f *testing.F) {
 		if err != nil {
 			return
 		}
+		for _, s := range o.segs {
+			o.funcStart(s.vaddr + s.memsz/2) // the unwind tables
+		}
 		for _, lines := range []bool{false, true} {
 			dw := loadDWARF(path, lines)
 			for _, s := range o.segs {

@@ -43,6 +43,10 @@ type object struct {
 	// mu guards the parts filled later (short names, a debug file's
 	// tables) of an object shared through the cache.
 	mu sync.Mutex
+	// ranges are the code ranges of the functions in its unwind tables,
+	// read on first need (rangesRead).
+	ranges     funcRanges
+	rangesRead bool
 	// short caches the demangled names of the symbols hit so far, by
 	// index in tab, and whether each is an allocator function: a name is
 	// demangled and classified once however many addresses (and inputs
@@ -341,4 +345,21 @@ func (o *object) funcName(vaddr uint64) symName {
 	n := symName{name, IsAllocatorFunc(name)}
 	o.short[int32(i)] = n
 	return n
+}
+
+// funcStart returns the start of the function whose code holds vaddr, by
+// the unwind tables (read on first need): for an address no symbol
+// covers.
+func (o *object) funcStart(vaddr uint64) (uint64, bool) {
+	o.mu.Lock()
+	if !o.rangesRead {
+		o.rangesRead = true
+		if ef, err := elf.Open(o.path); err == nil {
+			o.ranges = readFuncRanges(ef)
+			ef.Close()
+		}
+	}
+	r := o.ranges
+	o.mu.Unlock()
+	return r.find(vaddr)
 }

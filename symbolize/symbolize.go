@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/heapest/heapest/parse"
@@ -274,8 +275,11 @@ type fileState struct {
 	obj        *object
 	problem    string // why obj is nil or cannot be trusted
 	hint       string
-	unresolved int    // distinct addresses in this file left without a name
-	caution    string // why names from obj may be wrong
+	unresolved int // distinct addresses in this file left without a name
+	// byStart counts the distinct addresses named by their function's
+	// start (sub_ADDRESS, from the unwind tables: see ehframe.go).
+	byStart int
+	caution string // why names from obj may be wrong
 }
 
 func newSession(p *parse.Profile, opt Options) *session {
@@ -533,6 +537,12 @@ func (s *session) resolve(addr uint64, leaf bool) resolved {
 		return resolved{}
 	}
 	r, _ := o.resolveVaddr(vaddr, s.opt.Lines, func() *dwarfInfo { return s.dwarfFor(o) })
+	if r.fn == "" {
+		if start, ok := o.funcStart(vaddr); ok {
+			r.fn = s.module(m) + "!sub_" + strconv.FormatUint(start, 16)
+			m.file.byStart++
+		}
+	}
 	return r
 }
 
@@ -682,6 +692,9 @@ func (s *session) warnings() []string {
 		if fs.caution != "" {
 			out = append(out, fs.caution)
 		}
+		if fs.byStart > 0 {
+			out = append(out, fmt.Sprintf("%s: %s outside every function symbol, each named by where its function starts in the file's unwind tables (…!sub_ADDRESS); use --symbol-path with a directory holding its debug file for real names", fs.obj.path, addresses(fs.byStart)))
+		}
 		if fs.unresolved == 0 {
 			continue
 		}
@@ -735,10 +748,7 @@ func (ss *Session) ModuleKey(addr uint64) (module string, offset uint64, m *pars
 		return "", 0, nil
 	}
 	if ms.module == "" {
-		ms.module = filepath.Base(ms.File)
-		if id := ss.s.buildID(ms); id != "" {
-			ms.module += "[" + id + "]"
-		}
+		ss.s.module(ms)
 		ms.whole = ms.Mapping
 		if ms.whole.BuildID == "" && ms.file != nil && ms.file.obj != nil {
 			ms.whole.BuildID = ms.file.obj.buildID
@@ -767,6 +777,18 @@ func (ss *Session) Build() string {
 // buildID is a mapping's build ID, shortened to 12 hex digits (enough to
 // tell builds apart in a name): from the profile, else from the file when
 // it was opened for symbols.
+// module names m's file as unnamed frames in it are named: its base name
+// and the start of its build ID.
+func (s *session) module(m *mapState) string {
+	if m.module == "" {
+		m.module = filepath.Base(m.File)
+		if id := s.buildID(m); id != "" {
+			m.module += "[" + id + "]"
+		}
+	}
+	return m.module
+}
+
 func (s *session) buildID(m *mapState) string {
 	id := m.BuildID
 	if id == "" && m.file != nil && m.file.obj != nil {

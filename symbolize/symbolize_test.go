@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -195,15 +196,75 @@ func TestSymbolizeStripped(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, f := range p.Records[0].Stack {
-			if f.Func == "leaf_fn" || f.Func == "middle_fn" {
-				t.Errorf("%#x resolved to %q in a file without its symbols", f.Addr, f.Func)
-			}
+		// Each frame is named by where its function starts, from the
+		// unwind tables the stripped file keeps.
+		var want []wantFrame
+		for _, fn := range []string{"leaf_fn", "middle_fn", "main"} {
+			want = append(want, wantFrame{fn: fmt.Sprintf("prog.bare!sub_%x", elfSymbol(t, full, named(fn)).Value)})
 		}
-		if len(warnings) != 1 || !strings.Contains(warnings[0], bin) {
-			t.Errorf("warnings %q: want one naming %s", warnings, bin)
+		checkStack(t, p, want)
+		if len(warnings) != 1 || !strings.Contains(warnings[0], bin) || !strings.Contains(warnings[0], "3 addresses outside every function symbol, each named by where its function starts") {
+			t.Errorf("warnings %q: want one naming %s and its 3 addresses named by their functions' starts", warnings, bin)
 		}
 	})
+}
+
+// The unwind tables' code ranges are the functions' own: every function
+// symbol of an optimized C++ program whose code has an FDE starts one, and
+// stripping the file keeps them.
+func TestFuncRanges(t *testing.T) {
+	dir := t.TempDir()
+	full := build(t, "g++", dir, "cxx", cxxProgram, "-O2", "-g")
+	stripped := filepath.Join(dir, "cxx.stripped")
+	run(t, "strip", "-s", "-o", stripped, full)
+	ranges := func(path string) funcRanges {
+		ef, err := elf.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ef.Close()
+		return readFuncRanges(ef)
+	}
+	r, rs := ranges(full), ranges(stripped)
+	if len(r.start) < 3 || !slices.Equal(r.start, rs.start) || !slices.Equal(r.end, rs.end) {
+		t.Fatalf("%d ranges, %d once stripped: want the same, at least 3", len(r.start), len(rs.start))
+	}
+	ef, err := elf.Open(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	syms, _ := ef.Symbols()
+	ef.Close()
+	checked := 0
+	for _, s := range syms {
+		if elf.ST_TYPE(s.Info) != elf.STT_FUNC || s.Size == 0 {
+			continue
+		}
+		for _, at := range []uint64{s.Value, s.Value + s.Size/2, s.Value + s.Size - 1} {
+			if start, ok := rs.find(at); !ok || start != s.Value {
+				t.Errorf("%s (%#x+%d): address %#x in the range starting %#x (found %v)", s.Name, s.Value, s.Size, at, start, ok)
+			}
+		}
+		checked++
+	}
+	if checked < 3 {
+		t.Errorf("%d functions checked, want at least 3", checked)
+	}
+	if _, ok := rs.find(0); ok {
+		t.Error("address 0 in a function")
+	}
+	gaps := 0
+	for i := 0; i+1 < len(rs.start); i++ {
+		if end := rs.end[i]; end < rs.start[i+1] {
+			gaps++
+			if start, ok := rs.find(end); ok {
+				t.Errorf("%#x, the end of the function at %#x, found in one starting %#x", end, rs.start[i], start)
+			}
+		}
+	}
+	if gaps == 0 {
+		t.Error("no padding between functions: the ends were not checked")
+	}
 }
 
 // noteBuildID reads the GNU build-id note's descriptor (the last 20 bytes

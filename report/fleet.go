@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"hash/maphash"
 
 	"github.com/heapest/heapest/aggregate"
 	"github.com/heapest/heapest/ci"
@@ -15,9 +16,30 @@ import (
 type fleetSums struct {
 	by aggregate.By
 	// flat and cum map a group's key to its sums, per value index.
-	flat, cum []map[string]*[3]float64
+	flat, cum []map[fleetKey]*[3]float64
 	// total are the sums of the inputs' totals, per value index.
 	total [][3]float64
+	// seeds are fleetKey's.
+	seeds [2]maphash.Seed
+}
+
+// fleetKey stands for a group's key: two independent 64-bit hashes of it
+// (aggregate.HashStackKey: a --by stack group's stack hashes as its key).
+// A --by stack key is kilobytes, made for every group of every input and
+// held by the sums; 128 bits make two keys that differ collide once in
+// about 10^26 pairs.
+type fleetKey [2]uint64
+
+// key is the fleetKey of a group or row's key, or of its stack.
+func (f *fleetSums) key(key string, stack []string) fleetKey {
+	var k fleetKey
+	for i, seed := range f.seeds {
+		var h maphash.Hash
+		h.SetSeed(seed)
+		aggregate.HashStackKey(&h, key, stack)
+		k[i] = h.Sum64()
+	}
+	return k
 }
 
 // addSq adds x, x² and x³ to acc.
@@ -35,26 +57,27 @@ func (b *Builder) addFleet(p *parse.Profile, t *aggregate.Table, totals []ci.Sta
 		if b.opt.DefaultBy {
 			by = DefaultByFor([]*parse.Profile{p})
 		}
-		f = &fleetSums{by: by, total: make([][3]float64, len(b.values))}
+		f = &fleetSums{by: by, total: make([][3]float64, len(b.values)), seeds: [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}}
 		for range b.values {
-			f.flat = append(f.flat, map[string]*[3]float64{})
-			f.cum = append(f.cum, map[string]*[3]float64{})
+			f.flat = append(f.flat, map[fleetKey]*[3]float64{})
+			f.cum = append(f.cum, map[fleetKey]*[3]float64{})
 		}
 		b.fleet = f
 	}
 	for vi := range b.values {
 		addSq(&f.total[vi], totals[vi].Estimate)
-		groups, _, _ := t.Groups(f.by, b.filter(), vi, 0)
+		groups, _, _ := t.GroupsKeyless(f.by, b.filter(), vi, 0)
 		for _, g := range groups {
-			addSq(entry(f.flat[vi], g.Key), g.Flat.Estimate)
+			k := f.key(g.Key, g.Stack)
+			addSq(entry(f.flat[vi], k), g.Flat.Estimate)
 			if f.by == aggregate.ByFunc {
-				addSq(entry(f.cum[vi], g.Key), g.Cum.Estimate)
+				addSq(entry(f.cum[vi], k), g.Cum.Estimate)
 			}
 		}
 	}
 }
 
-func entry(m map[string]*[3]float64, key string) *[3]float64 {
+func entry(m map[fleetKey]*[3]float64, key fleetKey) *[3]float64 {
 	e := m[key]
 	if e == nil {
 		e = new([3]float64)
@@ -85,13 +108,14 @@ func (b *Builder) fleetRows(r *Report, opt Options, vi int) error {
 	}
 	for i := range r.Rows {
 		row := &r.Rows[i]
+		k := f.key(row.Key, row.Stack)
 		if row.Stats.N > 0 { // a function seen only as a caller has no flat row
-			if row.Flat, err = interval(row.Stats, entry(f.flat[vi], row.Key)); err != nil {
+			if row.Flat, err = interval(row.Stats, entry(f.flat[vi], k)); err != nil {
 				return err
 			}
 		}
 		if row.Cum != nil {
-			c, err := interval(*row.CumStats, entry(f.cum[vi], row.Key))
+			c, err := interval(*row.CumStats, entry(f.cum[vi], k))
 			if err != nil {
 				return err
 			}

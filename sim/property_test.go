@@ -154,3 +154,42 @@ func buildReport(t *testing.T, where string, inputs [][]byte, name string, opt r
 	}
 	return rep
 }
+
+// A fleet's sums are keyed by a hash of each group's key, which a --by
+// stack row without its key (report.Options.KeylessStacks) hashes to from
+// its stack: the two-stage intervals are the same either way.
+func TestFleetKeylessStacks(t *testing.T) {
+	for _, sc := range Scenarios() {
+		w := sc.Workload()
+		if len(w.Processes) < 2 {
+			continue
+		}
+		rng := rand.New(rand.NewPCG(7, 7))
+		dumps := make([][]byte, len(w.Processes))
+		for i, p := range w.Processes {
+			var buf bytes.Buffer
+			if err := WriteDump(&buf, p.LgRate, Sample(rng, p), Raw); err != nil {
+				t.Fatal(err)
+			}
+			dumps[i] = buf.Bytes()
+		}
+		opt := report.Options{Value: unbias.InUseSpace, By: aggregate.ByStack, Confidence: 0.95, Method: ci.Auto, FleetSize: 10 * len(dumps)}
+		keyed := buildReport(t, sc.Name, dumps, "sim-%d.heap", opt)
+		opt.KeylessStacks = true
+		keyless := buildReport(t, sc.Name, dumps, "sim-%d.heap", opt)
+		if len(keyed.Rows) == 0 || len(keyed.Rows) != len(keyless.Rows) {
+			t.Fatalf("%s: %d rows keyed, %d keyless", sc.Name, len(keyed.Rows), len(keyless.Rows))
+		}
+		for i, r := range keyed.Rows {
+			k := keyless.Rows[i]
+			if k.Key != "" || r.Key != aggregate.StackKey(k.Stack) || fmt.Sprint(r.Flat) != fmt.Sprint(k.Flat) {
+				t.Errorf("%s row %d: keyed %q %+v, keyless %q %+v", sc.Name, i, r.Key, r.Flat, k.Key, k.Flat)
+			}
+		}
+		if fmt.Sprint(keyed.Total.Flat) != fmt.Sprint(keyless.Total.Flat) {
+			t.Errorf("%s: total %+v keyed, %+v keyless", sc.Name, keyed.Total.Flat, keyless.Total.Flat)
+		}
+		return // one fleet is enough
+	}
+	t.Fatal("no scenario with several processes")
+}

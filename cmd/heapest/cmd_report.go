@@ -173,8 +173,8 @@ func (opts ReportOptions) write(cmd *cobra.Command, ropt report.Options, paths [
 	// A --by stack row's key (its frames root first, kilobytes on a dump)
 	// is made as the row is written (CSV, JSON; the table, SVG and HTML
 	// show the stack leaf first), not held for every row; the fleet's sums
-	// are keyed by it.
-	ropt.KeylessStacks = ropt.FleetSize == 0
+	// are keyed by its hash, which the stack gives as well.
+	ropt.KeylessStacks = true
 	b := report.NewBuilder(ropt)
 	if err := opts.load(b, paths, cmd.ErrOrStderr()); err != nil {
 		return err

@@ -90,15 +90,7 @@ func TestEstimateInsideInterval(t *testing.T) {
 		w := sc.Workload()
 		for _, enc := range []Encoding{Raw, Unbias} {
 			for seed := range propertySeeds() {
-				rng := rand.New(rand.NewPCG(101, seed))
-				dumps := make([][]byte, len(w.Processes))
-				for i, p := range w.Processes {
-					var buf bytes.Buffer
-					if err := WriteDump(&buf, p.LgRate, Sample(rng, p), enc); err != nil {
-						t.Fatal(err)
-					}
-					dumps[i] = buf.Bytes()
-				}
+				dumps := writeDumps(t, rand.New(rand.NewPCG(101, seed)), w, enc)
 				for _, v := range []unbias.Value{unbias.InUseSpace, unbias.InUseObjects} {
 					for _, by := range []aggregate.By{aggregate.ByLeaf, aggregate.ByFunc, aggregate.ByStack} {
 						fleets := []int{0}
@@ -139,6 +131,20 @@ func TestEstimateInsideInterval(t *testing.T) {
 	t.Logf("%d intervals checked in %v", checked, time.Since(start).Round(time.Millisecond))
 }
 
+// writeDumps samples each process of w and writes its dump, encoded as enc.
+func writeDumps(t *testing.T, rng *rand.Rand, w Workload, enc Encoding) [][]byte {
+	t.Helper()
+	dumps := make([][]byte, len(w.Processes))
+	for i, p := range w.Processes {
+		var buf bytes.Buffer
+		if err := WriteDump(&buf, p.LgRate, Sample(rng, p), enc); err != nil {
+			t.Fatal(err)
+		}
+		dumps[i] = buf.Bytes()
+	}
+	return dumps
+}
+
 // buildReport runs the report pipeline over the inputs.
 func buildReport(t *testing.T, where string, inputs [][]byte, name string, opt report.Options) *report.Report {
 	t.Helper()
@@ -164,15 +170,7 @@ func TestFleetKeylessStacks(t *testing.T) {
 		if len(w.Processes) < 2 {
 			continue
 		}
-		rng := rand.New(rand.NewPCG(7, 7))
-		dumps := make([][]byte, len(w.Processes))
-		for i, p := range w.Processes {
-			var buf bytes.Buffer
-			if err := WriteDump(&buf, p.LgRate, Sample(rng, p), Raw); err != nil {
-				t.Fatal(err)
-			}
-			dumps[i] = buf.Bytes()
-		}
+		dumps := writeDumps(t, rand.New(rand.NewPCG(7, 7)), w, Raw)
 		opt := report.Options{Value: unbias.InUseSpace, By: aggregate.ByStack, Confidence: 0.95, Method: ci.Auto, FleetSize: 10 * len(dumps)}
 		keyed := buildReport(t, sc.Name, dumps, "sim-%d.heap", opt)
 		opt.KeylessStacks = true

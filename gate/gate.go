@@ -321,8 +321,9 @@ func plural(n int) string {
 // baselineGate computes a baseline row's ratio, difference and p-value
 // of "grew by no more than the threshold (and the minimum change)": the
 // larger of the two tests' p-values, which rejects only when both do
-// (an intersection–union test, valid at the level of each). total says
-// row is the totals' (compare.Total), which has no key.
+// (an intersection–union test, valid at the level of each). i is the
+// row's index among the rows, -1 for the totals' (compare.Total), which
+// has no key.
 func baselineGate(row *compare.Row, i int, opt Options, alpha float64, memo *ci.Memo) (Gate, error) {
 	total := i < 0
 	row.Estimates()

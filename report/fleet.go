@@ -26,8 +26,8 @@ type fleetSums struct {
 // fleetKey stands for a group's key: two independent 64-bit hashes of it
 // (aggregate.HashStackKey: a --by stack group's stack hashes as its key).
 // A --by stack key is kilobytes, made for every group of every input and
-// held by the sums; 128 bits make two keys that differ collide once in
-// about 10^26 pairs.
+// held by the sums; two keys that differ share 128 bits once in about
+// 10^38 pairs (a million groups make 5·10^11 pairs).
 type fleetKey [2]uint64
 
 // key is the fleetKey of a group or row's key, or of its stack.

@@ -1,9 +1,11 @@
 package symbolize
 
 import (
+	"cmp"
 	"debug/elf"
 	"encoding/binary"
 	"errors"
+	"slices"
 	"sort"
 )
 
@@ -17,17 +19,18 @@ import (
 // symbol for) rather than one row per return address.
 
 // funcRanges is the code ranges of a file's FDEs, sorted by start.
-type funcRanges struct {
-	start, end []uint64
-}
+type funcRanges []codeRange
+
+// codeRange is one function's code: [start, end).
+type codeRange struct{ start, end uint64 }
 
 // find returns the start of the range holding vaddr.
-func (r *funcRanges) find(vaddr uint64) (uint64, bool) {
-	i := sort.Search(len(r.start), func(i int) bool { return r.start[i] > vaddr }) - 1
-	if i < 0 || vaddr >= r.end[i] {
+func (r funcRanges) find(vaddr uint64) (uint64, bool) {
+	i := sort.Search(len(r), func(i int) bool { return r[i].start > vaddr }) - 1
+	if i < 0 || vaddr >= r[i].end {
 		return 0, false
 	}
-	return r.start[i], true
+	return r[i].start, true
 }
 
 // readFuncRanges reads the ranges of the FDEs in ef's .eh_frame; none when
@@ -35,11 +38,11 @@ func (r *funcRanges) find(vaddr uint64) (uint64, bool) {
 func readFuncRanges(ef *elf.File) funcRanges {
 	sec := ef.Section(".eh_frame")
 	if sec == nil || sec.Type == elf.SHT_NOBITS {
-		return funcRanges{}
+		return nil
 	}
 	data, err := sec.Data()
 	if err != nil {
-		return funcRanges{}
+		return nil
 	}
 	e := ehReader{data: data, base: sec.Addr, order: ef.ByteOrder, ptr: 8}
 	if ef.Class == elf.ELFCLASS32 {
@@ -47,7 +50,7 @@ func readFuncRanges(ef *elf.File) funcRanges {
 	}
 	r, err := e.ranges()
 	if err != nil {
-		return funcRanges{}
+		return nil
 	}
 	return r
 }
@@ -121,28 +124,13 @@ func (e *ehReader) ranges() (funcRanges, error) {
 				return out, errEHFrame // past the end of the address space
 			}
 			if size > 0 {
-				out.start = append(out.start, start)
-				out.end = append(out.end, start+size)
+				out = append(out, codeRange{start, start + size})
 			}
 		}
 		off = end
 	}
-	sortRanges(&out)
+	slices.SortFunc(out, func(a, b codeRange) int { return cmp.Compare(a.start, b.start) })
 	return out, nil
-}
-
-// sortRanges orders r by start.
-func sortRanges(r *funcRanges) {
-	idx := make([]int, len(r.start))
-	for i := range idx {
-		idx[i] = i
-	}
-	sort.Slice(idx, func(a, b int) bool { return r.start[idx[a]] < r.start[idx[b]] })
-	s, en := make([]uint64, len(idx)), make([]uint64, len(idx))
-	for i, j := range idx {
-		s[i], en[i] = r.start[j], r.end[j]
-	}
-	r.start, r.end = s, en
 }
 
 // cieEncoding reads a CIE (after its id) as far as its 'R' augmentation,
@@ -228,7 +216,9 @@ func (e *ehReader) size(format byte) int {
 }
 
 // pointer decodes a pointer encoded as enc at data[at:], within limit,
-// and returns it with its size.
+// and returns it with its size. FDE addresses are fixed-size, absolute or
+// relative to where they are: the LEB128 formats (ehULEB, ehSLEB) and the
+// other bases are read as damage.
 func (e *ehReader) pointer(enc byte, at, limit int) (uint64, int, error) {
 	if enc == ehOmit || enc&ehIndirect != 0 || (enc&0x70 != 0 && enc&0x70 != ehPCRel) {
 		return 0, 0, errEHFrame // encodings FDE addresses do not use

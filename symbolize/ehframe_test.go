@@ -66,8 +66,8 @@ func TestEHFrameEncodings(t *testing.T) {
 			t.Errorf("%s: %v", c.name, err)
 			continue
 		}
-		if !slices.Equal(r.start, []uint64{0x1100, 0x1200, 0x1300}) || !slices.Equal(r.end, []uint64{0x1150, 0x1280, 0x1310}) {
-			t.Errorf("%s: ranges %x-%x", c.name, r.start, r.end)
+		if want := (funcRanges{{0x1100, 0x1150}, {0x1200, 0x1280}, {0x1300, 0x1310}}); !slices.Equal(r, want) {
+			t.Errorf("%s: ranges %x, want %x", c.name, r, want)
 		}
 		for _, q := range []struct {
 			vaddr, start uint64
@@ -108,11 +108,11 @@ func FuzzEHFrame(f *testing.F) {
 		if err != nil {
 			return
 		}
-		for i := range r.start {
-			if r.end[i] <= r.start[i] || i > 0 && r.start[i] < r.start[i-1] {
-				t.Fatalf("range %d: %#x-%#x after %#x", i, r.start[i], r.end[i], r.start[max(i-1, 0)])
+		for i, c := range r {
+			if c.end <= c.start || i > 0 && c.start < r[i-1].start {
+				t.Fatalf("range %d: %#x-%#x after %#x", i, c.start, c.end, r[max(i-1, 0)].start)
 			}
-			r.find(r.start[i])
+			r.find(c.start)
 		}
 	})
 }

@@ -774,9 +774,6 @@ func (ss *Session) Build() string {
 	return path
 }
 
-// buildID is a mapping's build ID, shortened to 12 hex digits (enough to
-// tell builds apart in a name): from the profile, else from the file when
-// it was opened for symbols.
 // module names m's file as unnamed frames in it are named: its base name
 // and the start of its build ID.
 func (s *session) module(m *mapState) string {
@@ -789,6 +786,9 @@ func (s *session) module(m *mapState) string {
 	return m.module
 }
 
+// buildID is a mapping's build ID, shortened to 12 hex digits (enough to
+// tell builds apart in a name): from the profile, else from the file when
+// it was opened for symbols.
 func (s *session) buildID(m *mapState) string {
 	id := m.BuildID
 	if id == "" && m.file != nil && m.file.obj != nil {

@@ -226,8 +226,8 @@ func TestFuncRanges(t *testing.T) {
 		return readFuncRanges(ef)
 	}
 	r, rs := ranges(full), ranges(stripped)
-	if len(r.start) < 3 || !slices.Equal(r.start, rs.start) || !slices.Equal(r.end, rs.end) {
-		t.Fatalf("%d ranges, %d once stripped: want the same, at least 3", len(r.start), len(rs.start))
+	if len(r) < 3 || !slices.Equal(r, rs) {
+		t.Fatalf("%d ranges, %d once stripped: want the same, at least 3", len(r), len(rs))
 	}
 	ef, err := elf.Open(full)
 	if err != nil {
@@ -254,11 +254,11 @@ func TestFuncRanges(t *testing.T) {
 		t.Error("address 0 in a function")
 	}
 	gaps := 0
-	for i := 0; i+1 < len(rs.start); i++ {
-		if end := rs.end[i]; end < rs.start[i+1] {
+	for i := 0; i+1 < len(rs); i++ {
+		if end := rs[i].end; end < rs[i+1].start {
 			gaps++
 			if start, ok := rs.find(end); ok {
-				t.Errorf("%#x, the end of the function at %#x, found in one starting %#x", end, rs.start[i], start)
+				t.Errorf("%#x, the end of the function at %#x, found in one starting %#x", end, rs[i].start, start)
 			}
 		}
 	}

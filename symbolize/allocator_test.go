@@ -173,3 +173,24 @@ func TestAllocatorLibraryNotRead(t *testing.T) {
 		t.Errorf("kept frames: err %v, want one naming %s", err, lib)
 	}
 }
+
+// An allocator library's frame kept below a frame outside it (an exit
+// handler of the library under libc) stays unnamed, the library unread,
+// and the warning says which library and how to name it.
+func TestAllocatorFrameKeptBelow(t *testing.T) {
+	lib := filepath.Join(t.TempDir(), "libtcmalloc.so.4")
+	if err := os.WriteFile(lib, []byte("not an ELF file\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := &testProfile{
+		Records:  []parse.Record{{Stack: []parse.Frame{{Func: "__cxa_finalize"}, {Addr: 0x7f0000000020}, {Func: "_dl_fini"}}}},
+		MapsText: []byte("7f0000000000-7f0000100000 r-xp 00000000 fe:00 1 " + lib + "\n"),
+	}
+	warnings, err := Symbolize(p, Options{DropAllocator: true})
+	if err != nil {
+		t.Fatalf("a kept allocator frame read %s: %v", lib, err)
+	}
+	if len(warnings) != 1 || !strings.Contains(warnings[0], lib) || !strings.Contains(warnings[0], "--keep-allocator-frames") {
+		t.Errorf("warnings %q: want one naming %s and --keep-allocator-frames", warnings, lib)
+	}
+}

@@ -90,7 +90,8 @@ func Open(p *parse.Profile, opt Options) (*Session, error) {
 // Need registers a frame address that will need a name; leaf says it is
 // the top of its stack (the allocation point) rather than a return
 // address. With opt.DropAllocator, addresses in an allocator library are
-// not registered: their frames are dropped whatever their names.
+// not registered: their frames are dropped whatever their names (the few
+// kept below a frame outside it stay unnamed: see warnings).
 func (ss *Session) Need(addr uint64, leaf bool) {
 	s := ss.s
 	if addr == 0 || s.opt.DropAllocator && s.allocatorLib && ss.inAllocatorLib(addr) {
@@ -704,6 +705,12 @@ func (s *session) warnings() []string {
 			hasSymbols = s.hasNames(fs.obj)
 		}
 		switch {
+		case fs.obj == nil && !fs.located:
+			// Only an allocator library's addresses are never looked up
+			// (Need): its frames are dropped from the top of stacks, but
+			// these lie below a frame outside it (libtcmalloc's exit
+			// handler under libc's __cxa_finalize).
+			out = append(out, fmt.Sprintf("%s: %s of this allocator library left unnamed: its frames are not looked up, as they are dropped from the top of stacks, but these lie below other frames; --keep-allocator-frames names them", fs.path, n))
 		case fs.obj == nil && fs.hint == "":
 			out = append(out, fmt.Sprintf("%s; %s unsymbolized", fs.problem, n))
 		case fs.obj == nil:

@@ -334,9 +334,17 @@ func align4(n uint64) uint64 { return (n + 3) &^ 3 }
 func (o *object) funcName(vaddr uint64) symName {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	i := o.tab.lookup(vaddr)
+	i, beyond := o.tab.lookup(vaddr)
 	if i < 0 {
 		return symName{}
+	}
+	if beyond {
+		if start, ok := o.readRanges().find(vaddr); ok && start > o.tab.syms[i].addr {
+			// Not padding: the code of a function the table does not
+			// name (a stripped library's local one, such as libstdc++'s
+			// thread entry right after error_code::default_error_condition).
+			return symName{}
+		}
 	}
 	if n, ok := o.short[int32(i)]; ok {
 		return n
@@ -352,6 +360,13 @@ func (o *object) funcName(vaddr uint64) symName {
 // covers.
 func (o *object) funcStart(vaddr uint64) (uint64, bool) {
 	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.readRanges().find(vaddr)
+}
+
+// readRanges returns the unwind tables' ranges, reading them on first
+// need; o.mu is held.
+func (o *object) readRanges() funcRanges {
 	if !o.rangesRead {
 		o.rangesRead = true
 		if ef, err := elf.Open(o.path); err == nil {
@@ -359,7 +374,5 @@ func (o *object) funcStart(vaddr uint64) (uint64, bool) {
 			ef.Close()
 		}
 	}
-	r := o.ranges
-	o.mu.Unlock()
-	return r.find(vaddr)
+	return o.ranges
 }

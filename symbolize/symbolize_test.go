@@ -430,7 +430,7 @@ func TestReturnAddressAdjustment(t *testing.T) {
 			next = s
 		}
 	}
-	if next.Value == 0 || next.Value > alignUp(leaf.Value+leaf.Size, funcAlign) {
+	if next.Value == 0 || next.Value-(leaf.Value+leaf.Size) >= maxPadding {
 		t.Skipf("no function right after leaf_fn in %s", bin)
 	}
 	p := &testProfile{
@@ -841,25 +841,50 @@ func staticOnly(t *testing.T, debugPath string) elf.Symbol {
 	return elf.Symbol{}
 }
 
-// A return address past a function's end is that function's only within
-// its alignment padding: past the next 16-byte boundary may start a
-// function the table does not name.
+// A return address past a function's end is that function's within its
+// alignment padding, and past the next 16-byte boundary only when no
+// function of the unwind tables starts in between: there may start a
+// function the symbol table does not name.
 func TestLookupPadding(t *testing.T) {
-	tab := symbolTable{syms: []symbol{{addr: 0x1000, size: 0x16}, {addr: 0x1040, size: 0x10}, {addr: 0x1060}, {addr: 0x1080, size: 0x20}}}
+	tab := symbolTable{syms: []symbol{{addr: 0x1000, size: 0x16}, {addr: 0x1060}, {addr: 0x1080, size: 0x20}, {addr: 0x1100, size: 0x10}}}
 	for _, c := range []struct {
-		vaddr uint64
-		want  int
+		vaddr  uint64
+		want   int
+		beyond bool
 	}{
-		{0xfff, -1},
-		{0x1000, 0}, {0x1015, 0},
-		{0x1016, 0}, {0x101f, 0}, // padding up to 0x1020
-		{0x1020, -1}, {0x1023, -1}, {0x103f, -1}, // an unnamed function may start at 0x1020
-		{0x1050, -1},             // 0x1040's end is aligned: no padding
-		{0x1060, 2}, {0x107f, 2}, // a symbol without a size runs to the next one
-		{0x10a0, -1},
+		{0xfff, -1, false},
+		{0x1000, 0, false}, {0x1015, 0, false},
+		{0x1016, 0, false}, {0x101f, 0, false}, // padding up to 0x1020
+		{0x1020, 0, true}, {0x1055, 0, true}, // beyond: up to 64 bytes past the end
+		{0x1056, -1, false},
+		{0x1060, 1, false}, {0x107f, 1, false}, // a symbol without a size runs to the next one
+		{0x10a0, 2, true}, {0x10df, 2, true}, {0x10e0, -1, false},
 	} {
-		if got := tab.lookup(c.vaddr); got != c.want {
-			t.Errorf("lookup(%#x) = %d, want %d", c.vaddr, got, c.want)
+		if got, beyond := tab.lookup(c.vaddr); got != c.want || beyond != c.beyond {
+			t.Errorf("lookup(%#x) = %d, %v; want %d, %v", c.vaddr, got, beyond, c.want, c.beyond)
+		}
+	}
+	// The unwind tables say a function starts at 0x1020: the bytes from
+	// there are not 0x1000's padding. Without them they are.
+	names := []string{"first", "second", "third", "fourth"}
+	tab.names, tab.syms[0].nameLen = strings.Join(names, ""), 5
+	for i, n := range names[1:] {
+		tab.syms[i+1].name = tab.syms[i].name + tab.syms[i].nameLen
+		tab.syms[i+1].nameLen = uint32(len(n))
+	}
+	for _, c := range []struct {
+		ranges funcRanges
+		vaddr  uint64
+		want   string
+	}{
+		{funcRanges{{0x1000, 0x1016}, {0x1020, 0x1050}}, 0x101f, "first"},
+		{funcRanges{{0x1000, 0x1016}, {0x1020, 0x1050}}, 0x1023, ""},
+		{nil, 0x1023, "first"},
+		{funcRanges{{0x1000, 0x1016}}, 0x1023, "first"},
+	} {
+		o := &object{tab: tab, ranges: c.ranges, rangesRead: true, short: map[int32]symName{}}
+		if got := o.funcName(c.vaddr).name; got != c.want {
+			t.Errorf("ranges %x: funcName(%#x) = %q, want %q", c.ranges, c.vaddr, got, c.want)
 		}
 	}
 }

@@ -243,38 +243,37 @@ func underscores(s []byte) int {
 	return n
 }
 
-// lookup returns the index of the symbol holding vaddr, or -1.
-func (t *symbolTable) lookup(vaddr uint64) int {
+// lookup returns the index of the symbol holding vaddr, or -1; beyond says
+// vaddr lies past the symbol's end, beyond the next 16-byte boundary.
+func (t *symbolTable) lookup(vaddr uint64) (i int, beyond bool) {
 	syms := t.syms
-	i := sort.Search(len(syms), func(i int) bool { return syms[i].addr > vaddr }) - 1
+	i = sort.Search(len(syms), func(i int) bool { return syms[i].addr > vaddr }) - 1
 	if i < 0 {
-		return -1
+		return -1, false
 	}
 	// A symbol without a size runs to the next one; a sized one that ends
 	// before vaddr may still sit inside an earlier, larger one.
 	for k, j := 0, i; k < 4 && j >= 0; k, j = k+1, j-1 {
 		s := &syms[j]
 		if (s.size == 0 && j == i) || (s.size > 0 && vaddr < s.addr+s.size) {
-			return j
+			return j, false
 		}
 	}
-	// Just past a function's end, up to the next boundary functions are
-	// aligned to, is its alignment padding: a return address there comes
-	// from a call to a function that does not return (abort, a throw)
-	// ending the function, and belongs to it. Past that boundary may start
-	// a function the table does not name (a stripped library's local
-	// one, such as libstdc++'s thread entry right after
-	// error_code::default_error_condition): not this one.
-	if s := &syms[i]; s.size > 0 && vaddr < alignUp(s.addr+s.size, funcAlign) {
-		return i
+	// Just past a function's end is its alignment padding: a return
+	// address there comes from a call to a function that does not return
+	// (abort, a throw) ending the function, and belongs to it. Past the
+	// next 16-byte boundary (C compilers' alignment; Go's is 32, others'
+	// up to 64) may start a function the table does not name instead:
+	// beyond says so, for the caller to ask the unwind tables.
+	if s := &syms[i]; vaddr-(s.addr+s.size) < maxPadding {
+		return i, vaddr >= alignUp(s.addr+s.size, 16)
 	}
-	return -1
+	return -1, false
 }
 
-// funcAlign is the alignment compilers give functions (x86-64 and arm64
-// compilers align them to 16 bytes by default): a function's padding ends
-// at the next multiple of it.
-const funcAlign = 16
+// maxPadding bounds the alignment padding after a function (compilers
+// align functions to at most 64 bytes).
+const maxPadding = 64
 
 // alignUp rounds x up to a multiple of a (a power of two).
 func alignUp(x, a uint64) uint64 { return (x + a - 1) &^ (a - 1) }

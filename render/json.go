@@ -120,22 +120,17 @@ func writeRows(w io.Writer, doc []byte, cols []column, rows []report.Row) error 
 	bw := bufio.NewWriterSize(w, 64<<10)
 	bw.Write(doc[:i+len(empty)-1])
 	bw.WriteString("\n")
-	var ind bytes.Buffer
+	var b []byte
 	for k := range rows {
-		// MarshalIndent would check and compact what MarshalJSON wrote
-		// (compact already, its strings escaped by json.Marshal), then
-		// indent it: indented directly, the same bytes in a third less
-		// time.
-		b, err := jsonRow(cols, &rows[k]).MarshalJSON()
-		if err != nil {
-			return err
-		}
-		ind.Reset()
-		if err := json.Indent(&ind, b, "    ", "  "); err != nil {
+		// Written indented, the bytes MarshalIndent gives, without its
+		// check and compaction of what MarshalJSON wrote and its second
+		// pass to indent it: a --by stack --top 0 row is 2 KB of JSON.
+		var err error
+		if b, err = jsonRow(cols, &rows[k]).appendIndented(b[:0], "    ", "  "); err != nil {
 			return err
 		}
 		bw.WriteString("    ")
-		bw.Write(ind.Bytes())
+		bw.Write(b)
 		if k < len(rows)-1 {
 			bw.WriteByte(',')
 		}
@@ -223,6 +218,68 @@ func (o jsonObject) MarshalJSON() ([]byte, error) {
 	}
 	b.WriteByte('}')
 	return b.Bytes(), nil
+}
+
+// appendIndented appends o as json.Indent lays out its MarshalJSON's
+// bytes, with prefix before each line but the first: members one a line,
+// keys and scalars as encoding/json writes them, nested objects and lists
+// of strings laid out alike (TestAppendIndented).
+func (o jsonObject) appendIndented(b []byte, prefix, indent string) ([]byte, error) {
+	if len(o) == 0 {
+		return append(b, "{}"...), nil
+	}
+	in := prefix + indent
+	b = append(b, '{')
+	for i, m := range o {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(append(b, '\n'), in...)
+		k, err := json.Marshal(m.key)
+		if err != nil {
+			return nil, err
+		}
+		b = append(append(b, k...), ": "...)
+		if b, err = appendIndentedValue(b, m.value, in, indent); err != nil {
+			return nil, err
+		}
+	}
+	return append(append(append(b, '\n'), prefix...), '}'), nil
+}
+
+// appendIndentedValue is appendIndented for one value.
+func appendIndentedValue(b []byte, v any, prefix, indent string) ([]byte, error) {
+	var enc []byte
+	var err error
+	switch v := v.(type) {
+	case jsonObject:
+		return v.appendIndented(b, prefix, indent)
+	case []string:
+		if len(v) == 0 {
+			enc, err = json.Marshal(v) // null or []
+			break
+		}
+		b = append(b, '[')
+		for i, s := range v {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(append(append(b, '\n'), prefix...), indent...)
+			if enc, err = json.Marshal(s); err != nil {
+				return nil, err
+			}
+			b = append(b, enc...)
+		}
+		return append(append(append(b, '\n'), prefix...), ']'), nil
+	case string, float64, bool, nil:
+		enc, err = json.Marshal(v)
+	default:
+		enc, err = json.MarshalIndent(v, prefix, indent)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return append(b, enc...), nil
 }
 
 // finite keeps JSON valid: an unbounded upper limit is written as the

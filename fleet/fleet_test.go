@@ -167,3 +167,25 @@ func TestNamedProcess(t *testing.T) {
 		t.Errorf("maps that say nothing: %q, want nothing", c)
 	}
 }
+
+// A refusal says how the processes were told apart, and for JFR
+// recordings what to give instead of --latest-per-process.
+func TestContentsDuplicates(t *testing.T) {
+	groups := [][]string{{"a", "b"}}
+	maps, jfr := MapsProcess([]byte("7f11a0000000-7f11a0020000 r-xp 00000000 08:01 13 /usr/lib/libc.so.6\n")), JFRProcess(1700000000123456789)
+	for _, c := range []struct {
+		keys       []string
+		how, hint  string
+		notInError string
+	}{
+		{[]string{maps}, "libraries mapped", "--latest-per-process", ""},
+		{[]string{jfr}, "JFR recordings' first chunk", "last dump of each recording", "--latest-per-process"},
+		{[]string{maps, jfr}, "libraries mapped at identical addresses, or JFR", "--latest-per-process", ""},
+	} {
+		e := ContentsDuplicates(groups, c.keys)
+		msg := e.Error()
+		if !strings.Contains(msg, c.how) || !strings.Contains(msg, c.hint) || c.notInError != "" && strings.Contains(msg, c.notInError) {
+			t.Errorf("keys %q: %q", c.keys, msg)
+		}
+	}
+}

@@ -111,6 +111,36 @@ func NamedProcess(contents, path string) string {
 	return contents + " pid:" + m[2]
 }
 
+// JFRProcess is the identity of a JFR recording whose first chunk started
+// at startNanos (nanoseconds of the wall clock): every dump of one
+// recording begins with that chunk, and two recordings, of one JVM or of
+// two, start their chunks at different nanoseconds.
+func JFRProcess(startNanos int64) string {
+	return fmt.Sprintf("%s%d", jfrPrefix, startNanos)
+}
+
+const jfrPrefix = "jfr:"
+
+// ContentsDuplicates is the refusal of groups of inputs found to be dumps
+// of one process by their contents, whose identities are keys: how they
+// were told apart, and what to do about it.
+func ContentsDuplicates(groups [][]string, keys []string) *DuplicateError {
+	jfr := 0
+	for _, k := range keys {
+		if strings.HasPrefix(k, jfrPrefix) {
+			jfr++
+		}
+	}
+	switch jfr {
+	case 0:
+		return &DuplicateError{Groups: groups, How: "libraries mapped at identical addresses"}
+	case len(keys):
+		return &DuplicateError{Groups: groups, How: "JFR recordings' first chunk, which every dump of a recording begins with",
+			Hint: "give only the last dump of each recording (it holds the chunks of the ones before), or --allow-duplicates if they are independent samples"}
+	}
+	return &DuplicateError{Groups: groups, How: "libraries mapped at identical addresses, or JFR recordings' first chunk"}
+}
+
 // MappingsProcess is MapsProcess for a profile's parsed mappings (a pprof
 // profile's): a hash of the files mapped at randomized addresses, with
 // their addresses.
@@ -190,6 +220,9 @@ type DuplicateError struct {
 	// How says how the processes were recognised ("file names", "identical
 	// mapped libraries").
 	How string
+	// Hint says what to do instead; "" for --latest-per-process or
+	// --allow-duplicates.
+	Hint string
 }
 
 func (e *DuplicateError) Error() string {
@@ -202,7 +235,7 @@ func (e *DuplicateError) Error() string {
 	if len(e.Groups) > 1 {
 		procs = fmt.Sprintf("%d processes", len(e.Groups))
 	}
-	fmt.Fprintf(&b, "%d inputs are successive dumps of %s (by their %s): summing them would count each process's live memory once per dump", n, procs, e.How)
+	fmt.Fprintf(&b, "%d inputs are successive dumps of %s (by their %s): summing them would count each process's memory once per dump", n, procs, e.How)
 	const show = 5
 	for i, g := range e.Groups {
 		if i == show {
@@ -214,7 +247,11 @@ func (e *DuplicateError) Error() string {
 		}
 		fmt.Fprintf(&b, "\n  %s", strings.Join(g, ", "))
 	}
-	b.WriteString("\nuse --latest-per-process to keep the newest dump of each, or --allow-duplicates if they are independent samples")
+	hint := e.Hint
+	if hint == "" {
+		hint = "use --latest-per-process to keep the newest dump of each, or --allow-duplicates if they are independent samples"
+	}
+	b.WriteString("\n" + hint)
 	return b.String()
 }
 

@@ -100,7 +100,10 @@ func (b *Builder) loadInput(read Reader, in Input, hint int64) (*parse.Profile, 
 		p.Source.Build = sess.Build()
 	}
 	proc := fleet.MapsProcess(p.MapsText)
-	if proc == "" && len(p.MapsText) == 0 {
+	switch {
+	case proc == "" && p.Source.Format == "jfr" && p.Source.Time != 0:
+		proc = fleet.JFRProcess(p.Source.Time)
+	case proc == "" && len(p.MapsText) == 0:
 		proc = fleet.MappingsProcess(p.Mappings)
 	}
 	p.Source.Process = fleet.NamedProcess(proc, p.Source.Path)

@@ -126,15 +126,30 @@ func (b *Builder) loadFile(path string, in Input) loaded {
 // Skipped lists the inputs AddFiles left out, in order.
 func (b *Builder) Skipped() []Skip { return b.skipped }
 
-// Duplicates returns the joined inputs that are dumps of one process by
-// what their contents say (fleet.MapsProcess), in groups, each in input
-// order. Names are checked before reading (fleet.NameDuplicates).
-func (b *Builder) Duplicates() [][]string {
+// Duplicates returns the refusal of the joined inputs that are dumps of
+// one process by what their contents say (fleet.MapsProcess,
+// fleet.JFRProcess), in groups, each in input order; nil when there are
+// none. Names are checked before reading (fleet.NameDuplicates).
+func (b *Builder) Duplicates() *fleet.DuplicateError {
 	paths := make([]string, len(b.inputs))
+	count := map[string]int{}
 	for i := range b.inputs {
 		paths[i] = b.inputs[i].src.Path
+		if k := b.inputs[i].src.Process; k != "" {
+			count[k]++
+		}
 	}
-	return fleet.Duplicates(paths, func(i int) string { return b.inputs[i].src.Process })
+	groups := fleet.Duplicates(paths, func(i int) string { return b.inputs[i].src.Process })
+	if len(groups) == 0 {
+		return nil
+	}
+	var keys []string // of the processes with several inputs
+	for k, n := range count {
+		if n > 1 {
+			keys = append(keys, k)
+		}
+	}
+	return fleet.ContentsDuplicates(groups, keys)
 }
 
 // merged summarizes the joined inputs, and the inputs of those that are

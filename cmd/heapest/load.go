@@ -177,8 +177,8 @@ func (o *inputOptions) load(b *report.Builder, paths []string, stderr io.Writer)
 	if skipped := b.Skipped(); len(skipped) > 0 {
 		fmt.Fprintln(stderr, "heapest:", skippedText(len(paths), skipped))
 	}
-	if g := b.Duplicates(); len(g) > 0 && !o.AllowDuplicates {
-		return &fleet.DuplicateError{Groups: g, How: "libraries mapped at identical addresses"}
+	if dup := b.Duplicates(); dup != nil && !o.AllowDuplicates {
+		return dup
 	}
 	return nil
 }

@@ -221,6 +221,9 @@ func (d *decoder) profile() (*parse.Profile, error) {
 			"or enable jdk.ObjectAllocationSample)", d.chunks)
 	}
 	p.Source.Format = "jfr"
+	// When the recording started: its first chunk's start, which every
+	// dump of the recording begins with (fleet.JFRProcess).
+	p.Source.Time = int64(d.startNanos)
 	p.Source.Samples = float64(n.samples + n.inTLAB + n.outTLAB + n.old)
 	p.Source.Detail = d.detail()
 	p.HasAlloc = n.samples+n.inTLAB+n.outTLAB > 0

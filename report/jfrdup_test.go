@@ -2,44 +2,24 @@ package report
 
 import (
 	"bytes"
-	"compress/gzip"
 	"encoding/binary"
-	"io"
-	"os"
 	"strings"
 	"testing"
-)
 
-// gunzipFile reads a gzip-compressed test file.
-func gunzipFile(t *testing.T, path string) []byte {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	z, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := io.ReadAll(z)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return data
-}
+	"github.com/heapest/heapest/internal/testfile"
+)
 
 // Two dumps of one JFR recording (jcmd JFR.dump, twice) both begin with
 // its first chunk: summing them would count that chunk's allocations
 // twice, and they are refused as one process. Another recording is not.
 func TestJFRDumpsOfOneRecording(t *testing.T) {
-	both := gunzipFile(t, "../parse/jfr/testdata/jdk17-2chunks.jfr.gz")
+	both := testfile.Gunzip(t, "../parse/jfr/testdata/jdk17-2chunks.jfr.gz")
 	size := binary.BigEndian.Uint64(both[8:16]) // the first chunk's header: magic, version, size
 	if string(both[:4]) != "FLR\x00" || size == 0 || size >= uint64(len(both)) {
 		t.Fatalf("not a recording of two chunks: magic %q, first chunk %d of %d bytes", both[:4], size, len(both))
 	}
 	first := both[:size]
-	other := gunzipFile(t, "../parse/jfr/testdata/first-sample-jdk17.jfr.gz")
+	other := testfile.Gunzip(t, "../parse/jfr/testdata/first-sample-jdk17.jfr.gz")
 	add := func(b *Builder, name string, data []byte) {
 		t.Helper()
 		if _, _, err := b.AddReader(name, bytes.NewReader(data), Input{}); err != nil {

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/heapest/heapest/parse"
+
+	"github.com/heapest/heapest/internal/testfile"
 )
 
 // FuzzParse feeds damaged recordings to the reader (seeded with the
@@ -17,7 +19,7 @@ import (
 func FuzzParse(f *testing.F) {
 	files, _ := filepath.Glob("testdata/*.jfr.gz")
 	for _, p := range files {
-		b := gunzipFile(f, p)
+		b := testfile.Gunzip(f, p)
 		f.Add(b)
 		f.Add(b[:len(b)/2])
 	}

@@ -3,11 +3,9 @@ package jfr
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -15,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/heapest/heapest/parse"
+
+	"github.com/heapest/heapest/internal/testfile"
 )
 
 // rec is a copy of what a test checks of one record.
@@ -45,25 +45,6 @@ func collect(t testing.TB, name string, data []byte, opt parse.Options) ([]rec, 
 	return out, p, err
 }
 
-// gunzipFile reads a gzip-compressed file whole.
-func gunzipFile(t testing.TB, path string) []byte {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
 // sharedSamples is the directory of the real JFR files beside the
 // repository, or "" (the test skips) when it is absent.
 func sharedSamples(t *testing.T) string {
@@ -92,7 +73,7 @@ func TestSharedSamples(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.file, func(t *testing.T) {
-			recs, p, err := collect(t, tc.file, gunzipFile(t, filepath.Join(dir, tc.file)), parse.Options{})
+			recs, p, err := collect(t, tc.file, testfile.Gunzip(t, filepath.Join(dir, tc.file)), parse.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -130,7 +111,7 @@ func TestSharedSamples(t *testing.T) {
 // times run on from the first chunk's start, and the names a sink keeps
 // are the same strings across chunks.
 func TestMultiChunk(t *testing.T) {
-	recs, p, err := collect(t, "2chunks", gunzipFile(t, "testdata/jdk17-2chunks.jfr.gz"), parse.Options{})
+	recs, p, err := collect(t, "2chunks", testfile.Gunzip(t, "testdata/jdk17-2chunks.jfr.gz"), parse.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +155,7 @@ func TestMultiChunk(t *testing.T) {
 // objectSize: the inuse records have sizes, and there is no warning about
 // their absence.
 func TestJDK25(t *testing.T) {
-	recs, p, err := collect(t, "jdk25", gunzipFile(t, "testdata/jdk25.jfr.gz"), parse.Options{})
+	recs, p, err := collect(t, "jdk25", testfile.Gunzip(t, "testdata/jdk25.jfr.gz"), parse.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +183,7 @@ func TestJDK25(t *testing.T) {
 }
 
 func TestNoAllocationEvents(t *testing.T) {
-	_, _, err := collect(t, "noalloc", gunzipFile(t, "testdata/noalloc.jfr.gz"), parse.Options{})
+	_, _, err := collect(t, "noalloc", testfile.Gunzip(t, "testdata/noalloc.jfr.gz"), parse.Options{})
 	var pe *parse.Error
 	if !errors.As(err, &pe) || pe.File != "noalloc" || !strings.Contains(err.Error(), "no allocation events") {
 		t.Fatalf("got %v, want a parse.Error saying there are no allocation events", err)
@@ -212,7 +193,7 @@ func TestNoAllocationEvents(t *testing.T) {
 // TestBadInput checks that damaged recordings are errors located in the
 // file, and that --keep-going keeps what precedes the damage.
 func TestBadInput(t *testing.T) {
-	good := gunzipFile(t, "testdata/jdk17-2chunks.jfr.gz")
+	good := testfile.Gunzip(t, "testdata/jdk17-2chunks.jfr.gz")
 	first := int(binary.BigEndian.Uint64(good[8:]))
 	set := func(off int, b ...byte) []byte {
 		c := bytes.Clone(good)
@@ -271,7 +252,7 @@ func TestBadInput(t *testing.T) {
 // TestRateIgnored checks the contract for inputs that carry their own
 // weights: --rate is not silently ignored.
 func TestRateIgnored(t *testing.T) {
-	_, p, err := collect(t, "jdk25", gunzipFile(t, "testdata/jdk25.jfr.gz"), parse.Options{Rate: 4096})
+	_, p, err := collect(t, "jdk25", testfile.Gunzip(t, "testdata/jdk25.jfr.gz"), parse.Options{Rate: 4096})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -361,7 +342,7 @@ func TestFirstSampleSuspects(t *testing.T) {
 // 500 MiB before the recording started and 10 MiB during it; its first
 // sample weighs the 500 MiB, and the warning names it.
 func TestFirstSampleBug(t *testing.T) {
-	recs, p, err := collect(t, "first", gunzipFile(t, "testdata/first-sample-jdk17.jfr.gz"), parse.Options{})
+	recs, p, err := collect(t, "first", testfile.Gunzip(t, "testdata/first-sample-jdk17.jfr.gz"), parse.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -390,7 +371,7 @@ func TestFirstSampleBug(t *testing.T) {
 // and on the one after (Excess), the records of a stack that did not
 // change carry none, and every record is still sent once.
 func TestGaps(t *testing.T) {
-	data := gunzipFile(t, "testdata/jdk17-2chunks.jfr.gz")
+	data := testfile.Gunzip(t, "testdata/jdk17-2chunks.jfr.gz")
 	recs, p, err := collect(t, "2chunks", data, parse.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/heapest/heapest/parse"
+
+	"github.com/heapest/heapest/internal/testfile"
 )
 
 // jfrTool returns the JDK's jfr program, or skips the test (fails it under
@@ -109,7 +111,7 @@ func TestAgainstJFRTool(t *testing.T) {
 	}
 	for _, file := range files {
 		t.Run(filepath.Base(file), func(t *testing.T) {
-			data := gunzipFile(t, file)
+			data := testfile.Gunzip(t, file)
 			raw := filepath.Join(t.TempDir(), "r.jfr")
 			if err := os.WriteFile(raw, data, 0o644); err != nil {
 				t.Fatal(err)

@@ -172,7 +172,9 @@ func (o *inputOptions) load(b *report.Builder, paths []string, stderr io.Writer)
 	prog.finish()
 	warned.flush()
 	if err != nil {
-		return err
+		// An input of several stopped them all: a directory walked may
+		// hold files that are no profiles.
+		return fmt.Errorf("%w (one of %d inputs: --keep-going skips those that cannot be read, and lists them)", err, len(paths))
 	}
 	if skipped := b.Skipped(); len(skipped) > 0 {
 		fmt.Fprintln(stderr, "heapest:", skippedText(len(paths), skipped))

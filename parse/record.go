@@ -237,6 +237,10 @@ type Mapping struct {
 	// Line is the 1-based line of the mapping in the input file, when it
 	// came from a text maps section (0 otherwise), for error messages.
 	Line int
+	// Deleted says the maps marked the file " (deleted)": it was removed
+	// or replaced after the process mapped it, and what is at its path
+	// now may be another build.
+	Deleted bool
 }
 
 // Source describes one parsed input for output headers and caveats.

@@ -97,7 +97,9 @@ func parseMapsLine(s string, bsdBase map[string]uint64) (m parse.Mapping, ok, re
 		return m, false, false
 	}
 	m.Offset = off
-	m.File = cleanPath(restAfterFields(s, 5))
+	path := restAfterFields(s, 5)
+	m.File = cleanPath(path)
+	m.Deleted = m.File != path
 	return m, fields[1][2] == 'x' && isFilePath(m.File), true
 }
 

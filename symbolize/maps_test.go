@@ -41,7 +41,7 @@ func TestParseMapsLines(t *testing.T) {
 		{
 			name: "path with blanks and deleted mark, CRLF",
 			text: "7f0000001000-7f0000002000 r-xp 00001000 08:01 99 /tmp/my lib.so (deleted)\r\n",
-			want: []parse.Mapping{{Start: 0x7f0000001000, Limit: 0x7f0000002000, Offset: 0x1000, File: "/tmp/my lib.so"}},
+			want: []parse.Mapping{{Start: 0x7f0000001000, Limit: 0x7f0000002000, Offset: 0x1000, File: "/tmp/my lib.so", Deleted: true}},
 		},
 		{
 			name: "section header and blank lines",

@@ -436,6 +436,9 @@ func (s *session) locate(fs *fileState, m parse.Mapping) {
 			s.addDebugFile(o)
 			fs.obj = o
 			s.checkSize(fs, o)
+			if m.Deleted && c == m.File && fs.caution == "" {
+				fs.caution = fmt.Sprintf("%s: the profile's maps say it was deleted or replaced after the process mapped it; its names come from the file there now, wrong if that is another build (--binary or --symbol-path can give the build that ran)", c)
+			}
 			return
 		}
 	}

@@ -888,3 +888,29 @@ func TestLookupPadding(t *testing.T) {
 		}
 	}
 }
+
+// A mapped file the profile's maps mark deleted is still read where it
+// is, with a caution: what is at its path now may be another build. Given
+// by --binary, it is the build that ran.
+func TestDeletedMappingCaution(t *testing.T) {
+	dir := t.TempDir()
+	bin := build(t, "gcc", dir, "prog", cProgram, "-O0", "-g", "-fPIE", "-pie")
+	base := randomBase(rand.New(rand.NewPCG(11, 12)), false)
+	maps := strings.ReplaceAll(mapsFor(t, bin, base), bin, bin+" (deleted)")
+	stack := stackIn(t, bin, base, "leaf_fn", "middle_fn", "main")
+	for _, c := range []struct {
+		opt     Options
+		caution bool
+	}{{Options{}, true}, {Options{Binary: bin}, false}} {
+		p := &testProfile{Records: []parse.Record{{Stack: append([]parse.Frame(nil), stack...)}}, MapsText: []byte(maps)}
+		warnings, err := Symbolize(p, c.opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkStack(t, p, []wantFrame{{"leaf_fn", "", 0}, {"middle_fn", "", 0}, {"main", "", 0}})
+		got := len(warnings) == 1 && strings.Contains(warnings[0], "deleted or replaced")
+		if got != c.caution || !c.caution && len(warnings) != 0 {
+			t.Errorf("--binary %q: warnings %q, want a caution about the deleted file: %v", c.opt.Binary, warnings, c.caution)
+		}
+	}
+}

@@ -171,7 +171,6 @@ func TestNamedProcess(t *testing.T) {
 // A refusal says how the processes were told apart, and for JFR
 // recordings what to give instead of --latest-per-process.
 func TestContentsDuplicates(t *testing.T) {
-	groups := [][]string{{"a", "b"}}
 	maps, jfr := MapsProcess([]byte("7f11a0000000-7f11a0020000 r-xp 00000000 08:01 13 /usr/lib/libc.so.6\n")), JFRProcess(1700000000123456789)
 	for _, c := range []struct {
 		keys       []string
@@ -182,7 +181,12 @@ func TestContentsDuplicates(t *testing.T) {
 		{[]string{jfr}, "JFR recordings' first chunk", "last dump of each recording", "--latest-per-process"},
 		{[]string{maps, jfr}, "libraries mapped at identical addresses, or JFR", "--latest-per-process", ""},
 	} {
-		e := ContentsDuplicates(groups, c.keys)
+		// Two inputs per process.
+		var paths, procs []string
+		for _, k := range c.keys {
+			paths, procs = append(paths, k+"/a", k+"/b"), append(procs, k, k)
+		}
+		e := ContentsDuplicates(paths, func(i int) string { return procs[i] })
 		msg := e.Error()
 		if !strings.Contains(msg, c.how) || !strings.Contains(msg, c.hint) || c.notInError != "" && strings.Contains(msg, c.notInError) {
 			t.Errorf("keys %q: %q", c.keys, msg)

@@ -121,10 +121,15 @@ func JFRProcess(startNanos int64) string {
 
 const jfrPrefix = "jfr:"
 
-// ContentsDuplicates is the refusal of groups of inputs found to be dumps
-// of one process by their contents, whose identities are keys: how they
-// were told apart, and what to do about it.
-func ContentsDuplicates(groups [][]string, keys []string) *DuplicateError {
+// ContentsDuplicates is the refusal of the inputs that are dumps of one
+// process by their contents (key gives an input's process, as for
+// Duplicates): the groups, how they were told apart, and what to do about
+// it; nil when there are none.
+func ContentsDuplicates(paths []string, key func(i int) string) *DuplicateError {
+	groups, keys := duplicates(paths, key)
+	if len(groups) == 0 {
+		return nil
+	}
 	jfr := 0
 	for _, k := range keys {
 		if strings.HasPrefix(k, jfrPrefix) {
@@ -164,6 +169,12 @@ func MappingsProcess(ms []parse.Mapping) string {
 // more, each sorted oldest first, the groups in order of their first path.
 // key gives an input's process ("": unknown, never a duplicate).
 func Duplicates(paths []string, key func(i int) string) [][]string {
+	groups, _ := duplicates(paths, key)
+	return groups
+}
+
+// duplicates is Duplicates, with the process of each group.
+func duplicates(paths []string, key func(i int) string) (groups [][]string, keys []string) {
 	byKey := map[string][]string{}
 	var order []string
 	for i, p := range paths {
@@ -176,13 +187,12 @@ func Duplicates(paths []string, key func(i int) string) [][]string {
 		}
 		byKey[k] = append(byKey[k], p)
 	}
-	var out [][]string
 	for _, k := range order {
 		if g := byKey[k]; len(g) > 1 {
-			out = append(out, g)
+			groups, keys = append(groups, g), append(keys, k)
 		}
 	}
-	return out
+	return groups, keys
 }
 
 // Latest keeps, of the inputs whose names say they are dumps of one process,

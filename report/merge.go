@@ -132,24 +132,10 @@ func (b *Builder) Skipped() []Skip { return b.skipped }
 // none. Names are checked before reading (fleet.NameDuplicates).
 func (b *Builder) Duplicates() *fleet.DuplicateError {
 	paths := make([]string, len(b.inputs))
-	count := map[string]int{}
 	for i := range b.inputs {
 		paths[i] = b.inputs[i].src.Path
-		if k := b.inputs[i].src.Process; k != "" {
-			count[k]++
-		}
 	}
-	groups := fleet.Duplicates(paths, func(i int) string { return b.inputs[i].src.Process })
-	if len(groups) == 0 {
-		return nil
-	}
-	var keys []string // of the processes with several inputs
-	for k, n := range count {
-		if n > 1 {
-			keys = append(keys, k)
-		}
-	}
-	return fleet.ContentsDuplicates(groups, keys)
+	return fleet.ContentsDuplicates(paths, func(i int) string { return b.inputs[i].src.Process })
 }
 
 // merged summarizes the joined inputs, and the inputs of those that are

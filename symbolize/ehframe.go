@@ -69,11 +69,9 @@ var errEHFrame = errors.New("malformed .eh_frame")
 // what the value is relative to).
 const (
 	ehAbsPtr   = 0x00
-	ehULEB     = 0x01
 	ehUData2   = 0x02
 	ehUData4   = 0x03
 	ehUData8   = 0x04
-	ehSLEB     = 0x09
 	ehSData2   = 0x0a
 	ehSData4   = 0x0b
 	ehSData8   = 0x0c
@@ -217,7 +215,7 @@ func (e *ehReader) size(format byte) int {
 
 // pointer decodes a pointer encoded as enc at data[at:], within limit,
 // and returns it with its size. FDE addresses are fixed-size, absolute or
-// relative to where they are: the LEB128 formats (ehULEB, ehSLEB) and the
+// relative to where they are: the LEB128 formats (1 and 9) and the
 // other bases are read as damage.
 func (e *ehReader) pointer(enc byte, at, limit int) (uint64, int, error) {
 	if enc == ehOmit || enc&ehIndirect != 0 || (enc&0x70 != 0 && enc&0x70 != ehPCRel) {

@@ -681,6 +681,23 @@ func (vs *valueStats) release(cell uint32) {
 	}
 }
 
+// each calls fn once on every statistics vs holds, the pool's included
+// (each of those once, however many cells share it).
+func (vs *valueStats) each(fn func(*ci.Stats)) {
+	for _, chunks := range vs.byValue {
+		for _, c := range chunks {
+			if c != nil {
+				for i := 1; i <= c.n; i++ {
+					fn(c.page(uint32(i)))
+				}
+			}
+		}
+	}
+	for i := 1; i <= vs.pool.n; i++ {
+		fn(vs.pool.get(uint32(i)))
+	}
+}
+
 // row fills buf (one per value) with cell's statistics.
 func (vs *valueStats) row(cell uint32, buf []ci.Stats) []ci.Stats {
 	for v := range vs.byValue {

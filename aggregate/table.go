@@ -701,6 +701,14 @@ func (t *Table) Total(f Filter) []ci.Stats {
 	return total
 }
 
+// Correlate widens every cell's statistics for inputs whose samples may
+// be correlated, at most k of them with one another (ci.Stats.Correlate).
+// It comes after the last Merge: the cells' sums then carry the scaling,
+// which commutes with adding them up.
+func (t *Table) Correlate(k float64) {
+	t.stats.each(func(s *ci.Stats) { s.Correlate(k) })
+}
+
 // Merge adds o's cells (same values and keys) into t. o is unchanged.
 func (t *Table) Merge(o *Table) {
 	funcs := make([]uint32, len(o.funcs.names))

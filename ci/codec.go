@@ -17,12 +17,12 @@ import (
 )
 
 // numStatsFields is the number of fields of Stats; a test checks it.
-const numStatsFields = 25
+const numStatsFields = 26
 
 // firstOptionalField is the first field added after the format was
 // fixed (Weighted, Spill, Excess: JFR's weights; LargeMissed, LargeMissedValue:
 // comparisons of large allocations; Conditional: object counts of sampled
-// sizes): files written before lack them, and they read as zero, which is
+// sizes; Correlated: inputs whose samples may be correlated): files written before lack them, and they read as zero, which is
 // what those files meant (or, for the last three, what intervals assumed
 // before them).
 const firstOptionalField = 19
@@ -85,6 +85,8 @@ func (s *Stats) field(i int) (name string, count *int64, num *float64, flag *boo
 		return "LargeMissedValue", nil, &s.LargeMissedValue, nil
 	case 24:
 		return "Conditional", nil, nil, &s.Conditional
+	case 25:
+		return "Correlated", nil, nil, &s.Correlated
 	}
 	panic("ci: Stats has no field " + strconv.Itoa(i))
 }

@@ -43,6 +43,7 @@ type Columns struct {
 	LargeMissedSum      float64 `parquet:"large_missed_sum"`
 	LargeMissedValueSum float64 `parquet:"large_missed_value_sum"`
 	ConditionalAny      bool    `parquet:"conditional_any,optional"` // added in heapest-parquet/1 after its first files: absent reads as false
+	CorrelatedAny       bool    `parquet:"correlated_any,optional"`  // added later still: absent reads as false
 }
 
 // ColumnsOf returns the columns of s.
@@ -56,7 +57,7 @@ func ColumnsOf(s Stats) Columns {
 		BiasSum: s.Bias, CompleteAll: s.Complete, NoIntervalAny: s.NoInterval, ApproxAny: s.Approx,
 		WeightedAny: s.Weighted, SpillSum: s.Spill, ExcessSum: s.Excess,
 		LargeMissedSum: s.LargeMissed, LargeMissedValueSum: s.LargeMissedValue,
-		ConditionalAny: s.Conditional,
+		ConditionalAny: s.Conditional, CorrelatedAny: s.Correlated,
 	}
 }
 
@@ -84,7 +85,7 @@ func (c Columns) Stats() (Stats, error) {
 		Bias: c.BiasSum, Complete: c.CompleteAll, NoInterval: c.NoIntervalAny, Approx: c.ApproxAny,
 		Weighted: c.WeightedAny, Spill: c.SpillSum, Excess: c.ExcessSum,
 		LargeMissed: c.LargeMissedSum, LargeMissedValue: c.LargeMissedValueSum,
-		Conditional: c.ConditionalAny,
+		Conditional: c.ConditionalAny, Correlated: c.CorrelatedAny,
 	}
 	for _, r := range []struct {
 		name     string

@@ -57,6 +57,7 @@ const (
 	NoteEstimator    = "interval widened to hold the estimate: the row prints Horvitz–Thompson's Σ Z/π, the interval is Approach 2's, whose own estimate s·(R−1)+u is further off here"
 	NoteConditional  = "conditional on the sampled sizes: counts the allocations of the sizes some sample hit; allocations of sizes no sample hit are not counted (their bytes are, within the bytes interval)"
 	NoteHidden       = "upper bound allows for allocations of sizes no sample hit: B bytes of them all go unseen with probability exp(−B/R), so up to 3.7 sampling periods of them at 95%"
+	NoteCorrelated   = "widened: the inputs' samples may be correlated (forked from one parent, or dumps of one process), so the variance is k times the independent one for k such inputs"
 	NoteWeighted     = "JFR: the sum of the events' weights; model-based interval (each weight a Poisson count, gamma), coverage measured in docs/jfr.md"
 )
 
@@ -114,6 +115,9 @@ func Interval(s Stats, m Method, confidence float64) (Result, error) {
 	}
 	if s.Weighted && !s.NoInterval {
 		r.Notes = append(r.Notes, NoteWeighted)
+	}
+	if s.Correlated && !s.NoInterval && !s.Complete {
+		r.Notes = append(r.Notes, NoteCorrelated)
 	}
 	return r, nil
 }
@@ -261,13 +265,13 @@ func shifted(s Stats, m Method, alpha float64) Result {
 // offsetApplies reports whether .NET Approach 2 applies: every sample
 // carries its sampled-byte offset and all share one rate.
 func (s Stats) offsetApplies() bool {
-	return s.HasOffset && !s.MixedRate && s.Rate >= 1
+	return s.HasOffset && !s.MixedRate && s.Rate >= 1 && !s.Correlated
 }
 
 // exactApplies reports whether every sample shares one inclusion
 // probability and unit and the sample count is exact.
 func (s Stats) exactApplies() bool {
-	return !s.Mixed && s.P > 0 && s.P <= 1 && s.Unit > 0 && !s.SamplesBound
+	return !s.Mixed && s.P > 0 && s.P <= 1 && s.Unit > 0 && !s.SamplesBound && !s.Correlated
 }
 
 // Validate reports statistics that no sampled profile can produce.

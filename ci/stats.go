@@ -112,6 +112,34 @@ type Stats struct {
 	// interval is then on the allocations of the sampled sizes, and says
 	// so (MethodConditional, NoteConditional).
 	Conditional bool
+
+	// Correlated is set when the group sums inputs whose samples may be
+	// correlated (see Correlate): its Var, MaxWeight and LargeMissed are
+	// then those of the worst case, and the one-probability methods
+	// (exact, Approach 2), which count independent samples, do not apply.
+	Correlated bool
+}
+
+// Correlate makes s the statistics of a sum over inputs whose samples may
+// be correlated, at most k of them with one another: the processes forked
+// from one parent without exec, whose allocators' samplers all continue
+// the parent's random sequence (jemalloc seeds it once per thread, and a
+// forked child inherits the thread), or dumps of one process, which hold
+// the same sampled allocations. For any correlation, the variance of a
+// sum of k terms is at most k times the sum of their variances (Cauchy–
+// Schwarz), reached when the k are one sample counted k times; so Var
+// and the largest weight are k times the independent ones, and large
+// allocations are missed k at a time (LargeMissed is 1/k as many events,
+// each k times the value). k ≤ 1 leaves s as it is. The scaling commutes
+// with Merge, so a table's cells may be correlated one by one.
+func (s *Stats) Correlate(k float64) {
+	if !(k > 1) || s.N == 0 {
+		return
+	}
+	s.Var *= k
+	s.MaxWeight *= k
+	s.LargeMissed /= k
+	s.Correlated = true
 }
 
 // wholeWeight is what one missed large allocation typically weighs (see
@@ -164,6 +192,7 @@ func (s *Stats) Merge(o *Stats) {
 	s.LargeMissed += o.LargeMissed
 	s.LargeMissedValue += o.LargeMissedValue
 	s.Conditional = s.Conditional || o.Conditional
+	s.Correlated = s.Correlated || o.Correlated
 	if s.Mixed {
 		s.P, s.Unit = 0, 0
 	}

@@ -345,8 +345,13 @@ func TestMergeCoverageGo(t *testing.T) {
 // TestMergeForkedWorkers merges the dumps of a pre-fork server's workers:
 // forked without exec, they keep their parent's libraries at the very
 // same addresses, and only the pids in jemalloc's file names tell them
-// apart. They are distinct processes, merged as such; the estimate of
-// what the workers allocated covers what they say they did.
+// apart. They are distinct processes, merged as such. Their samples are
+// not independent, though: every worker's sampler goes on from the
+// parent's random state, so the workers sample the same points of their
+// allocations. Intervals that take them for independent covered what
+// they allocated in 64% of runs at 95%; allowing for the correlation,
+// the estimate covers it in all but a few of 30 runs (each run a new
+// parent, at a new random address) at 99%.
 func TestMergeForkedWorkers(t *testing.T) {
 	gcc, _ := needJemalloc(t)
 	heapest := heapestBinary(t)
@@ -354,7 +359,36 @@ func TestMergeForkedWorkers(t *testing.T) {
 	prog := filepath.Join(dir, "prefork")
 	run(t, nil, gcc, "-O1", "-g", "-fno-omit-frame-pointer", "-fno-inline", "-o", prog,
 		filepath.Join(repoRoot(t), "e2e", "testdata", "merge", "prefork.c"), "-ljemalloc")
-	const workers = 6
+	const workers, runs, atLeast = 6, 30, 28 // at most 3 misses of 30 at 99%: 0.3% of the time
+	covered := 0
+	for i := range runs {
+		row, notes := mergeForked(t, heapest, prog, filepath.Join(dir, strconv.Itoa(i)), workers)
+		if row.Lo <= row.truth && row.truth <= row.Hi {
+			covered++
+		}
+		if i == 0 && (len(notes) == 0 || !strings.HasPrefix(notes[0], "6 inputs share one process's identity")) {
+			t.Errorf("notes %q: want the workers' correlation said", notes)
+		}
+	}
+	if covered < atLeast {
+		t.Errorf("work_site's 99%% interval covered what the workers allocated in %d of %d runs, want at least %d", covered, runs, atLeast)
+	}
+}
+
+// forkedRow is work_site's row of a merge of one run's workers, and what
+// they said they allocated there.
+type forkedRow struct {
+	Row
+	truth float64
+}
+
+// mergeForked runs prog with workers workers, writing their dumps into
+// dir, and merges them at 99%.
+func mergeForked(t *testing.T, heapest, prog, dir string, workers int) (forkedRow, []string) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	out := run(t, []string{"MALLOC_CONF=prof:true,lg_prof_sample:12,prof_prefix:" + filepath.Join(dir, "jeprof")}, prog, strconv.Itoa(workers))
 	truth := 0.0
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
@@ -369,12 +403,13 @@ func TestMergeForkedWorkers(t *testing.T) {
 	if err != nil || len(dumps) != workers {
 		t.Fatalf("%d dumps (%v), want %d", len(dumps), err, workers)
 	}
-	stdout, stderr, err := runErr(nil, heapest, append([]string{"merge", "--format", "json", "--confidence", "0.999"}, dumps...)...)
+	stdout, stderr, err := runErr(nil, heapest, append([]string{"merge", "--format", "json", "--confidence", "0.99"}, dumps...)...)
 	if err != nil {
 		t.Fatalf("heapest merge of forked workers' dumps: %v\n%s", err, stderr)
 	}
 	var r struct {
 		Report
+		Notes  []string `json:"notes"`
 		Merged struct {
 			Processes int `json:"processes"`
 		} `json:"merged"`
@@ -386,7 +421,8 @@ func TestMergeForkedWorkers(t *testing.T) {
 		t.Errorf("merged %d processes, want %d", r.Merged.Processes, workers)
 	}
 	row, ok := leafRow(r.Report, "work_site")
-	if !ok || !(row.Lo <= truth && truth <= row.Hi) {
-		t.Errorf("work_site: %+v (found %v), want an interval covering %g", row, ok, truth)
+	if !ok {
+		t.Fatalf("no work_site row in %s", stdout)
 	}
+	return forkedRow{row, truth}, r.Notes
 }

@@ -108,7 +108,31 @@ func NamedProcess(contents, path string) string {
 	if m == nil {
 		return contents
 	}
-	return contents + " pid:" + m[2]
+	return contents + pidMark + m[2]
+}
+
+// pidMark separates a NamedProcess's contents from its pid.
+const pidMark = " pid:"
+
+// Correlated returns the largest group of inputs, in input order, whose
+// samples may be correlated with one another (see ci.Stats.Correlate):
+// the processes forked from one parent without exec, told apart by their
+// pids only (NamedProcess), whose allocators all sample on from the
+// parent's random state, and dumps of one process, which hold the same
+// sampled allocations. key gives an input's process (NamedProcess), ""
+// when unknown. nil when no two inputs share one parent.
+func Correlated(paths []string, key func(i int) string) []string {
+	groups, _ := duplicates(paths, func(i int) string {
+		k, _, _ := strings.Cut(key(i), pidMark)
+		return k
+	})
+	var largest []string
+	for _, g := range groups {
+		if len(g) > len(largest) {
+			largest = g
+		}
+	}
+	return largest
 }
 
 // JFRProcess is the identity of a JFR recording whose first chunk started

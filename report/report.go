@@ -10,6 +10,7 @@ import (
 
 	"github.com/heapest/heapest/aggregate"
 	"github.com/heapest/heapest/ci"
+	"github.com/heapest/heapest/fleet"
 	"github.com/heapest/heapest/parse"
 	"github.com/heapest/heapest/unbias"
 )
@@ -160,6 +161,11 @@ type Builder struct {
 	fleet *fleetSums
 	// strs interns the strings the inputs' sources share.
 	strs map[string]string
+	// correlated is the largest group of inputs whose samples may be
+	// correlated (fleet.Correlated), once settle has widened the table's
+	// statistics for it; settled says it has.
+	correlated []string
+	settled    bool
 }
 
 // allValues is every value, in the order pprof output lists them after
@@ -381,7 +387,10 @@ func (b *Builder) filter() aggregate.Filter {
 }
 
 // settle decides the defaults and checks that every input has the value.
+// The first call, after the last input joined, also widens the
+// statistics for correlated inputs (correlate).
 func (b *Builder) settle() (Options, error) {
+	b.correlate()
 	opt := b.opt
 	profiles := b.profiles()
 	if opt.DefaultValue {
@@ -395,6 +404,42 @@ func (b *Builder) settle() (Options, error) {
 	}
 	return opt, checkValues(profiles, opt.Value)
 }
+
+// correlate finds, once, the largest group of joined inputs whose samples
+// may be correlated (forked children of one process, or dumps of one)
+// and widens every statistic of the table for it: k such inputs may be
+// one sample counted k times, whose variance is k times what independent
+// inputs would have (ci.Stats.Correlate). The largest group bounds every
+// row's, however few of its inputs a row holds.
+func (b *Builder) correlate() {
+	if b.settled {
+		return
+	}
+	b.settled = true
+	paths := make([]string, len(b.inputs))
+	for i := range b.inputs {
+		paths[i] = b.inputs[i].src.Path
+	}
+	b.correlated = fleet.Correlated(paths, func(i int) string { return b.inputs[i].src.Process })
+	if k := b.correlation(); k > 1 {
+		b.table.Correlate(k)
+	}
+}
+
+// correlatedNote says which inputs' samples may be correlated, and how
+// the intervals allow for it.
+func correlatedNote(g []string) string {
+	const show = 3
+	list := strings.Join(g[:min(len(g), show)], ", ")
+	if len(g) > show {
+		list += fmt.Sprintf(" and %d more", len(g)-show)
+	}
+	return fmt.Sprintf("%d inputs share one process's identity (%s): forked from one parent, dumps of one process, or run without address randomization, their samplers may draw one random sequence; every interval allows for %d correlated inputs", len(g), list, len(g))
+}
+
+// correlation is how many inputs' samples may be correlated with one
+// another, at most (1: none).
+func (b *Builder) correlation() float64 { return float64(max(len(b.correlated), 1)) }
 
 func (b *Builder) valueIndex(v unbias.Value) int {
 	for i, x := range b.values {
@@ -453,6 +498,9 @@ func (b *Builder) Report() (*Report, error) {
 		return nil, err
 	}
 	r.Merged, r.Skipped, r.Warnings = b.merged(), b.skipped, b.warnings()
+	if g := b.correlated; len(g) > 1 {
+		r.Notes = append(r.Notes, correlatedNote(g))
+	}
 	if opt.Focus != nil || opt.Ignore != nil {
 		r.Filters = &Filters{Focus: regexpText(opt.Focus), Ignore: regexpText(opt.Ignore)}
 		r.Unfiltered = b.table.Total(aggregate.Filter{})[vi].Estimate
@@ -501,6 +549,9 @@ func (b *Builder) Select(by aggregate.By, re *regexp.Regexp) (ci.Stats, error) {
 			st.Merge(&g.Flat)
 		}
 	}
+	if by == aggregate.BySource {
+		st.Correlate(b.correlation()) // sources' own totals, summed here
+	}
 	return st, nil
 }
 
@@ -523,6 +574,9 @@ func (b *Builder) sourceGroups(vi, top int) (groups []*aggregate.Group, cut int,
 		if st[vi].N > 0 {
 			groups = append(groups, &aggregate.Group{Key: p.src.Path, Flat: st[vi], Values: st})
 		}
+	}
+	for v := range total {
+		total[v].Correlate(b.correlation())
 	}
 	aggregate.SortBy(groups, vi)
 	if top > 0 && len(groups) > top {

@@ -72,6 +72,12 @@ MUTATIONS = [
     ("estimate-outside", "ci/interval.go",
      "r.Lo, r.Hi = math.Min(r.Lo, r.Estimate), math.Max(r.Hi, r.Estimate)", "r.Lo, r.Hi = r.Lo, r.Hi",
      "an interval that does not hold its estimate"),
+    ("forks-independent", "report/report.go",
+     "\t\tb.table.Correlate(k)", "\t\t_ = k",
+     "forked workers' dumps taken for independent samples"),
+    ("correlate-var", "ci/stats.go",
+     "\ts.Var *= k\n", "\ts.Var *= 1\n",
+     "correlated inputs' variance not widened"),
 ]
 
 PACKAGES = ["./ci", "./unbias", "./sim", "./report", "./compare", "./gate",

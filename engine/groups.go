@@ -7,6 +7,7 @@ import (
 
 	"github.com/heapest/heapest/aggregate"
 	"github.com/heapest/heapest/ci"
+	"github.com/heapest/heapest/fleet"
 	"github.com/heapest/heapest/parse"
 	"github.com/heapest/heapest/unbias"
 )
@@ -48,6 +49,10 @@ type Grouped struct {
 	Total  ci.Stats
 	// Rows is how many rows were read for the value.
 	Rows int
+	// Correlated is the largest group of sources whose samples may be
+	// correlated (fleet.Correlated, by the rows' process): the sums are
+	// widened for them (ci.Stats.Correlate). Nil when there is none.
+	Correlated []string
 }
 
 // Group sums the rows of value v (or, with v empty, of the one value
@@ -130,6 +135,10 @@ type grouper struct {
 	g      *Grouped
 	byName string
 	index  map[string]*aggregate.Group
+	// sources are the rows' sources in the order they first come, with
+	// each one's process.
+	sources []string
+	process map[string]string
 	// kept says the rows are kept by the caller: a group may refer to a
 	// row's key and stack; else it copies them (Scan's are transient).
 	kept bool
@@ -140,7 +149,7 @@ func newGrouper(v string, kept bool) (*grouper, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &grouper{v: v, g: &Grouped{Value: val}, index: map[string]*aggregate.Group{}, kept: kept}, nil
+	return &grouper{v: v, g: &Grouped{Value: val}, index: map[string]*aggregate.Group{}, process: map[string]string{}, kept: kept}, nil
 }
 
 // add sums row i.
@@ -162,6 +171,10 @@ func (gr *grouper) add(r *Row, i int) error {
 		return fmt.Errorf("row %d (%s %s): %w", i+1, r.Part, r.Key, err)
 	}
 	g.Rows++
+	if _, ok := gr.process[r.Source]; !ok {
+		gr.process[r.Source] = strings.Clone(r.Process)
+		gr.sources = append(gr.sources, strings.Clone(r.Source))
+	}
 	switch r.Part {
 	case PartTotal:
 		g.Total.Merge(&s)
@@ -203,7 +216,26 @@ func (gr *grouper) result() (*Grouped, error) {
 	if g.By, err = aggregate.ParseBy(gr.byName); err != nil {
 		return nil, fmt.Errorf("column by: %w", err)
 	}
+	gr.correlate()
 	return g, nil
+}
+
+// correlate widens the sums for the largest group of sources whose
+// samples may be correlated, as a report of the sources themselves does.
+// Rows an engine summed over sources have lost their processes: their
+// sums are as the engine made them.
+func (gr *grouper) correlate() {
+	g := gr.g
+	g.Correlated = fleet.Correlated(gr.sources, func(i int) string { return gr.process[gr.sources[i]] })
+	k := float64(len(g.Correlated))
+	if k < 2 {
+		return
+	}
+	g.Total.Correlate(k)
+	for _, grp := range g.Groups {
+		grp.Flat.Correlate(k)
+		grp.Cum.Correlate(k)
+	}
 }
 
 // valueSet is the values rows have, in the order they first come, and

@@ -116,6 +116,9 @@ type sampleProfile struct {
 	hasInUse, hasAlloc bool
 	rate               float64
 	mixedRate          bool
+	// process is the source's process (its rows', parse.Source.Process):
+	// a report of several sources tells by it which may be correlated.
+	process string
 }
 
 func newSampleProfile(name string) *sampleProfile { return &sampleProfile{name: name} }
@@ -123,7 +126,7 @@ func newSampleProfile(name string) *sampleProfile { return &sampleProfile{name: 
 // profile is the profile of the rows added.
 func (sp *sampleProfile) profile() parse.Profile {
 	p := parse.Profile{Source: parse.Source{Path: sp.name, Format: "parquet", Rate: sp.rate,
-		Detail: fmt.Sprintf("%d sample rows of heapest statistics", sp.rows)}, HasInUse: sp.hasInUse, HasAlloc: sp.hasAlloc}
+		Detail: fmt.Sprintf("%d sample rows of heapest statistics", sp.rows), Process: sp.process}, HasInUse: sp.hasInUse, HasAlloc: sp.hasAlloc}
 	if sp.mixedRate {
 		p.Source.Rate = 0
 	}
@@ -147,7 +150,7 @@ func (sp *sampleProfile) add(r *Row, i int) (unbias.Value, ci.Stats, error) {
 	sp.hasInUse = sp.hasInUse || !v.IsAlloc()
 	sp.hasAlloc = sp.hasAlloc || v.IsAlloc()
 	if i == 0 {
-		sp.rate = s.Rate
+		sp.rate, sp.process = s.Rate, r.Process
 	} else if s.MixedRate || s.Rate != sp.rate {
 		sp.mixedRate = true
 	}

@@ -42,7 +42,9 @@ func (b *Builder) EachValue(fn func(v unbias.Value, by aggregate.By, groups []*a
 // func, cum) statistics and the total, and heapest computes what the
 // engine cannot, the intervals. Rows are ordered as a report orders them
 // (flat, then cum, largest first, then key) and cut to opt.Top.
-func FromGroups(opt Options, sources []parse.Source, groups []*aggregate.Group, total ci.Stats) (*Report, error) {
+// correlated are the inputs whose samples the sums allow to be correlated
+// (see Builder.correlate), said in a note; nil when none.
+func FromGroups(opt Options, sources []parse.Source, groups []*aggregate.Group, total ci.Stats, correlated []string) (*Report, error) {
 	sort.Slice(groups, func(i, j int) bool {
 		x, y := groups[i], groups[j]
 		switch {
@@ -57,5 +59,9 @@ func FromGroups(opt Options, sources []parse.Source, groups []*aggregate.Group, 
 	if opt.Top > 0 && len(groups) > opt.Top {
 		groups, cut = groups[:opt.Top], len(groups)-opt.Top
 	}
-	return build(opt, sources, groups, cut, total)
+	r, err := build(opt, sources, groups, cut, total)
+	if err == nil && len(correlated) > 1 {
+		r.Notes = append(r.Notes, correlatedNote(correlated))
+	}
+	return r, err
 }

@@ -169,7 +169,7 @@ func (opts ReportOptions) readParquet(cmd *cobra.Command, ropt report.Options, a
 	ropt.By, ropt.Value = g.By, g.Value
 	src := parse.Source{Path: opts.FromParquet, Format: "parquet", Rate: g.Total.Rate,
 		Samples: g.Total.Samples, Detail: fmt.Sprintf("%d rows of heapest statistics", g.Rows)}
-	r, err = report.FromGroups(ropt, []parse.Source{src}, g.Groups, g.Total)
+	r, err = report.FromGroups(ropt, []parse.Source{src}, g.Groups, g.Total, g.Correlated)
 	return nil, r, err
 }
 

@@ -80,6 +80,7 @@ func TestDuckDBMergesHeapestRows(t *testing.T) {
 	t.Run("count", func(t *testing.T) { f.checkCount(t, rows) })
 	t.Run("merge", f.checkMerge)
 	t.Run("merge of merges", f.checkMergeOfMerges)
+	t.Run("correlated inputs", f.checkCorrelated)
 	t.Run("closed form", f.checkClosedForm)
 	t.Run("bad input", f.checkBadInput)
 	t.Run("size and speed", f.measure)
@@ -526,6 +527,7 @@ type interval struct {
 	Hi       *float64 `json:"hi"`
 	Samples  *float64 `json:"samples"`
 	Method   string   `json:"method"`
+	Notes    []string `json:"notes"`
 }
 
 // reportRow is one group of a report.
@@ -744,6 +746,51 @@ func (f *fixture) checkMergeOfMerges(t *testing.T) {
 			f.mergeRows(t, readParquet(parts...), all)
 			f.compare(t, "merge of the halves' merges", f.withBinary("merge", "--format", "json", "--top", "0", "--by", by),
 				[]string{"report", "--from-parquet", all, "--format", "json", "--top", "0", "--by", by})
+		})
+	}
+}
+
+// checkCorrelated merges inputs whose samples may be correlated: three
+// copies of one dump under jemalloc's names with three pids (as the
+// workers forked from one parent write them: the same mappings) beside
+// three other dumps. heapest merge widens every interval for three
+// correlated inputs, and so must the document's SQL.
+func (f *fixture) checkCorrelated(t *testing.T) {
+	dir := f.path("forked")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(f.dumps[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	dumps := slices.Clone(f.dumps[1:4])
+	for pid := 1001; pid <= 1003; pid++ {
+		d := filepath.Join(dir, fmt.Sprintf("jeprof.%d.0.f.heap", pid))
+		if err := os.WriteFile(d, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		dumps = append(dumps, d)
+	}
+	for _, by := range []string{"func", "stack"} {
+		t.Run(by, func(t *testing.T) {
+			rows := f.path("forked-" + by + ".parquet")
+			f.heapestOK(t, append([]string{"merge", "--format", "parquet", "-o", rows, "--by", by, "--binary", f.gate}, dumps...)...)
+			merged := f.path("forked-" + by + "-merged.parquet")
+			f.mergeRows(t, "read_parquet("+quote(rows)+")", merged)
+			mergeArgs := append([]string{"merge", "--format", "json", "--top", "0", "--by", by, "--binary", f.gate}, dumps...)
+			want, err := decodeReport(f.heapestOK(t, mergeArgs...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.ContainsFunc(want.Total.Notes, func(n string) bool { return strings.HasPrefix(n, "widened: the inputs' samples may be correlated") }) {
+				t.Fatalf("heapest merge did not take the copies for correlated: total's notes %q", want.Total.Notes)
+			}
+			from := func(file string) []string {
+				return []string{"report", "--from-parquet", file, "--format", "json", "--top", "0", "--by", by}
+			}
+			f.compare(t, "DuckDB's merge of correlated inputs", mergeArgs, from(merged))
+			f.compare(t, "heapest's rows of correlated inputs, ungrouped", mergeArgs, from(rows))
 		})
 	}
 }

@@ -88,6 +88,10 @@ type Options struct {
 	Inputs int
 	Rate   float64
 	Format string
+	// Correlated is the most inputs of either side whose samples may be
+	// correlated (report.Report.Correlated; 0 or 1: none): more dumps
+	// help only from processes that do not sample as these do.
+	Correlated int
 }
 
 // Budget is a rule with the statistics of the cells it names.
@@ -291,6 +295,11 @@ func moreSamples(k float64, opt Options, perSide bool) string {
 			what = "dump"
 		}
 		s = fmt.Sprintf("about %d more %s%s", more, what, plural(more))
+		if opt.Correlated > 1 {
+			// The intervals allow for the largest group of correlated
+			// inputs; dumps that join it make it larger, not surer.
+			s += fmt.Sprintf(", of processes not forked from the parent these %d share (forked siblings sample alike)", opt.Correlated)
+		}
 	} else {
 		// Rows an engine merged: how many profiles they hold is unknown.
 		s = fmt.Sprintf("about %.3g times the samples", k)

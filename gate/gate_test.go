@@ -199,3 +199,27 @@ func TestBaselineOrderFree(t *testing.T) {
 		t.Errorf("rows reversed: gates\n%q\nwant\n%q", got, want)
 	}
 }
+
+// TestMoreSamples: the hint's words for k times the samples. More dumps
+// of processes forked from the parent of correlated inputs would join
+// their group, which the intervals allow for as one sample counted once
+// per input: the hint asks for other processes' dumps then.
+func TestMoreSamples(t *testing.T) {
+	for _, c := range []struct {
+		k       float64
+		opt     Options
+		perSide bool
+		want    string
+	}{
+		{2, Options{Inputs: 3, Format: "jemalloc", Rate: 4096}, false, "about 3 more dumps or a sampling period of 2.00KiB (lg_prof_sample 11)"},
+		{2, Options{Inputs: 3, Format: "jemalloc", Rate: 4096, Correlated: 3}, false,
+			"about 3 more dumps, of processes not forked from the parent these 3 share (forked siblings sample alike) or a sampling period of 2.00KiB (lg_prof_sample 11)"},
+		{1.5, Options{Inputs: 1, Format: "pprof-go", Rate: 524288}, true, "about 1 more profile on each side or a sampling period of 341KiB (runtime.MemProfileRate = 349525)"},
+		{4, Options{}, false, "about 4 times the samples"},
+		{1e7, Options{Inputs: 2}, false, "far more than this run has"},
+	} {
+		if got := moreSamples(c.k, c.opt, c.perSide); got != c.want {
+			t.Errorf("moreSamples(%v, %+v, %v) = %q, want %q", c.k, c.opt, c.perSide, got, c.want)
+		}
+	}
+}

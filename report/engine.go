@@ -60,8 +60,8 @@ func FromGroups(opt Options, sources []parse.Source, groups []*aggregate.Group, 
 		groups, cut = groups[:opt.Top], len(groups)-opt.Top
 	}
 	r, err := build(opt, sources, groups, cut, total)
-	if err == nil && len(correlated) > 1 {
-		r.Notes = append(r.Notes, correlatedNote(correlated))
+	if err == nil {
+		r.setCorrelated(correlated)
 	}
 	return r, err
 }

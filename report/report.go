@@ -123,6 +123,10 @@ type Report struct {
 	Unfiltered float64
 	// FilterWarning is set when the filters leave nothing.
 	FilterWarning string
+	// Correlated is the largest group of inputs whose samples may be
+	// correlated, which every interval allows for (Builder.correlate);
+	// nil when there is none. Notes say so.
+	Correlated []string
 	// Warnings are the inputs' warnings (the parsers' and the
 	// symbolizer's), each prefixed with its input's path, in input order:
 	// standard error shows them, and machine output carries them.
@@ -426,6 +430,15 @@ func (b *Builder) correlate() {
 	}
 }
 
+// setCorrelated records g, the inputs whose samples the intervals allow
+// to be correlated, and says so in a note, when there are two or more.
+func (r *Report) setCorrelated(g []string) {
+	if len(g) > 1 {
+		r.Correlated = g
+		r.Notes = append(r.Notes, correlatedNote(g))
+	}
+}
+
 // correlatedNote says which inputs' samples may be correlated, and how
 // the intervals allow for it.
 func correlatedNote(g []string) string {
@@ -498,9 +511,7 @@ func (b *Builder) Report() (*Report, error) {
 		return nil, err
 	}
 	r.Merged, r.Skipped, r.Warnings = b.merged(), b.skipped, b.warnings()
-	if g := b.correlated; len(g) > 1 {
-		r.Notes = append(r.Notes, correlatedNote(g))
-	}
+	r.setCorrelated(b.correlated)
 	if opt.Focus != nil || opt.Ignore != nil {
 		r.Filters = &Filters{Focus: regexpText(opt.Focus), Ignore: regexpText(opt.Ignore)}
 		r.Unfiltered = b.table.Total(aggregate.Filter{})[vi].Estimate

@@ -178,7 +178,7 @@ func runGates(cmd *cobra.Command, opts CIOptions, args []string) error {
 	res, err := gate.Evaluate(budgets, rows, total, gate.Options{
 		Confidence: ropt.Confidence, Method: ropt.Method, Holm: opts.Correction == "holm",
 		Threshold: setup.threshold, MinChange: setup.minChange,
-		Inputs: inputs, Rate: sharedRate(newR), Format: sharedFormat(newR)})
+		Inputs: inputs, Rate: sharedRate(newR), Format: sharedFormat(newR), Correlated: correlated(g.Base, newR)})
 	if err != nil {
 		return err
 	}
@@ -339,6 +339,16 @@ func loadSide(cmd *cobra.Command, in inputOptions, ropt report.Options, like *re
 		return nil, err
 	}
 	return b.Report()
+}
+
+// correlated is the most inputs of one side whose samples may be
+// correlated (report.Report.Correlated); base may be nil.
+func correlated(base, new *report.Report) int {
+	n := len(new.Correlated)
+	if base != nil {
+		n = max(n, len(base.Correlated))
+	}
+	return n
 }
 
 // sharedRate is the sampling period every input of r shares, or 0.

@@ -330,7 +330,7 @@ func (v *adviceView) writeDumps(w io.Writer) {
 		fmt.Fprintf(w, "The current %s already reaches the target for every row; R up to %s would too, with fewer samples.\n",
 			bytesText(p.Current), bytesText(p.Rate))
 	default:
-		fmt.Fprintf(w, "Or keep the current %s and merge %d dumps of independent processes of this kind (dumps of one process over time do not add up).\n",
+		fmt.Fprintf(w, "Or keep the current %s and merge %d dumps of independent processes of this kind (not workers forked from one parent, which sample alike, nor dumps of one process over time).\n",
 			bytesText(p.Current), p.Dumps)
 	}
 }

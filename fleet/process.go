@@ -162,7 +162,7 @@ func ContentsDuplicates(paths []string, key func(i int) string) *DuplicateError 
 	}
 	switch jfr {
 	case 0:
-		return &DuplicateError{Groups: groups, How: "libraries mapped at identical addresses"}
+		return &DuplicateError{Groups: groups, How: "libraries mapped at identical addresses", Forks: true}
 	case len(keys):
 		return &DuplicateError{Groups: groups, How: "JFR recordings' first chunk, which every dump of a recording begins with",
 			Hint: "give only the last dump of each recording (it holds the chunks of the ones before), or --allow-duplicates if they are independent samples"}
@@ -257,6 +257,10 @@ type DuplicateError struct {
 	// Hint says what to do instead; "" for --latest-per-process or
 	// --allow-duplicates.
 	Hint string
+	// Forks is set when the groups may also be processes forked from one
+	// parent without exec, which keep its mappings (told apart only by
+	// the pids in jemalloc's file names, which these inputs lack).
+	Forks bool
 }
 
 func (e *DuplicateError) Error() string {
@@ -269,7 +273,12 @@ func (e *DuplicateError) Error() string {
 	if len(e.Groups) > 1 {
 		procs = fmt.Sprintf("%d processes", len(e.Groups))
 	}
-	fmt.Fprintf(&b, "%d inputs are successive dumps of %s (by their %s): summing them would count each process's memory once per dump", n, procs, e.How)
+	what, harm := "successive dumps of "+procs, "summing them would count each process's memory once per dump"
+	if e.Forks {
+		what += " or processes forked from one parent"
+		harm = "summing dumps of one process would count its memory once per dump"
+	}
+	fmt.Fprintf(&b, "%d inputs are %s (by their %s): %s", n, what, e.How, harm)
 	const show = 5
 	for i, g := range e.Groups {
 		if i == show {
@@ -282,7 +291,10 @@ func (e *DuplicateError) Error() string {
 		fmt.Fprintf(&b, "\n  %s", strings.Join(g, ", "))
 	}
 	hint := e.Hint
-	if hint == "" {
+	switch {
+	case hint == "" && e.Forks:
+		hint = "use --latest-per-process to keep the newest dump of each, or --allow-duplicates if they are forked processes or independent samples (intervals then allow for their correlated sampling)"
+	case hint == "":
 		hint = "use --latest-per-process to keep the newest dump of each, or --allow-duplicates if they are independent samples"
 	}
 	b.WriteString("\n" + hint)

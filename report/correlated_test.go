@@ -35,17 +35,9 @@ MAPPED_LIBRARIES:
 // independent, and their merge keeps the independent interval.
 func TestCorrelatedInputs(t *testing.T) {
 	const k = 6
-	opt := Options{Value: unbias.InUseSpace, By: aggregate.ByFunc, Confidence: 0.95, Method: ci.Gamma}
 	report := func(bases []uint64) *Report {
 		t.Helper()
-		b := NewBuilder(opt)
-		for i, base := range bases {
-			name := fmt.Sprintf("jeprof.%d.0.m0.heap", 1000+i)
-			if _, _, err := b.AddReader(name, strings.NewReader(forkDump(base)), Input{}); err != nil {
-				t.Fatal(err)
-			}
-		}
-		r, err := b.Report()
+		r, err := forkBuilder(t, bases).Report()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -76,6 +68,49 @@ func TestCorrelatedInputs(t *testing.T) {
 	}
 	if !near(ind.Estimate, got.Estimate) || !(ind.Hi-ind.Lo < (got.Hi-got.Lo)/2) {
 		t.Errorf("independent processes: %v – %v, want the estimate %v with an interval under half of the correlated one's %v – %v", ind.Lo, ind.Hi, got.Estimate, got.Lo, got.Hi)
+	}
+}
+
+var forkOptions = Options{Value: unbias.InUseSpace, By: aggregate.ByFunc, Confidence: 0.95, Method: ci.Gamma}
+
+// forkBuilder is a Builder of one forkDump per base, under jemalloc's
+// names with pids of their own.
+func forkBuilder(t *testing.T, bases []uint64) *Builder {
+	t.Helper()
+	b := NewBuilder(forkOptions)
+	for i, base := range bases {
+		name := fmt.Sprintf("jeprof.%d.0.m0.heap", 1000+i)
+		if _, _, err := b.AddReader(name, strings.NewReader(forkDump(base)), Input{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return b
+}
+
+// TestCorrelatedOnce: the table's statistics are widened once, whichever
+// read comes first; ReportBy works on a copy of the Builder that shares
+// its table.
+func TestCorrelatedOnce(t *testing.T) {
+	bases := []uint64{0x7f0000000000, 0x7f0000000000, 0x7f0000000000}
+	want, err := forkBuilder(t, bases).Report()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := forkBuilder(t, bases)
+	for i := range 3 {
+		by, err := b.ReportBy(aggregate.ByStack)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := b.Report()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, got := range []ci.Result{by.Total.Flat, r.Total.Flat} {
+			if got.Lo != want.Total.Flat.Lo || got.Hi != want.Total.Flat.Hi {
+				t.Fatalf("read %d: total %v – %v, want %v – %v", i, got.Lo, got.Hi, want.Total.Flat.Lo, want.Total.Flat.Hi)
+			}
+		}
 	}
 }
 

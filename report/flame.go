@@ -303,6 +303,7 @@ func (t *tree) name(i int32) string { return t.funcName(t.nodes.at(i).fn) }
 // thread or size needs their keys kept (Options.ExtraKeys), and by source
 // the sources' totals (Options.SourceTotals).
 func (b *Builder) ReportBy(by aggregate.By) (*Report, error) {
+	b.correlate() // once, on the table the copy shares
 	c := *b
 	c.opt.By, c.opt.DefaultBy = by, false
 	return c.Report()

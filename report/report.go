@@ -292,6 +292,11 @@ func windowEnd(to int64) string {
 // floating-point numbers depend on their order, and the same inputs must
 // give the same bytes.
 func (b *Builder) join(p *parse.Profile, t *aggregate.Table) {
+	if b.settled {
+		// The table's statistics were widened for the inputs joined
+		// before (correlate): one more would be summed unwidened.
+		panic("report: an input joined after the Builder was read")
+	}
 	// The samples each source rests on are counted on its own table,
 	// before it joins the others.
 	totals := t.Total(b.filter())

@@ -20,11 +20,12 @@ import (
 const numStatsFields = 26
 
 // firstOptionalField is the first field added after the format was
-// fixed (Weighted, Spill, Excess: JFR's weights; LargeMissed, LargeMissedValue:
-// comparisons of large allocations; Conditional: object counts of sampled
-// sizes; Correlated: inputs whose samples may be correlated): files written before lack them, and they read as zero, which is
-// what those files meant (or, for the last three, what intervals assumed
-// before them).
+// fixed (Weighted, Spill, Excess: JFR's weights; LargeMissed,
+// LargeMissedValue: comparisons of large allocations; Conditional: object
+// counts of sampled sizes; Correlated: inputs whose samples may be
+// correlated): files written before lack them, and they read as zero,
+// which is what those files meant (or, for the last four, what intervals
+// assumed before them).
 const firstOptionalField = 19
 
 // field returns the name of field i of Stats, in struct order (the order

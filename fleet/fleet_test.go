@@ -168,6 +168,38 @@ func TestNamedProcess(t *testing.T) {
 	}
 }
 
+// TestCorrelated: the largest group of inputs of one process but for the
+// pids in their names (forked workers, and dumps of one process), first
+// in input order among equals; unknown processes are in no group.
+func TestCorrelated(t *testing.T) {
+	host1 := MapsProcess([]byte("7f11a0000000-7f11a0020000 r-xp 00000000 08:01 13 /usr/lib/libc.so.6\n"))
+	host2 := MapsProcess([]byte("7f22b0000000-7f22b0020000 r-xp 00000000 08:01 13 /usr/lib/libc.so.6\n"))
+	for _, c := range []struct {
+		name  string
+		procs [][2]string // path, its contents' process
+		want  string
+	}{
+		{"independent", [][2]string{{"a/jeprof.1.0.m0.heap", host1}, {"b/jeprof.1.0.m0.heap", host2}}, ""},
+		{"two families", [][2]string{
+			{"h1/jeprof.10.0.m0.heap", host1}, {"h2/jeprof.20.0.m0.heap", host2}, {"h1/jeprof.11.0.m0.heap", host1},
+			{"h2/jeprof.21.0.m0.heap", host2}, {"h2/jeprof.22.0.m0.heap", host2}},
+			"h2/jeprof.20.0.m0.heap h2/jeprof.21.0.m0.heap h2/jeprof.22.0.m0.heap"},
+		{"ties: the first", [][2]string{{"x/jeprof.2.0.m0.heap", host2}, {"x/jeprof.1.0.m0.heap", host1}, {"x/jeprof.3.0.m0.heap", host2}, {"x/jeprof.4.0.m0.heap", host1}},
+			"x/jeprof.2.0.m0.heap x/jeprof.3.0.m0.heap"},
+		{"one process, no pids", [][2]string{{"a.heap", host1}, {"b.heap", host1}}, "a.heap b.heap"},
+		{"unknown", [][2]string{{"a/jeprof.1.0.m0.heap", ""}, {"a/jeprof.2.0.m0.heap", ""}}, ""},
+	} {
+		paths := make([]string, len(c.procs))
+		for i, p := range c.procs {
+			paths[i] = p[0]
+		}
+		got := Correlated(paths, func(i int) string { return NamedProcess(c.procs[i][1], paths[i]) })
+		if strings.Join(got, " ") != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
 // A refusal says how the processes were told apart, and for JFR
 // recordings what to give instead of --latest-per-process.
 func TestContentsDuplicates(t *testing.T) {

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -121,4 +122,33 @@ func hasNote(notes []string, n string) bool {
 		}
 	}
 	return false
+}
+
+// TestCorrelatedFleet: with --fleet-size, forked inputs are said to be
+// taken for processes drawn one by one, which a host drawn whole is not.
+func TestCorrelatedFleet(t *testing.T) {
+	opt := forkOptions
+	opt.FleetSize = 60
+	for _, c := range []struct {
+		bases []uint64
+		want  bool
+	}{
+		{[]uint64{0x7f0000000000, 0x7f0000000000}, true},
+		{[]uint64{0x7f0000000000, 0x7f1000000000}, false},
+	} {
+		b := NewBuilder(opt)
+		for i, base := range c.bases {
+			if _, _, err := b.AddReader(fmt.Sprintf("jeprof.%d.0.m0.heap", 1000+i), strings.NewReader(forkDump(base)), Input{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r, err := b.Report()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := slices.ContainsFunc(r.Notes, func(n string) bool { return strings.Contains(n, "does not model that cluster") })
+		if got != c.want {
+			t.Errorf("bases %x: cluster note %v, want %v (notes %q)", c.bases, got, c.want, r.Notes)
+		}
+	}
 }

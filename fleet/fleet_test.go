@@ -201,9 +201,11 @@ func TestCorrelated(t *testing.T) {
 }
 
 // A refusal says how the processes were told apart, and for JFR
-// recordings what to give instead of --latest-per-process.
+// recordings and copies of .NET traces what to give instead of
+// --latest-per-process.
 func TestContentsDuplicates(t *testing.T) {
-	maps, jfr := MapsProcess([]byte("7f11a0000000-7f11a0020000 r-xp 00000000 08:01 13 /usr/lib/libc.so.6\n")), JFRProcess(1700000000123456789)
+	maps, jfr := MapsProcess([]byte("7f11a0000000-7f11a0020000 r-xp 00000000 08:01 13 /usr/lib/libc.so.6\n")), RecordingProcess("jfr", "1700000000123456789")
+	trace := RecordingProcess("nettrace", "4242@981234567890")
 	for _, c := range []struct {
 		keys       []string
 		how, hint  string
@@ -211,7 +213,9 @@ func TestContentsDuplicates(t *testing.T) {
 	}{
 		{[]string{maps}, "libraries mapped", "--latest-per-process", ""},
 		{[]string{jfr}, "JFR recordings' first chunk", "last dump of each recording", "--latest-per-process"},
-		{[]string{maps, jfr}, "libraries mapped at identical addresses, or JFR", "--latest-per-process", ""},
+		{[]string{maps, jfr}, "libraries mapped at identical addresses, JFR", "--latest-per-process", ""},
+		{[]string{trace}, "2 inputs are copies of one trace (by their .NET traces' process id and start counter", "give each trace once", "--latest-per-process"},
+		{[]string{trace, RecordingProcess("nettrace", "4242@981299999999")}, "4 inputs are copies of 2 traces", "give each trace once", "successive"},
 	} {
 		// Two inputs per process.
 		var paths, procs []string

@@ -135,15 +135,25 @@ func Correlated(paths []string, key func(i int) string) []string {
 	return largest
 }
 
-// JFRProcess is the identity of a JFR recording whose first chunk started
-// at startNanos (nanoseconds of the wall clock): every dump of one
+// RecordingProcess is the identity of a recording of format as the input
+// tells it apart (parse.Source.Recording): a JFR recording by its first
+// chunk's start, in nanoseconds of the wall clock (every dump of one
 // recording begins with that chunk, and two recordings, of one JVM or of
-// two, start their chunks at different nanoseconds.
-func JFRProcess(startNanos int64) string {
-	return fmt.Sprintf("%s%d", jfrPrefix, startNanos)
+// two, start at different nanoseconds); a .NET trace by its process id
+// and the machine's counter at its start (copies of one trace share
+// them, two traces never do). "" for no recording.
+func RecordingProcess(format, recording string) string {
+	if recording == "" {
+		return ""
+	}
+	return format + ":" + recording
 }
 
-const jfrPrefix = "jfr:"
+// The prefixes of RecordingProcess's identities, by format.
+const (
+	jfrPrefix      = "jfr:"
+	nettracePrefix = "nettrace:"
+)
 
 // ContentsDuplicates is the refusal of the inputs that are dumps of one
 // process by their contents (key gives an input's process, as for
@@ -154,20 +164,26 @@ func ContentsDuplicates(paths []string, key func(i int) string) *DuplicateError 
 	if len(groups) == 0 {
 		return nil
 	}
-	jfr := 0
+	jfr, trace := 0, 0
 	for _, k := range keys {
-		if strings.HasPrefix(k, jfrPrefix) {
+		switch {
+		case strings.HasPrefix(k, jfrPrefix):
 			jfr++
+		case strings.HasPrefix(k, nettracePrefix):
+			trace++
 		}
 	}
-	switch jfr {
-	case 0:
+	switch {
+	case jfr == 0 && trace == 0:
 		return &DuplicateError{Groups: groups, How: "libraries mapped at identical addresses", Forks: true}
-	case len(keys):
+	case jfr == len(keys):
 		return &DuplicateError{Groups: groups, How: "JFR recordings' first chunk, which every dump of a recording begins with",
 			Hint: "give only the last dump of each recording (it holds the chunks of the ones before), or --allow-duplicates if they are independent samples"}
+	case trace == len(keys):
+		return &DuplicateError{Groups: groups, How: ".NET traces' process id and start counter, which copies of one trace share", Copies: true,
+			Hint: "give each trace once, or --allow-duplicates if they are independent samples"}
 	}
-	return &DuplicateError{Groups: groups, How: "libraries mapped at identical addresses, or JFR recordings' first chunk"}
+	return &DuplicateError{Groups: groups, How: "libraries mapped at identical addresses, JFR recordings' first chunk or .NET traces' start"}
 }
 
 // MappingsProcess is MapsProcess for a profile's parsed mappings (a pprof
@@ -261,6 +277,8 @@ type DuplicateError struct {
 	// parent without exec, which keep its mappings (told apart only by
 	// the pids in jemalloc's file names, which these inputs lack).
 	Forks bool
+	// Copies is set when the groups are copies of one trace each.
+	Copies bool
 }
 
 func (e *DuplicateError) Error() string {
@@ -274,9 +292,16 @@ func (e *DuplicateError) Error() string {
 		procs = fmt.Sprintf("%d processes", len(e.Groups))
 	}
 	what, harm := "successive dumps of "+procs, "summing them would count each process's memory once per dump"
-	if e.Forks {
+	switch {
+	case e.Forks:
 		what += " or processes forked from one parent"
 		harm = "summing dumps of one process would count its memory once per dump"
+	case e.Copies:
+		what = "copies of one trace"
+		if len(e.Groups) > 1 {
+			what = fmt.Sprintf("copies of %d traces", len(e.Groups))
+		}
+		harm = "summing them would count each trace's allocations once per copy"
 	}
 	fmt.Fprintf(&b, "%d inputs are %s (by their %s): %s", n, what, e.How, harm)
 	const show = 5

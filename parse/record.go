@@ -261,6 +261,12 @@ type Source struct {
 	// Time is when the profile was taken, in nanoseconds since the Unix
 	// epoch, where the input says (pprof's time_nanos); 0 where not.
 	Time int64
+	// Recording tells the input's recording apart from every other of its
+	// format, where the format says, and is the same in every dump or copy
+	// of one recording: a JFR recording's first chunk's start in
+	// nanoseconds, a .NET trace's process id and the counter value it
+	// started at. "" where the input does not say (see package fleet).
+	Recording string
 	// Salvaged is set when --keep-going kept what preceded a truncation
 	// or damage: the input's estimates are then of a part of it.
 	Salvaged bool

@@ -101,8 +101,8 @@ func (b *Builder) loadInput(read Reader, in Input, hint int64) (*parse.Profile, 
 	}
 	proc := fleet.MapsProcess(p.MapsText)
 	switch {
-	case proc == "" && p.Source.Format == "jfr" && p.Source.Time != 0:
-		proc = fleet.JFRProcess(p.Source.Time)
+	case proc == "" && p.Source.Recording != "":
+		proc = fleet.RecordingProcess(p.Source.Format, p.Source.Recording)
 	case proc == "" && len(p.MapsText) == 0:
 		proc = fleet.MappingsProcess(p.Mappings)
 	}

@@ -128,7 +128,7 @@ func (b *Builder) Skipped() []Skip { return b.skipped }
 
 // Duplicates returns the refusal of the joined inputs that are dumps of
 // one process by what their contents say (fleet.MapsProcess,
-// fleet.JFRProcess), in groups, each in input order; nil when there are
+// fleet.RecordingProcess), in groups, each in input order; nil when there are
 // none. Names are checked before reading (fleet.NameDuplicates).
 func (b *Builder) Duplicates() *fleet.DuplicateError {
 	paths := make([]string, len(b.inputs))

@@ -222,8 +222,9 @@ func (d *decoder) profile() (*parse.Profile, error) {
 	}
 	p.Source.Format = "jfr"
 	// When the recording started: its first chunk's start, which every
-	// dump of the recording begins with (fleet.JFRProcess).
+	// dump of the recording begins with (fleet.RecordingProcess).
 	p.Source.Time = int64(d.startNanos)
+	p.Source.Recording = strconv.FormatInt(int64(d.startNanos), 10)
 	p.Source.Samples = float64(n.samples + n.inTLAB + n.outTLAB + n.old)
 	p.Source.Detail = d.detail()
 	p.HasAlloc = n.samples+n.inTLAB+n.outTLAB > 0

@@ -69,6 +69,7 @@ type decoder struct {
 	haveTrace    bool
 	ptr          int
 	syncQPC      int64
+	syncUTC      int64 // the trace's start, ns since the Unix epoch (0: none)
 	freq         int64
 	nsPerTick    uint64 // 1e9/freq when freq divides 1e9, else 0
 	pid          int64

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/heapest/heapest/parse"
 )
@@ -312,10 +313,28 @@ func v6BlockName(kind uint32) string {
 	return fmt.Sprintf("block of unknown kind %d", kind)
 }
 
+// syncTime reads SyncTimeUTC, a Windows SYSTEMTIME (year, month, day of
+// week, day, hour, minute, second, millisecond as 16-bit numbers), as
+// nanoseconds since the Unix epoch; 0 when it is no date.
+func syncTime(c *cursor) int64 {
+	var f [8]int
+	for i := range f {
+		f[i] = int(int16(c.u16()))
+	}
+	// The fields' ranges, day of week (f[2]) aside.
+	limits := [8][2]int{{1970, 30827}, {1, 12}, {0, 6}, {1, 31}, {0, 23}, {0, 59}, {0, 59}, {0, 999}}
+	for i, l := range limits {
+		if i != 2 && (f[i] < l[0] || f[i] > l[1]) {
+			return 0
+		}
+	}
+	return time.Date(f[0], time.Month(f[1]), f[3], f[4], f[5], f[6], f[7]*1e6, time.UTC).UnixNano()
+}
+
 // traceFields reads the Trace object (V4/V5) or Trace block (V6).
 func (d *decoder) traceFields(b []byte, at int64, v6 bool) error {
 	c := cursor{b: b, base: at}
-	c.skip(16) // SyncTimeUTC as 8 int16s
+	d.syncUTC = syncTime(&c)
 	d.syncQPC = int64(c.u64())
 	d.freq = int64(c.u64())
 	d.ptr = int(int32(c.u32()))

@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	nt "github.com/heapest/heapest/internal/nettracetest"
 	"github.com/heapest/heapest/parse"
@@ -421,6 +422,46 @@ func TestNettraceTicks(t *testing.T) {
 				t.Errorf("warnings %q", p.Warnings)
 			}
 		})
+	}
+}
+
+// TestNettraceRecording: a trace is told apart by its process id and the
+// counter at its start (parse.Source.Recording), the same in every copy
+// and different in every other trace; its start (SyncTimeUTC) is its
+// time. A trace without a process (pid 0) has no recording. Each
+// version writes the trace's fields its own way.
+func TestNettraceRecording(t *testing.T) {
+	start := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC).UnixNano() // the writer's SyncTimeUTC
+	for _, c := range []struct {
+		opt  nt.Options
+		want string
+	}{
+		{nt.Options{Version: nt.V4, PID: 4242, SyncTicks: 981234567890}, "4242@981234567890"},
+		{nt.Options{Version: nt.V5, PID: 7, SyncTicks: 5}, "7@5"},
+		{nt.Options{Version: nt.V6, PID: 4242, SyncTicks: 981234567891}, "4242@981234567891"},
+		{nt.Options{Version: nt.V6, PID: 0, SyncTicks: 981234567890}, ""},
+	} {
+		w := nt.NewWriter(c.opt)
+		w.Write(nt.Event{Provider: nt.RuntimeProvider, ID: 303, Thread: 1, Time: 2e6,
+			Payload: nt.AllocationSampled(8, 0, 1, "A", 0, 24, 3)})
+		p, _, err := parseBytes(t, "r.nettrace", w.Finish(), parse.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Source.Recording != c.want || p.Source.Time != start {
+			t.Errorf("%+v: recording %q, time %v; want %q, %v", c.opt, p.Source.Recording, time.Unix(0, p.Source.Time).UTC(), c.want, time.Unix(0, start).UTC())
+		}
+	}
+	for _, name := range []string{"perfview-dotnetcore3.0-win-x64-objver4.nettrace", "perfview-dotnetcore5.0-win-x64-arraytypes.nettrace"} {
+		p, _, err := parseBytes(t, name, readSample(t, name), parse.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		when := time.Unix(0, p.Source.Time).UTC()
+		pid, _, _ := strings.Cut(p.Source.Recording, "@")
+		if !strings.Contains(p.Source.Detail, "pid "+pid+";") || when.Year() < 2019 || when.Year() > 2022 {
+			t.Errorf("%s: recording %q, time %v (detail %q): want its pid and a start in 2019–2022", name, p.Source.Recording, when, p.Source.Detail)
+		}
 	}
 }
 

@@ -170,7 +170,9 @@ func (d *decoder) profile() *parse.Profile {
 			Samples: float64(d.records),
 			Detail:  detail,
 			// Salvaged: --keep-going stopped the read at damage.
-			Salvaged: d.stopped != nil,
+			Salvaged:  d.stopped != nil,
+			Time:      d.syncUTC,
+			Recording: d.recording(),
 		},
 		Records:  d.records,
 		HasAlloc: true,
@@ -181,6 +183,19 @@ func (d *decoder) profile() *parse.Profile {
 		p.Names = syms.lookup
 	}
 	return p
+}
+
+// recording is what tells the trace apart (parse.Source.Recording): the
+// counter value at its start is the machine's (ticks since boot, at
+// 10 MHz or more), so with the process id it is one trace's, and every
+// copy of the trace has it too. "" for a trace that names no process
+// (pid 0, as traces written by tools rather than by a runtime have) or
+// no counter.
+func (d *decoder) recording() string {
+	if d.pid <= 0 || d.syncQPC <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d@%d", d.pid, d.syncQPC)
 }
 
 func (d *decoder) finalWarnings() {

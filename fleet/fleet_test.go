@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -193,7 +194,7 @@ func TestCorrelated(t *testing.T) {
 		for i, p := range c.procs {
 			paths[i] = p[0]
 		}
-		got := Correlated(paths, func(i int) string { return NamedProcess(c.procs[i][1], paths[i]) })
+		got := Correlated(paths, func(i int) []string { return []string{NamedProcess(c.procs[i][1], paths[i])} })
 		if strings.Join(got, " ") != c.want {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
 		}
@@ -212,7 +213,7 @@ func TestContentsDuplicates(t *testing.T) {
 		notInError string
 	}{
 		{[]string{maps}, "libraries mapped", "--latest-per-process", ""},
-		{[]string{jfr}, "JFR recordings' first chunk", "last dump of each recording", "--latest-per-process"},
+		{[]string{jfr}, "2 inputs are dumps of one recording (by their JFR chunks", "last dump of each recording", "--latest-per-process"},
 		{[]string{maps, jfr}, "libraries mapped at identical addresses, JFR", "--latest-per-process", ""},
 		{[]string{trace}, "2 inputs are copies of one trace (by their .NET traces' process id and start counter", "give each trace once", "--latest-per-process"},
 		{[]string{trace, RecordingProcess("nettrace", "4242@981299999999")}, "4 inputs are copies of 2 traces", "give each trace once", "successive"},
@@ -222,10 +223,32 @@ func TestContentsDuplicates(t *testing.T) {
 		for _, k := range c.keys {
 			paths, procs = append(paths, k+"/a", k+"/b"), append(procs, k, k)
 		}
-		e := ContentsDuplicates(paths, func(i int) string { return procs[i] })
+		e := ContentsDuplicates(paths, func(i int) []string { return []string{procs[i]} })
 		msg := e.Error()
 		if !strings.Contains(msg, c.how) || !strings.Contains(msg, c.hint) || c.notInError != "" && strings.Contains(msg, c.notInError) {
 			t.Errorf("keys %q: %q", c.keys, msg)
 		}
+	}
+}
+
+// TestLinked: inputs with several keys (a JFR dump's chunks) are one
+// group when they share one, directly or through another input: the
+// dumps of a recording that drops its oldest chunks share none with the
+// dumps far from them, and are still of one recording.
+func TestLinked(t *testing.T) {
+	keys := map[string][]string{
+		"d1": {"jfr:1", "jfr:1", "jfr:2"},
+		"x":  {"maps:a"},
+		"d2": {"jfr:2", "jfr:3"},
+		"y":  {"", "maps:b"},
+		"d3": {"jfr:3", "jfr:4"},
+		"z":  {"maps:a"},
+		"w":  nil,
+	}
+	paths := []string{"d1", "x", "d2", "y", "d3", "z", "w"}
+	groups, first := linked(paths, func(i int) []string { return keys[paths[i]] })
+	got := fmt.Sprint(groups, first)
+	if want := "[[d1 d2 d3] [x z]] [jfr:1 maps:a]"; got != want {
+		t.Errorf("groups and their first keys %s, want %s", got, want)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"hash/fnv"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -121,10 +122,13 @@ const pidMark = " pid:"
 // parent's random state, and dumps of one process, which hold the same
 // sampled allocations. key gives an input's process (NamedProcess), ""
 // when unknown. nil when no two inputs share one parent.
-func Correlated(paths []string, key func(i int) string) []string {
-	groups, _ := duplicates(paths, func(i int) string {
-		k, _, _ := strings.Cut(key(i), pidMark)
-		return k
+func Correlated(paths []string, keys func(i int) []string) []string {
+	groups, _ := linked(paths, func(i int) []string {
+		ks := slices.Clone(keys(i))
+		for j, k := range ks {
+			ks[j], _, _ = strings.Cut(k, pidMark)
+		}
+		return ks
 	})
 	var largest []string
 	for _, g := range groups {
@@ -159,8 +163,8 @@ const (
 // process by their contents (key gives an input's process, as for
 // Duplicates): the groups, how they were told apart, and what to do about
 // it; nil when there are none.
-func ContentsDuplicates(paths []string, key func(i int) string) *DuplicateError {
-	groups, keys := duplicates(paths, key)
+func ContentsDuplicates(paths []string, keysOf func(i int) []string) *DuplicateError {
+	groups, keys := linked(paths, keysOf)
 	if len(groups) == 0 {
 		return nil
 	}
@@ -177,13 +181,13 @@ func ContentsDuplicates(paths []string, key func(i int) string) *DuplicateError 
 	case jfr == 0 && trace == 0:
 		return &DuplicateError{Groups: groups, How: "libraries mapped at identical addresses", Forks: true}
 	case jfr == len(keys):
-		return &DuplicateError{Groups: groups, How: "JFR recordings' first chunk, which every dump of a recording begins with",
-			Hint: "give only the last dump of each recording (it holds the chunks of the ones before), or --allow-duplicates if they are independent samples"}
+		return &DuplicateError{Groups: groups, How: "JFR chunks, which dumps of one recording share (each began at one nanosecond)", Recordings: true,
+			Hint: "give only the last dump of each recording (it holds the chunks of the ones before, unless maxage or maxsize dropped them: then give dumps that share no chunk), or --allow-duplicates if they are independent samples"}
 	case trace == len(keys):
 		return &DuplicateError{Groups: groups, How: ".NET traces' process id and start counter, which copies of one trace share", Copies: true,
 			Hint: "give each trace once, or --allow-duplicates if they are independent samples"}
 	}
-	return &DuplicateError{Groups: groups, How: "libraries mapped at identical addresses, JFR recordings' first chunk or .NET traces' start"}
+	return &DuplicateError{Groups: groups, How: "libraries mapped at identical addresses, JFR chunks or .NET traces' start"}
 }
 
 // MappingsProcess is MapsProcess for a profile's parsed mappings (a pprof
@@ -209,30 +213,81 @@ func MappingsProcess(ms []parse.Mapping) string {
 // more, each sorted oldest first, the groups in order of their first path.
 // key gives an input's process ("": unknown, never a duplicate).
 func Duplicates(paths []string, key func(i int) string) [][]string {
-	groups, _ := duplicates(paths, key)
+	groups, _ := linked(paths, func(i int) []string { return []string{key(i)} })
 	return groups
 }
 
-// duplicates is Duplicates, with the process of each group.
-func duplicates(paths []string, key func(i int) string) (groups [][]string, keys []string) {
-	byKey := map[string][]string{}
-	var order []string
+// linked groups inputs that share a key, directly or through others (an
+// input may have several: a JFR dump's chunks), and returns every group
+// of two or more, each in input order, the groups in order of their first
+// input, with the first key of each group's first input. Empty keys link
+// nothing.
+func linked(paths []string, keys func(i int) []string) (groups [][]string, first []string) {
+	parent := make([]int, len(paths))
+	for i := range parent {
+		parent[i] = i
+	}
+	var root func(i int) int
+	root = func(i int) int {
+		for parent[i] != i {
+			parent[i] = parent[parent[i]]
+			i = parent[i]
+		}
+		return i
+	}
+	owner := map[string]int{}
+	label := make([]string, len(paths))
+	for i := range paths {
+		for _, k := range keys(i) {
+			if k == "" {
+				continue
+			}
+			if label[i] == "" {
+				label[i] = k
+			}
+			if j, ok := owner[k]; ok {
+				// The earlier input's root stays the root: groups keep
+				// the order of their first input.
+				if a, b := root(j), root(i); a != b {
+					parent[max(a, b)] = min(a, b)
+				}
+			} else {
+				owner[k] = i
+			}
+		}
+	}
+	at := map[int]int{}
 	for i, p := range paths {
-		k := key(i)
-		if k == "" {
+		r := root(i)
+		if g, ok := at[r]; ok {
+			groups[g] = append(groups[g], p)
 			continue
 		}
-		if _, ok := byKey[k]; !ok {
-			order = append(order, k)
-		}
-		byKey[k] = append(byKey[k], p)
+		at[r] = len(groups)
+		groups, first = append(groups, []string{p}), append(first, label[r])
 	}
-	for _, k := range order {
-		if g := byKey[k]; len(g) > 1 {
-			groups, keys = append(groups, g), append(keys, k)
+	n := 0
+	for g := range groups {
+		if len(groups[g]) > 1 {
+			groups[n], first[n] = groups[g], first[g]
+			n++
 		}
 	}
-	return groups, keys
+	return groups[:n], first[:n]
+}
+
+// Keys are an input's identities as merges compare them: its process
+// (NamedProcess), and the chunks of a JFR recording it holds (a dump of a
+// recording that dropped its oldest chunks, maxage or maxsize, no longer
+// begins with the recording's first: the chunks it shares with another
+// dump say they are of one recording).
+func Keys(src *parse.Source) []string {
+	keys := make([]string, 0, 1+len(src.Chunks))
+	keys = append(keys, src.Process)
+	for _, c := range src.Chunks {
+		keys = append(keys, RecordingProcess(src.Format, c))
+	}
+	return keys
 }
 
 // Latest keeps, of the inputs whose names say they are dumps of one process,
@@ -277,8 +332,9 @@ type DuplicateError struct {
 	// parent without exec, which keep its mappings (told apart only by
 	// the pids in jemalloc's file names, which these inputs lack).
 	Forks bool
-	// Copies is set when the groups are copies of one trace each.
-	Copies bool
+	// Copies is set when the groups are copies of one trace each,
+	// Recordings when they are dumps of one JFR recording each.
+	Copies, Recordings bool
 }
 
 func (e *DuplicateError) Error() string {
@@ -302,6 +358,12 @@ func (e *DuplicateError) Error() string {
 			what = fmt.Sprintf("copies of %d traces", len(e.Groups))
 		}
 		harm = "summing them would count each trace's allocations once per copy"
+	case e.Recordings:
+		what = "dumps of one recording"
+		if len(e.Groups) > 1 {
+			what = fmt.Sprintf("dumps of %d recordings", len(e.Groups))
+		}
+		harm = "summing them would count the chunks they share once per dump"
 	}
 	fmt.Fprintf(&b, "%d inputs are %s (by their %s): %s", n, what, e.How, harm)
 	const show = 5

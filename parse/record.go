@@ -267,6 +267,11 @@ type Source struct {
 	// nanoseconds, a .NET trace's process id and the counter value it
 	// started at. "" where the input does not say (see package fleet).
 	Recording string
+	// Chunks are the parts of the recording the input holds, where the
+	// format has them, each as Recording would name a recording that
+	// began with it: a JFR dump's chunks by their start. Two inputs that
+	// share one hold the same events.
+	Chunks []string
 	// Salvaged is set when --keep-going kept what preceded a truncation
 	// or damage: the input's estimates are then of a part of it.
 	Salvaged bool

@@ -12,6 +12,7 @@ import (
 // Two dumps of one JFR recording (jcmd JFR.dump, twice) both begin with
 // its first chunk: summing them would count that chunk's allocations
 // twice, and they are refused as one process. Another recording is not.
+// Nor are dumps that share no chunk.
 func TestJFRDumpsOfOneRecording(t *testing.T) {
 	both := testfile.Gunzip(t, "../parse/jfr/testdata/jdk17-2chunks.jfr.gz")
 	size := binary.BigEndian.Uint64(both[8:16]) // the first chunk's header: magic, version, size
@@ -42,5 +43,27 @@ func TestJFRDumpsOfOneRecording(t *testing.T) {
 	add(b, "other.jfr", other)
 	if dup := b.Duplicates(); dup != nil {
 		t.Errorf("two recordings refused: %v", dup)
+	}
+
+	// A recording with maxage or maxsize drops its oldest chunks: a later
+	// dump begins with another chunk, yet shares the chunks between.
+	second := both[size:]
+	b = NewBuilder(Options{})
+	add(b, "d2.jfr", both)
+	add(b, "d3.jfr", second)
+	dup = b.Duplicates()
+	if dup == nil || len(dup.Groups) != 1 || strings.Join(dup.Groups[0], " ") != "d2.jfr d3.jfr" {
+		t.Fatalf("duplicates %+v, want d2.jfr and d3.jfr, which share the second chunk, as one recording", dup)
+	}
+	if msg := dup.Error(); !strings.Contains(msg, "dumps of one recording") {
+		t.Errorf("message %q: want dumps of one recording said", msg)
+	}
+	// The first chunk and the second alone share nothing: their events
+	// are different, and they sum.
+	b = NewBuilder(Options{})
+	add(b, "d1.jfr", first)
+	add(b, "d3.jfr", second)
+	if dup := b.Duplicates(); dup != nil {
+		t.Errorf("dumps of one recording that share no chunk refused: %v", dup)
 	}
 }

@@ -135,7 +135,7 @@ func (b *Builder) Duplicates() *fleet.DuplicateError {
 	for i := range b.inputs {
 		paths[i] = b.inputs[i].src.Path
 	}
-	return fleet.ContentsDuplicates(paths, func(i int) string { return b.inputs[i].src.Process })
+	return fleet.ContentsDuplicates(paths, func(i int) []string { return fleet.Keys(&b.inputs[i].src) })
 }
 
 // merged summarizes the joined inputs, and the inputs of those that are

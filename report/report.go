@@ -429,7 +429,7 @@ func (b *Builder) correlate() {
 	for i := range b.inputs {
 		paths[i] = b.inputs[i].src.Path
 	}
-	b.correlated = fleet.Correlated(paths, func(i int) string { return b.inputs[i].src.Process })
+	b.correlated = fleet.Correlated(paths, func(i int) []string { return fleet.Keys(&b.inputs[i].src) })
 	if k := b.correlation(); k > 1 {
 		b.table.Correlate(k)
 	}

@@ -4,6 +4,7 @@ import (
 	"github.com/grafana/jfr-parser/parser"
 	"github.com/grafana/jfr-parser/parser/types"
 	"github.com/grafana/jfr-parser/parser/types/def"
+	"strconv"
 
 	"github.com/heapest/heapest/parse"
 )
@@ -41,6 +42,7 @@ func (d *decoder) newChunk(p *parser.Parser, sc *scanned) (*chunk, error) {
 	if d.chunks == 0 {
 		d.startNanos = c.hdr.StartNanos
 	}
+	d.chunkStarts = append(d.chunkStarts, strconv.FormatUint(c.hdr.StartNanos, 10))
 	tm := &p.TypeMap
 	if tm.IDMap == nil {
 		return nil, d.errAt(d.off, nil, "chunk %d: no metadata", d.chunks+1)

@@ -59,6 +59,8 @@ type decoder struct {
 	chunks int
 	// startNanos is the first chunk's start, the zero of Record.Time.
 	startNanos uint64
+	// chunkStarts are every chunk's start, in nanoseconds (Source.Chunks).
+	chunkStarts []string
 
 	firsts     firstSamples
 	held       heldSamples
@@ -225,6 +227,7 @@ func (d *decoder) profile() (*parse.Profile, error) {
 	// dump of the recording begins with (fleet.RecordingProcess).
 	p.Source.Time = int64(d.startNanos)
 	p.Source.Recording = strconv.FormatInt(int64(d.startNanos), 10)
+	p.Source.Chunks = d.chunkStarts
 	p.Source.Samples = float64(n.samples + n.inTLAB + n.outTLAB + n.old)
 	p.Source.Detail = d.detail()
 	p.HasAlloc = n.samples+n.inTLAB+n.outTLAB > 0

@@ -226,7 +226,7 @@ func (gr *grouper) result() (*Grouped, error) {
 // sums are as the engine made them.
 func (gr *grouper) correlate() {
 	g := gr.g
-	g.Correlated = fleet.Correlated(gr.sources, func(i int) string { return gr.process[gr.sources[i]] })
+	g.Correlated = fleet.Correlated(gr.sources, func(i int) []string { return []string{gr.process[gr.sources[i]]} })
 	k := float64(len(g.Correlated))
 	if k < 2 {
 		return

@@ -275,6 +275,12 @@ func (c *chunk) oldSamples(sc *scanned) error {
 	if !layout.hasSize {
 		d.noObjSize = true
 	}
+	// Each chunk lists the leak profiler's objects as they are at its
+	// end, most of them listed by the chunks before too: the last chunk's
+	// list is what is alive at the end, and replaces the earlier ones.
+	d.oldEvents += d.n.old
+	d.n.old = 0
+	d.oldSnapshot = d.oldSnapshot[:0]
 	for _, ev := range sc.old {
 		r := rawReader{b: buf[:ev.end], pos: ev.start, budget: 1 << 16}
 		s := layout.read(&r, k)
@@ -290,7 +296,8 @@ func (c *chunk) oldSamples(sc *scanned) error {
 		if !s.hasAllocAt {
 			at = c.hdr.StartTicks
 		}
-		c.send(at, s.thread, s.stack, cls, parse.Unknown, parse.Counts{Objects: 1, Bytes: float64(s.size), Samples: 1}, true)
+		c.fill(at, s.thread, s.stack, cls, parse.Unknown, parse.Counts{Objects: 1, Bytes: float64(s.size), Samples: 1}, true)
+		d.oldSnapshot = append(d.oldSnapshot, d.rec)
 	}
 	return nil
 }

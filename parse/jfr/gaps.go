@@ -69,8 +69,14 @@ func (d *decoder) sample(rec *parse.Record) {
 	h.rec = *rec
 }
 
-// flushSamples sends the records still held, at the end of the recording.
+// flushSamples sends the records still held, at the end of the recording:
+// the threads' latest allocation samples, and the last chunk's list of
+// old objects (oldSamples).
 func (d *decoder) flushSamples() {
+	for i := range d.oldSnapshot {
+		d.emit(&d.oldSnapshot[i])
+	}
+	d.oldSnapshot = nil
 	for _, h := range d.held.order {
 		if h.n > 0 {
 			d.emit(&h.rec)

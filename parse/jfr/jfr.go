@@ -61,6 +61,11 @@ type decoder struct {
 	startNanos uint64
 	// chunkStarts are every chunk's start, in nanoseconds (Source.Chunks).
 	chunkStarts []string
+	// oldSnapshot are the records of the latest chunk's old object
+	// samples, sent at the end; oldEvents counts the earlier chunks'
+	// (n.old the latest's).
+	oldSnapshot []parse.Record
+	oldEvents   int
 
 	firsts     firstSamples
 	held       heldSamples
@@ -253,8 +258,12 @@ func (d *decoder) profile() (*parse.Profile, error) {
 		d.warnf("%d of %d events have stacks cut at the recording's stack depth (jdk.ObjectAllocationSample#stackdepth, default 64): outer frames are missing from them", n.truncated, int(p.Source.Samples))
 	}
 	if n.old > 0 {
-		d.warnf("%d jdk.OldObjectSample events give the inuse values: live objects the JVM's leak profiler kept (at most old-objects-count, 256 by default, chosen by allocation span), "+
-			"counted as they are: not an estimate of the live heap, and no interval", n.old)
+		which := fmt.Sprintf("%d jdk.OldObjectSample events", n.old)
+		if d.oldEvents > 0 {
+			which = fmt.Sprintf("the last chunk's %d jdk.OldObjectSample events (of %d: each chunk lists the objects alive at its end again, and the last list is the end's)", n.old, n.old+d.oldEvents)
+		}
+		d.warnf("%s give the inuse values: live objects the JVM's leak profiler kept (at most old-objects-count, 256 by default, chosen by allocation span), "+
+			"counted as they are: not an estimate of the live heap, and no interval", which)
 		if d.noObjSize {
 			d.warnf("this JDK's OldObjectSample events have no objectSize (added after JDK 17): inuse_space is 0 for them; use --value inuse_objects")
 		}

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -400,5 +401,46 @@ func TestGaps(t *testing.T) {
 	}
 	if !strings.Contains(p.Source.Detail, fmt.Sprintf("%d ObjectAllocationSample", samples)) {
 		t.Errorf("%d samples sent, detail %q", samples, p.Source.Detail)
+	}
+}
+
+// TestOldObjectsLastChunk: every chunk lists the leak profiler's objects
+// alive at its end, most of them listed by the chunks before too (a real
+// recording dumped twice: 213 objects, then 208, all 208 among the 213).
+// The inuse values are the last list's, as a recording of its last chunk
+// alone gives them, not the sum of the lists, which counted the objects
+// alive at both ends twice.
+func TestOldObjectsLastChunk(t *testing.T) {
+	data := testfile.Gunzip(t, "testdata/jdk17-old-objects-2chunks.jfr.gz")
+	size := binary.BigEndian.Uint64(data[8:16]) // the first chunk's header: magic, version, size
+	if string(data[:4]) != "FLR\x00" || size == 0 || size >= uint64(len(data)) {
+		t.Fatalf("not a recording of two chunks: magic %q, first chunk %d of %d bytes", data[:4], size, len(data))
+	}
+	inUse := func(name string, b []byte) ([]string, *parse.Profile) {
+		t.Helper()
+		recs, p, err := collect(t, name, b, parse.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var keys []string
+		for _, r := range recs {
+			if r.inUse.Objects > 0 {
+				keys = append(keys, r.typ+" "+strings.Join(r.stack, ";"))
+			}
+		}
+		slices.Sort(keys)
+		return keys, p
+	}
+	whole, p := inUse("two", data)
+	last, _ := inUse("last", data[size:])
+	first, _ := inUse("first", data[:size])
+	if len(first) != 213 || len(last) != 208 {
+		t.Fatalf("the chunks list %d and %d old objects, want 213 and 208", len(first), len(last))
+	}
+	if !slices.Equal(whole, last) {
+		t.Errorf("the recording's inuse records are %d, want the last chunk's %d", len(whole), len(last))
+	}
+	if w := strings.Join(p.Warnings, "\n"); !strings.Contains(w, "the last chunk's 208 jdk.OldObjectSample events (of 421") {
+		t.Errorf("warnings %q: want the last chunk's 208 of 421 said", w)
 	}
 }

@@ -120,8 +120,8 @@ const pidMark = " pid:"
 // the processes forked from one parent without exec, told apart by their
 // pids only (NamedProcess), whose allocators all sample on from the
 // parent's random state, and dumps of one process, which hold the same
-// sampled allocations. key gives an input's process (NamedProcess), ""
-// when unknown. nil when no two inputs share one parent.
+// sampled allocations. keys gives an input's identities (Keys), "" for
+// unknown ones. nil when no two inputs share one parent.
 func Correlated(paths []string, keys func(i int) []string) []string {
 	groups, _ := linked(paths, func(i int) []string {
 		ks := slices.Clone(keys(i))
@@ -160,9 +160,9 @@ const (
 )
 
 // ContentsDuplicates is the refusal of the inputs that are dumps of one
-// process by their contents (key gives an input's process, as for
-// Duplicates): the groups, how they were told apart, and what to do about
-// it; nil when there are none.
+// process or recording by their contents (keysOf gives an input's
+// identities, Keys; inputs that share one are one): the groups, how they
+// were told apart, and what to do about it; nil when there are none.
 func ContentsDuplicates(paths []string, keysOf func(i int) []string) *DuplicateError {
 	groups, keys := linked(paths, keysOf)
 	if len(groups) == 0 {
@@ -227,8 +227,7 @@ func linked(paths []string, keys func(i int) []string) (groups [][]string, first
 	for i := range parent {
 		parent[i] = i
 	}
-	var root func(i int) int
-	root = func(i int) int {
+	root := func(i int) int {
 		for parent[i] != i {
 			parent[i] = parent[parent[i]]
 			i = parent[i]

@@ -6,64 +6,77 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/heapest/heapest/fleet"
 	"github.com/heapest/heapest/internal/testfile"
 )
 
+// namedInput is an input's name and bytes.
+type namedInput struct {
+	name string
+	data []byte
+}
+
+// duplicatesOf reads the inputs into a Builder and returns its refusal.
+func duplicatesOf(t *testing.T, inputs ...namedInput) *fleet.DuplicateError {
+	t.Helper()
+	b := NewBuilder(Options{})
+	for _, in := range inputs {
+		if _, _, err := b.AddReader(in.name, bytes.NewReader(in.data), Input{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return b.Duplicates()
+}
+
+// dupCase is a set of inputs, the one group of them a refusal must hold
+// ("" for no refusal), and words its message must and must not have.
+type dupCase struct {
+	name       string
+	inputs     []namedInput
+	group      string
+	say, never string
+}
+
+func checkDuplicates(t *testing.T, cases []dupCase) {
+	t.Helper()
+	for _, c := range cases {
+		dup := duplicatesOf(t, c.inputs...)
+		if c.group == "" {
+			if dup != nil {
+				t.Errorf("%s: refused: %v", c.name, dup)
+			}
+			continue
+		}
+		if dup == nil || len(dup.Groups) != 1 || strings.Join(dup.Groups[0], " ") != c.group {
+			t.Errorf("%s: duplicates %+v, want %s as one", c.name, dup, c.group)
+			continue
+		}
+		if msg := dup.Error(); !strings.Contains(msg, c.say) || c.never != "" && strings.Contains(msg, c.never) {
+			t.Errorf("%s: message %q: want %q said, and not %q", c.name, msg, c.say, c.never)
+		}
+	}
+}
+
 // Two dumps of one JFR recording (jcmd JFR.dump, twice) both begin with
 // its first chunk: summing them would count that chunk's allocations
-// twice, and they are refused as one process. Another recording is not.
-// Nor are dumps that share no chunk.
+// twice, and they are refused as one recording. Another recording is
+// not. A recording with maxage or maxsize drops its oldest chunks: a
+// later dump begins with another chunk, yet shares the chunks between
+// with the dump before. Dumps that share no chunk hold different events,
+// and sum.
 func TestJFRDumpsOfOneRecording(t *testing.T) {
 	both := testfile.Gunzip(t, "../parse/jfr/testdata/jdk17-2chunks.jfr.gz")
 	size := binary.BigEndian.Uint64(both[8:16]) // the first chunk's header: magic, version, size
 	if string(both[:4]) != "FLR\x00" || size == 0 || size >= uint64(len(both)) {
 		t.Fatalf("not a recording of two chunks: magic %q, first chunk %d of %d bytes", both[:4], size, len(both))
 	}
-	first := both[:size]
-	other := testfile.Gunzip(t, "../parse/jfr/testdata/first-sample-jdk17.jfr.gz")
-	add := func(b *Builder, name string, data []byte) {
-		t.Helper()
-		if _, _, err := b.AddReader(name, bytes.NewReader(data), Input{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	b := NewBuilder(Options{})
-	add(b, "d1.jfr", first)
-	add(b, "d2.jfr", both)
-	add(b, "other.jfr", other)
-	dup := b.Duplicates()
-	if dup == nil || len(dup.Groups) != 1 || strings.Join(dup.Groups[0], " ") != "d1.jfr d2.jfr" {
-		t.Fatalf("duplicates %+v, want d1.jfr and d2.jfr as one recording", dup)
-	}
-	if msg := dup.Error(); !strings.Contains(msg, "JFR") || strings.Contains(msg, "--latest-per-process") {
-		t.Errorf("message %q: want it to say JFR, and not --latest-per-process (which reads jemalloc's names)", msg)
-	}
-	b = NewBuilder(Options{})
-	add(b, "d2.jfr", both)
-	add(b, "other.jfr", other)
-	if dup := b.Duplicates(); dup != nil {
-		t.Errorf("two recordings refused: %v", dup)
-	}
-
-	// A recording with maxage or maxsize drops its oldest chunks: a later
-	// dump begins with another chunk, yet shares the chunks between.
-	second := both[size:]
-	b = NewBuilder(Options{})
-	add(b, "d2.jfr", both)
-	add(b, "d3.jfr", second)
-	dup = b.Duplicates()
-	if dup == nil || len(dup.Groups) != 1 || strings.Join(dup.Groups[0], " ") != "d2.jfr d3.jfr" {
-		t.Fatalf("duplicates %+v, want d2.jfr and d3.jfr, which share the second chunk, as one recording", dup)
-	}
-	if msg := dup.Error(); !strings.Contains(msg, "dumps of one recording") {
-		t.Errorf("message %q: want dumps of one recording said", msg)
-	}
-	// The first chunk and the second alone share nothing: their events
-	// are different, and they sum.
-	b = NewBuilder(Options{})
-	add(b, "d1.jfr", first)
-	add(b, "d3.jfr", second)
-	if dup := b.Duplicates(); dup != nil {
-		t.Errorf("dumps of one recording that share no chunk refused: %v", dup)
-	}
+	d1, d2, d3 := namedInput{"d1.jfr", both[:size]}, namedInput{"d2.jfr", both}, namedInput{"d3.jfr", both[size:]}
+	other := namedInput{"other.jfr", testfile.Gunzip(t, "../parse/jfr/testdata/first-sample-jdk17.jfr.gz")}
+	// --latest-per-process reads jemalloc's names: no help here.
+	checkDuplicates(t, []dupCase{
+		{"the first chunk and both", []namedInput{d1, d2, other}, "d1.jfr d2.jfr", "dumps of one recording", "--latest-per-process"},
+		{"two recordings", []namedInput{d2, other}, "", "", ""},
+		{"both and the second chunk", []namedInput{d2, d3}, "d2.jfr d3.jfr", "dumps of one recording", ""},
+		{"no chunk shared", []namedInput{d1, d3}, "", "", ""},
+	})
 }

@@ -1,8 +1,6 @@
 package report
 
 import (
-	"bytes"
-	"strings"
 	"testing"
 
 	nt "github.com/heapest/heapest/internal/nettracetest"
@@ -18,26 +16,10 @@ func TestTraceCopies(t *testing.T) {
 			Payload: nt.AllocationSampled(8, 0, 1, "A", 0, 24, 3)})
 		return w.Finish()
 	}
-	first, second := trace(981234567890), trace(981299999999)
-	read := func(inputs map[string][]byte, order ...string) *Builder {
-		t.Helper()
-		b := NewBuilder(Options{})
-		for _, name := range order {
-			if _, _, err := b.AddReader(name, bytes.NewReader(inputs[name]), Input{}); err != nil {
-				t.Fatal(err)
-			}
-		}
-		return b
-	}
-	in := map[string][]byte{"a.nettrace": first, "copy.nettrace": first, "b.nettrace": second}
-	dup := read(in, "a.nettrace", "b.nettrace", "copy.nettrace").Duplicates()
-	if dup == nil || len(dup.Groups) != 1 || strings.Join(dup.Groups[0], " ") != "a.nettrace copy.nettrace" {
-		t.Fatalf("duplicates %+v, want a.nettrace and its copy as one trace", dup)
-	}
-	if msg := dup.Error(); !strings.Contains(msg, "copies of one trace") || strings.Contains(msg, "--latest-per-process") {
-		t.Errorf("message %q: want copies of one trace said, and not --latest-per-process (which reads jemalloc's names)", msg)
-	}
-	if dup := read(in, "a.nettrace", "b.nettrace").Duplicates(); dup != nil {
-		t.Errorf("two traces of one process refused: %v", dup)
-	}
+	a, b := namedInput{"a.nettrace", trace(981234567890)}, namedInput{"b.nettrace", trace(981299999999)}
+	copied := namedInput{"copy.nettrace", a.data}
+	checkDuplicates(t, []dupCase{
+		{"a trace and its copy", []namedInput{a, b, copied}, "a.nettrace copy.nettrace", "copies of one trace", "--latest-per-process"},
+		{"two traces of one process", []namedInput{a, b}, "", "", ""},
+	})
 }

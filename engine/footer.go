@@ -199,8 +199,14 @@ const maxPage = 256 << 20
 // checkPages walks every column chunk's page headers (Thrift too, and
 // decoded by parquet-go with the same trust as the footer) before any is
 // read: each must be well framed within its chunk, and claim no more
-// than maxPage.
+// than maxPage; and the values a chunk's data pages claim must be the
+// footer's count for it, which for a column of one value a row is the
+// row group's rows. parquet-go assembles rows from what the pages claim:
+// a page claiming more values than the row group has rows made it read
+// rows past the other columns' ends, whose values then came from
+// whatever its buffers held before, different from run to run.
 func checkPages(f *parquet.File, r io.ReaderAt, size int64) error {
+	leaves := f.Schema().Columns()
 	for i, rg := range f.Metadata().RowGroups {
 		for j, c := range rg.Columns {
 			m := c.MetaData
@@ -212,47 +218,93 @@ func checkPages(f *parquet.File, r io.ReaderAt, size int64) error {
 			if start < 4 || m.TotalCompressedSize < 0 || end > size-8 || end < start {
 				return fmt.Errorf("row group %d, column %d: chunk at %d of %d bytes outside the file", i, j, start, m.TotalCompressedSize)
 			}
-			if err := checkChunk(r, start, end); err != nil {
+			values, err := checkChunk(r, start, end)
+			if err != nil {
 				return fmt.Errorf("row group %d, column %d: %w", i, j, err)
+			}
+			if values != m.NumValues || j < len(leaves) && !repeated(f, leaves[j]) && values != rg.NumRows {
+				return fmt.Errorf("row group %d, column %d: its pages hold %d values, its metadata says %d, in %d rows", i, j, values, m.NumValues, rg.NumRows)
 			}
 		}
 	}
 	return nil
 }
 
-// checkChunk checks the pages of the chunk in [start, end).
-func checkChunk(r io.ReaderAt, start, end int64) error {
+// repeated reports whether the leaf column at path may hold several
+// values in a row (a list's elements).
+func repeated(f *parquet.File, path []string) bool {
+	leaf, ok := f.Schema().Lookup(path...)
+	return !ok || leaf.MaxRepetitionLevel > 0
+}
+
+// checkChunk checks the pages of the chunk in [start, end), and returns
+// the values its data pages claim.
+func checkChunk(r io.ReaderAt, start, end int64) (values int64, err error) {
 	b := make([]byte, end-start)
 	if _, err := r.ReadAt(b, start); err != nil {
-		return err
+		return 0, err
 	}
 	for pos := 0; pos < len(b); {
 		s := skimmer{b: b[pos:]}
-		var sizes [4]uint64 // PageHeader fields 2 and 3: uncompressed, compressed
-		if err := s.fields(func(id int16, v uint64) {
-			if id == 2 || id == 3 {
-				sizes[id] = v
-			}
-		}); err != nil {
-			return fmt.Errorf("page header at byte %d: %w", pos, err)
+		h, err := s.pageHeader()
+		if err != nil {
+			return 0, fmt.Errorf("page header at byte %d: %w", pos, err)
 		}
-		un, comp := zigzag(sizes[2]), zigzag(sizes[3])
-		if un < 0 || comp < 0 || un > maxPage || comp > maxPage {
-			return fmt.Errorf("page at byte %d claims %d bytes (%d compressed)", pos, un, comp)
+		if h.size < 0 || h.compressed < 0 || h.size > maxPage || h.compressed > maxPage {
+			return 0, fmt.Errorf("page at byte %d claims %d bytes (%d compressed)", pos, h.size, h.compressed)
 		}
+		if h.values < 0 {
+			return 0, fmt.Errorf("page at byte %d claims %d values", pos, h.values)
+		}
+		values += h.values
 		pos += s.pos
-		if comp > int64(len(b)-pos) {
-			return fmt.Errorf("page at byte %d runs past its chunk", pos)
+		if h.compressed > int64(len(b)-pos) {
+			return 0, fmt.Errorf("page at byte %d runs past its chunk", pos)
 		}
-		pos += int(comp)
+		pos += int(h.compressed)
 	}
-	return nil
+	return values, nil
+}
+
+// pageHeader is what checkChunk reads of a page header: its sizes, and
+// the values a data page holds (0 for other pages).
+type pageHeader struct{ size, compressed, values int64 }
+
+// pageHeader reads a PageHeader: fields 2 and 3 are the uncompressed and
+// compressed sizes, 5 and 8 the headers of data pages (v1 and v2), whose
+// field 1 is their number of values.
+func (s *skimmer) pageHeader() (pageHeader, error) {
+	var h pageHeader
+	err := s.fieldsInto(func(id int16, v uint64) {
+		switch id {
+		case 2:
+			h.size = zigzag(v)
+		case 3:
+			h.compressed = zigzag(v)
+		}
+	}, func(id int16) (func(id int16, v uint64), bool) {
+		if id != 5 && id != 8 {
+			return nil, false
+		}
+		return func(id int16, v uint64) {
+			if id == 1 {
+				h.values = zigzag(v)
+			}
+		}, true
+	})
+	return h, err
 }
 
 func zigzag(v uint64) int64 { return int64(v>>1) ^ -int64(v&1) }
 
 // fields walks one struct, calling fn with each top-level integer field.
 func (s *skimmer) fields(fn func(id int16, v uint64)) error {
+	return s.fieldsInto(fn, func(int16) (func(int16, uint64), bool) { return nil, false })
+}
+
+// fieldsInto is fields, walking into the struct fields for which into
+// gives a function, called with their integer fields.
+func (s *skimmer) fieldsInto(fn func(id int16, v uint64), into func(id int16) (func(id int16, v uint64), bool)) error {
 	var id int16
 	for {
 		h, err := s.byte()
@@ -278,6 +330,12 @@ func (s *skimmer) fields(fn func(id int16, v uint64)) error {
 				return err
 			}
 			fn(id, v)
+			continue
+		}
+		if inner, ok := into(id); ok && t == 12 {
+			if err := s.fields(inner); err != nil {
+				return err
+			}
 			continue
 		}
 		if err := s.value(t, 1); err != nil {

@@ -22,7 +22,12 @@ func TestNameProcess(t *testing.T) {
 		{"d/jeprof.1234.8.f.heap.gz", "d/jeprof.1234", Seq{8, 0}, true},
 		{"/var/x/my.prefix.99.1.u3.heap", "/var/x/my.prefix.99", Seq{1, 3}, true},
 		{"d/heap.pb.gz", "", Seq{}, false},
-		{"d/jeprof.1234.heap", "", Seq{}, false},
+		{"d/jeprof.123.heap", "", Seq{}, false},
+		// gperftools: PREFIX.%04d.heap, the prefix one process's.
+		{"d/hp.0001.heap", "d/hp", Seq{1, 0}, true},
+		{"/tmp/app.4242.0012.heap", "/tmp/app.4242", Seq{12, 0}, true},
+		{"d/hp.12345.heap.gz", "d/hp", Seq{12345, 0}, true},
+		{"d/hp.001.heap", "", Seq{}, false},
 		{"d/jeprof.1234.0.x0.heap", "", Seq{}, false},
 	} {
 		proc, seq, ok := NameProcess(c.path)

@@ -19,15 +19,22 @@ import (
 // jemalloc's src/prof_sys.c), possibly gzip-compressed.
 var jemallocName = regexp.MustCompile(`^(.*)\.(\d+)\.(\d+)\.([imuf])(\d*)\.heap(\.gz)?$`)
 
+// gperftoolsName matches the gperftools heap profiler's dump file names,
+// <prefix>.<seq, %04d>.heap (heap-profiler.cc): one process's dumps in
+// sequence (a process of its own takes a prefix of its own, or its dumps
+// would overwrite another's).
+var gperftoolsName = regexp.MustCompile(`^(.*)\.(\d{4,})\.heap(\.gz)?$`)
+
 // NameProcess returns the process a dump's file name says it came from
-// ("DIR/PREFIX.PID": dumps of one process land in one directory with one
-// prefix; the same pid in two directories is two hosts or two runs) and
+// ("DIR/PREFIX.PID" for jemalloc's names: dumps of one process land in
+// one directory with one prefix; the same pid in two directories is two
+// hosts or two runs; "DIR/PREFIX" for gperftools', which name no pid) and
 // its place in that process's sequence of dumps (larger: newer). ok is
 // false for names that say nothing.
 func NameProcess(path string) (process string, seq Seq, ok bool) {
 	m := jemallocName.FindStringSubmatch(filepath.Base(path))
 	if m == nil {
-		return "", Seq{}, false
+		return gperftoolsProcess(path)
 	}
 	s, err1 := strconv.ParseUint(m[3], 10, 64)
 	var is uint64
@@ -39,6 +46,20 @@ func NameProcess(path string) (process string, seq Seq, ok bool) {
 		return "", Seq{}, false
 	}
 	return filepath.Join(filepath.Dir(path), m[1]+"."+m[2]), Seq{Major: s, Minor: is}, true
+}
+
+// gperftoolsProcess is NameProcess for gperftools' names: DIR/PREFIX is
+// the process.
+func gperftoolsProcess(path string) (process string, seq Seq, ok bool) {
+	m := gperftoolsName.FindStringSubmatch(filepath.Base(path))
+	if m == nil {
+		return "", Seq{}, false
+	}
+	s, err := strconv.ParseUint(m[2], 10, 64)
+	if err != nil {
+		return "", Seq{}, false
+	}
+	return filepath.Join(filepath.Dir(path), m[1]), Seq{Major: s}, true
 }
 
 // Seq orders the dumps of one process: jemalloc's global dump sequence,

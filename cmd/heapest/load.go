@@ -120,7 +120,7 @@ func (o *inputOptions) guardNames(stderr io.Writer, paths []string) ([]string, e
 		return kept, nil
 	}
 	if g := fleet.NameDuplicates(paths); len(g) > 0 {
-		return nil, &fleet.DuplicateError{Groups: g, How: "jemalloc file names (prefix.pid.seq)"}
+		return nil, &fleet.DuplicateError{Groups: g, How: "file names (jemalloc's prefix.pid.seq, gperftools' prefix.seq)"}
 	}
 	return paths, nil
 }

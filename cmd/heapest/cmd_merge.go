@@ -34,10 +34,13 @@ formats and sampling rates merges, as long as every input has the value
 estimated. The same set of inputs gives the same bytes whatever their order.
 
 Several dumps of one process are not independent samples of a fleet: their
-live memory would be counted once per dump. Dumps whose jemalloc file names
-(prefix.pid.seq...) or mapped libraries say they come from one process are
+live memory would be counted once per dump. Dumps whose file names (jemalloc's
+prefix.pid.seq..., gperftools' prefix.seq) or mapped libraries say they come
+from one process, dumps of one JFR recording and copies of one .NET trace are
 refused; --latest-per-process keeps the newest of each, --allow-duplicates
-sums them anyway.
+sums them anyway. Workers forked from one parent are processes of their own,
+but their allocators sample alike: their intervals allow for it, and a note
+says so.
 
 An input that cannot be read stops the merge, and nothing is written; with
 --keep-going it is skipped, and the skipped inputs are listed on standard

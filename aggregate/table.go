@@ -709,6 +709,11 @@ func (t *Table) Correlate(k float64) {
 	t.stats.each(func(s *ci.Stats) { s.Correlate(k) })
 }
 
+// Uncorrelate undoes Correlate(k) on every cell (ci.Stats.Uncorrelate).
+func (t *Table) Uncorrelate(k float64) {
+	t.stats.each(func(s *ci.Stats) { s.Uncorrelate(k) })
+}
+
 // Merge adds o's cells (same values and keys) into t. o is unchanged.
 func (t *Table) Merge(o *Table) {
 	funcs := make([]uint32, len(o.funcs.names))

@@ -142,6 +142,19 @@ func (s *Stats) Correlate(k float64) {
 	s.Correlated = true
 }
 
+// Uncorrelate undoes Correlate(k): the statistics of the same sum taken
+// for independent inputs, to be widened again for a larger group (a
+// merge's, read into a merge of merges that finds more of the family).
+func (s *Stats) Uncorrelate(k float64) {
+	if !(k > 1) || s.N == 0 {
+		return
+	}
+	s.Var /= k
+	s.MaxWeight /= k
+	s.LargeMissed *= k
+	s.Correlated = false
+}
+
 // wholeWeight is what one missed large allocation typically weighs (see
 // LargeMissed), 0 when none is expected.
 func (s Stats) wholeWeight() float64 {

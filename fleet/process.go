@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -136,28 +137,97 @@ func NamedProcess(contents, path string) string {
 // pidMark separates a NamedProcess's contents from its pid.
 const pidMark = " pid:"
 
-// Correlated returns the largest group of inputs, in input order, whose
-// samples may be correlated with one another (see ci.Stats.Correlate):
-// the processes forked from one parent without exec, told apart by their
-// pids only (NamedProcess), whose allocators all sample on from the
-// parent's random state, and dumps of one process, which hold the same
-// sampled allocations. keys gives an input's identities (Keys), "" for
-// unknown ones. nil when no two inputs share one parent.
-func Correlated(paths []string, keys func(i int) []string) []string {
-	groups, _ := linked(paths, func(i int) []string {
-		ks := slices.Clone(keys(i))
-		for j, k := range ks {
-			ks[j], _, _ = strings.Cut(k, pidMark)
+// Family is the identity a process shares with the processes forked from
+// its parent without exec (its NamedProcess without the pid): their
+// samples may be correlated (see ci.Stats.Correlate).
+func Family(process string) string {
+	k, _, _ := strings.Cut(process, pidMark)
+	return k
+}
+
+// Families are the process families of a set of inputs, merges among
+// them counted by the inputs underneath.
+type Families struct {
+	// Counts are the inputs per family, by its identity (Family).
+	Counts map[string]int
+	// K is the most inputs of one family (0 for none), whose samples may
+	// be correlated with one another; Paths are the given inputs that
+	// hold some of them, in input order (nil when K < 2).
+	K     int
+	Paths []string
+}
+
+// FamiliesOf finds the families of the inputs: processes forked from one
+// parent without exec, told apart by their pids only (NamedProcess),
+// whose allocators all sample on from the parent's random state, and
+// dumps of one process or recording, which hold the same samples. keys
+// gives an input's identities (Keys), "" for unknown ones; merged gives a
+// merge's Families counts (nil for an input that is no merge): a merge's
+// family counts with the inputs of that family beside it, so that a merge
+// of merges finds a family its parts split.
+func FamiliesOf(paths []string, keys func(i int) []string, merged func(i int) map[string]int) Families {
+	var raw []int
+	for i := range paths {
+		if merged(i) == nil {
+			raw = append(raw, i)
+		}
+	}
+	groups, labels := link(len(raw), func(j int) []string {
+		ks := slices.Clone(keys(raw[j]))
+		for n, k := range ks {
+			ks[n] = Family(k)
 		}
 		return ks
 	})
-	var largest []string
-	for _, g := range groups {
-		if len(g) > len(largest) {
-			largest = g
+	f := Families{Counts: map[string]int{}}
+	label := map[string]string{} // every key of a group: the group's label
+	holders := map[string][]int{}
+	for g, members := range groups {
+		if labels[g] == "" {
+			continue
+		}
+		for _, j := range members {
+			for _, k := range keys(raw[j]) {
+				if k = Family(k); k != "" {
+					label[k] = labels[g]
+				}
+			}
+			holders[labels[g]] = append(holders[labels[g]], raw[j])
+		}
+		f.Counts[labels[g]] += len(members)
+	}
+	for i := range paths {
+		counts := merged(i)
+		for _, k := range slices.Sorted(maps.Keys(counts)) {
+			l := k
+			if x, ok := label[k]; ok {
+				l = x
+			}
+			f.Counts[l] += counts[k]
+			if h := holders[l]; len(h) == 0 || h[len(h)-1] != i {
+				holders[l] = append(h, i)
+			}
 		}
 	}
-	return largest
+	largest, first := "", len(paths)
+	for l, n := range f.Counts {
+		h := slices.Min(holders[l])
+		if n > f.K || n == f.K && h < first {
+			largest, first, f.K = l, h, n
+		}
+	}
+	if f.K > 1 {
+		idx := slices.Sorted(slices.Values(holders[largest]))
+		for _, i := range idx {
+			f.Paths = append(f.Paths, paths[i])
+		}
+	}
+	return f
+}
+
+// Correlated is FamiliesOf's Paths for inputs none of which is a merge.
+func Correlated(paths []string, keys func(i int) []string) []string {
+	return FamiliesOf(paths, keys, func(int) map[string]int { return nil }).Paths
 }
 
 // RecordingProcess is the identity of a recording of format as the input
@@ -244,7 +314,25 @@ func Duplicates(paths []string, key func(i int) string) [][]string {
 // input, with the first key of each group's first input. Empty keys link
 // nothing.
 func linked(paths []string, keys func(i int) []string) (groups [][]string, first []string) {
-	parent := make([]int, len(paths))
+	all, labels := link(len(paths), keys)
+	for g, members := range all {
+		if len(members) < 2 {
+			continue
+		}
+		group := make([]string, len(members))
+		for j, i := range members {
+			group[j] = paths[i]
+		}
+		groups, first = append(groups, group), append(first, labels[g])
+	}
+	return groups, first
+}
+
+// link is linked over inputs 0…n−1: every group, of one input or more,
+// as input indices, with the first key of each group's first input ("" if
+// it has none).
+func link(n int, keys func(i int) []string) (groups [][]int, first []string) {
+	parent := make([]int, n)
 	for i := range parent {
 		parent[i] = i
 	}
@@ -256,8 +344,8 @@ func linked(paths []string, keys func(i int) []string) (groups [][]string, first
 		return i
 	}
 	owner := map[string]int{}
-	label := make([]string, len(paths))
-	for i := range paths {
+	label := make([]string, n)
+	for i := range n {
 		for _, k := range keys(i) {
 			if k == "" {
 				continue
@@ -277,23 +365,16 @@ func linked(paths []string, keys func(i int) []string) (groups [][]string, first
 		}
 	}
 	at := map[int]int{}
-	for i, p := range paths {
+	for i := range n {
 		r := root(i)
 		if g, ok := at[r]; ok {
-			groups[g] = append(groups[g], p)
+			groups[g] = append(groups[g], i)
 			continue
 		}
 		at[r] = len(groups)
-		groups, first = append(groups, []string{p}), append(first, label[r])
+		groups, first = append(groups, []int{i}), append(first, label[r])
 	}
-	n := 0
-	for g := range groups {
-		if len(groups[g]) > 1 {
-			groups[n], first[n] = groups[g], first[g]
-			n++
-		}
-	}
-	return groups[:n], first[:n]
+	return groups, first
 }
 
 // Keys are an input's identities as merges compare them: its process

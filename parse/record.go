@@ -345,6 +345,14 @@ type Merged struct {
 	Builds []string
 	// Processes counts the distinct processes.
 	Processes int
+	// Families counts the inputs underneath per process family (the
+	// identity fleet.Family gives: processes forked from one parent share
+	// one), so that a merge of merges still finds the family a merge
+	// split between its parts. Correlated is the factor the statistics
+	// were widened by for the largest one (ci.Stats.Correlate; 0 or 1:
+	// none).
+	Families   map[string]int
+	Correlated float64
 }
 
 // Resolve returns the encoding a record's Counts must be read with, given

@@ -61,7 +61,7 @@ func FromGroups(opt Options, sources []parse.Source, groups []*aggregate.Group, 
 	}
 	r, err := build(opt, sources, groups, cut, total)
 	if err == nil {
-		r.setCorrelated(correlated)
+		r.setCorrelated(len(correlated), correlated)
 	}
 	return r, err
 }

@@ -123,7 +123,7 @@ func (b *Builder) fleetRows(r *Report, opt Options, vi int) error {
 		}
 	}
 	r.Notes = append(r.Notes, fmt.Sprintf("estimates scaled to a fleet of %d processes from the %d sampled (--fleet-size)", opt.FleetSize, n))
-	if g := len(b.correlated); g > 1 {
+	if g := b.families.K; g > 1 {
 		// Workers of one host drawn together are a cluster: alike in what
 		// they hold, they vary less than processes drawn one by one would.
 		r.Notes = append(r.Notes, fmt.Sprintf("--fleet-size takes each input for a process drawn from the fleet on its own; %d of them are forked from one parent, and if their host was drawn whole, the fleet interval does not model that cluster", g))

@@ -99,6 +99,20 @@ func (b *Builder) loadInput(read Reader, in Input, hint int64) (*parse.Profile, 
 		warns = append(warns, sess.Warnings()...)
 		p.Source.Build = sess.Build()
 	}
+	p.Source.Process = fleet.NamedProcess(process(p), p.Source.Path)
+	return p, t, warns, nil
+}
+
+// process is the identity of the process an input profiled, as its
+// contents say (package fleet). A merge of several inputs profiled no
+// one process: its mappings are those of its inputs (all alike for
+// workers forked from one parent, whose merges in halves would look like
+// one process twice), and it is told apart by what it merged instead
+// (parse.Source.Recording).
+func process(p *parse.Profile) string {
+	if m := p.Merged; m != nil && m.Inputs > 1 {
+		return fleet.RecordingProcess(p.Source.Format, p.Source.Recording)
+	}
 	proc := fleet.MapsProcess(p.MapsText)
 	switch {
 	case proc == "" && p.Source.Recording != "":
@@ -106,8 +120,7 @@ func (b *Builder) loadInput(read Reader, in Input, hint int64) (*parse.Profile, 
 	case proc == "" && len(p.MapsText) == 0:
 		proc = fleet.MappingsProcess(p.Mappings)
 	}
-	p.Source.Process = fleet.NamedProcess(proc, p.Source.Path)
-	return p, t, warns, nil
+	return proc
 }
 
 // urlReader is the Reader of the profile at a URL: fetched whole (within

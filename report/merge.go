@@ -175,6 +175,15 @@ func (b *Builder) merged() *parse.Merged {
 		m.Builds = append(m.Builds, bld)
 	}
 	sort.Strings(m.Builds)
+	// The families, with those underneath merges, and the widening the
+	// statistics carry (settle found them): a merge of merges combines
+	// them (fleet.FamiliesOf).
+	if len(b.families.Counts) > 0 {
+		m.Families = b.families.Counts
+	}
+	if k := b.correlation(); k > 1 {
+		m.Correlated = k
+	}
 	return m
 }
 

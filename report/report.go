@@ -123,10 +123,13 @@ type Report struct {
 	Unfiltered float64
 	// FilterWarning is set when the filters leave nothing.
 	FilterWarning string
-	// Correlated is the largest group of inputs whose samples may be
-	// correlated, which every interval allows for (Builder.correlate);
-	// nil when there is none. Notes say so.
-	Correlated []string
+	// Correlated is how many inputs' samples may be correlated with one
+	// another (the largest family's, inputs underneath merges included:
+	// fleet.Families.K; 0 or 1 for none), which every interval allows for
+	// (Builder.correlate); CorrelatedPaths are the inputs given that hold
+	// them. Notes say so.
+	Correlated      int
+	CorrelatedPaths []string
 	// Warnings are the inputs' warnings (the parsers' and the
 	// symbolizer's), each prefixed with its input's path, in input order:
 	// standard error shows them, and machine output carries them.
@@ -165,11 +168,11 @@ type Builder struct {
 	fleet *fleetSums
 	// strs interns the strings the inputs' sources share.
 	strs map[string]string
-	// correlated is the largest group of inputs whose samples may be
-	// correlated (fleet.Correlated), once settle has widened the table's
-	// statistics for it; settled says it has.
-	correlated []string
-	settled    bool
+	// families are the joined inputs' process families (fleet.FamiliesOf),
+	// once settle has widened the table's statistics for the largest;
+	// settled says it has.
+	families fleet.Families
+	settled  bool
 }
 
 // allValues is every value, in the order pprof output lists them after
@@ -303,6 +306,12 @@ func (b *Builder) join(p *parse.Profile, t *aggregate.Table) {
 	if b.opt.FleetSize > 0 {
 		b.addFleet(p, t, totals)
 	}
+	if m := p.Merged; m != nil && m.Correlated > 1 {
+		// Its statistics were widened for its own share of a family; the
+		// family may have more inputs beside it, or in other merges, and
+		// the table is widened for the whole of it once (correlate).
+		t.Uncorrelate(m.Correlated)
+	}
 	if len(b.inputs) == 0 {
 		b.table = t // the first input's table becomes the shared one
 	} else {
@@ -327,6 +336,18 @@ type joined struct {
 	totals  []ci.Stats
 	// warnings are the input's, for Report.Warnings.
 	warnings []string
+}
+
+// unwidened is the input's total of value index v as independent
+// samples: a merge's statistics carry the widening for its own share of a
+// family (parse.Merged.Correlated), which a sum over inputs widens again
+// for the whole family.
+func (j *joined) unwidened(v int) ci.Stats {
+	s := j.totals[v]
+	if m := j.merged; m != nil {
+		s.Uncorrelate(m.Correlated)
+	}
+	return s
 }
 
 // profile is the input as the parse.Profile the helpers of this package
@@ -429,35 +450,44 @@ func (b *Builder) correlate() {
 	for i := range b.inputs {
 		paths[i] = b.inputs[i].src.Path
 	}
-	b.correlated = fleet.Correlated(paths, func(i int) []string { return fleet.Keys(&b.inputs[i].src) })
+	b.families = fleet.FamiliesOf(paths, func(i int) []string { return fleet.Keys(&b.inputs[i].src) },
+		func(i int) map[string]int {
+			if m := b.inputs[i].merged; m != nil {
+				return m.Families
+			}
+			return nil
+		})
 	if k := b.correlation(); k > 1 {
 		b.table.Correlate(k)
 	}
 }
 
-// setCorrelated records g, the inputs whose samples the intervals allow
-// to be correlated, and says so in a note, when there are two or more.
-func (r *Report) setCorrelated(g []string) {
-	if len(g) > 1 {
-		r.Correlated = g
-		r.Notes = append(r.Notes, correlatedNote(g))
+// setCorrelated records that k inputs' samples may be correlated (paths
+// hold them) and says so in a note, when k is two or more.
+func (r *Report) setCorrelated(k int, paths []string) {
+	if k > 1 {
+		r.Correlated, r.CorrelatedPaths = k, paths
+		r.Notes = append(r.Notes, correlatedNote(k, paths))
 	}
 }
 
 // correlatedNote says which inputs' samples may be correlated, and how
 // the intervals allow for it.
-func correlatedNote(g []string) string {
+func correlatedNote(k int, paths []string) string {
 	const show = 3
-	list := strings.Join(g[:min(len(g), show)], ", ")
-	if len(g) > show {
-		list += fmt.Sprintf(" and %d more", len(g)-show)
+	list := strings.Join(paths[:min(len(paths), show)], ", ")
+	if len(paths) > show {
+		list += fmt.Sprintf(" and %d more", len(paths)-show)
 	}
-	return fmt.Sprintf("%d inputs share one process's identity (%s): forked from one parent, dumps of one process, or run without address randomization, their samplers may draw one random sequence; every interval allows for %d correlated inputs", len(g), list, len(g))
+	if len(paths) != k {
+		list += " hold them" // merges hold several
+	}
+	return fmt.Sprintf("%d inputs share one process's identity (%s): forked from one parent, dumps of one process, or run without address randomization, their samplers may draw one random sequence; every interval allows for %d correlated inputs", k, list, k)
 }
 
 // correlation is how many inputs' samples may be correlated with one
 // another, at most (1: none).
-func (b *Builder) correlation() float64 { return float64(max(len(b.correlated), 1)) }
+func (b *Builder) correlation() float64 { return float64(max(b.families.K, 1)) }
 
 func (b *Builder) valueIndex(v unbias.Value) int {
 	for i, x := range b.values {
@@ -516,7 +546,7 @@ func (b *Builder) Report() (*Report, error) {
 		return nil, err
 	}
 	r.Merged, r.Skipped, r.Warnings = b.merged(), b.skipped, b.warnings()
-	r.setCorrelated(b.correlated)
+	r.setCorrelated(b.families.K, b.families.Paths)
 	if opt.Focus != nil || opt.Ignore != nil {
 		r.Filters = &Filters{Focus: regexpText(opt.Focus), Ignore: regexpText(opt.Ignore)}
 		r.Unfiltered = b.table.Total(aggregate.Filter{})[vi].Estimate
@@ -550,23 +580,24 @@ func (b *Builder) Select(by aggregate.By, re *regexp.Regexp) (ci.Stats, error) {
 		f.Within = re
 		return b.table.Total(f)[vi], nil
 	}
-	var groups []*aggregate.Group
+	var st ci.Stats
 	if by == aggregate.BySource {
 		if !b.opt.SourceTotals {
 			return ci.Stats{}, fmt.Errorf("report: Select by source needs Options.SourceTotals")
 		}
-		groups, _, _ = b.sourceGroups(vi, 0)
-	} else {
-		groups, _, _ = b.table.Groups(by, f, vi, 0)
+		for i := range b.inputs {
+			if s := b.inputs[i].unwidened(vi); s.N > 0 && re.MatchString(b.inputs[i].src.Path) {
+				st.Merge(&s)
+			}
+		}
+		st.Correlate(b.correlation()) // sources' own totals, summed here
+		return st, nil
 	}
-	var st ci.Stats
+	groups, _, _ := b.table.Groups(by, f, vi, 0)
 	for _, g := range groups {
 		if re.MatchString(g.Key) {
 			st.Merge(&g.Flat)
 		}
-	}
-	if by == aggregate.BySource {
-		st.Correlate(b.correlation()) // sources' own totals, summed here
 	}
 	return st, nil
 }
@@ -585,7 +616,8 @@ func (b *Builder) sourceGroups(vi, top int) (groups []*aggregate.Group, cut int,
 	for i := range b.inputs {
 		p, st := &b.inputs[i], b.inputs[i].totals
 		for v := range total {
-			total[v].Merge(&st[v])
+			s := p.unwidened(v)
+			total[v].Merge(&s)
 		}
 		if st[vi].N > 0 {
 			groups = append(groups, &aggregate.Group{Key: p.src.Path, Flat: st[vi], Values: st})

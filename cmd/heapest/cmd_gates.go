@@ -344,9 +344,9 @@ func loadSide(cmd *cobra.Command, in inputOptions, ropt report.Options, like *re
 // correlated is the most inputs of one side whose samples may be
 // correlated (report.Report.Correlated); base may be nil.
 func correlated(base, new *report.Report) int {
-	n := len(new.Correlated)
+	n := new.Correlated
 	if base != nil {
-		n = max(n, len(base.Correlated))
+		n = max(n, base.Correlated)
 	}
 	return n
 }

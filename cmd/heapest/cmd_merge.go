@@ -24,8 +24,7 @@ each with that input's own sampling rate, and sums the statistics behind the
 intervals. It writes one gzip-compressed profile.proto that pprof viewers open
 (the unbiased estimate is the default sample type) and that heapest reads back
 with every stack's exact statistics, so a merge can be merged again: merging
-merges gives the rows and intervals of merging all their inputs at once (keep
-the workers forked from one parent within one part).
+merges gives the rows and intervals of merging all their inputs at once.
 
 Inputs are files, directories (walked recursively; hidden entries skipped),
 glob patterns (quoted, so that heapest expands them), http(s) URLs (a

@@ -288,3 +288,45 @@ func TestMergeAssociativeByType(t *testing.T) {
 		sameRows(t, "alloc_space by "+by+": merge of merges vs report", fromNested, direct)
 	}
 }
+
+// TestMergeOfMergesFindsFamilies: forked workers' dumps (one mapping,
+// pids apart) split between two merges are one family again in the merge
+// of those merges, whose intervals are then those of merging every dump
+// at once (each half alone allows for its own share only).
+func TestMergeOfMergesFindsFamilies(t *testing.T) {
+	data, err := os.ReadFile("../../testdata/jemalloc/je530_threads_unbias-on.heap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	var dumps []string
+	for pid := 101; pid <= 106; pid++ {
+		p := filepath.Join(dir, fmt.Sprintf("jeprof.%d.0.m0.heap", pid))
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		dumps = append(dumps, p)
+	}
+	left, right, nested := filepath.Join(dir, "left.pb.gz"), filepath.Join(dir, "right.pb.gz"), filepath.Join(dir, "nested.pb.gz")
+	mustRun(t, append([]string{"merge", "-o", left}, dumps[:2]...)...)
+	mustRun(t, append([]string{"merge", "-o", right}, dumps[2:]...)...)
+	mustRun(t, "merge", "-o", nested, left, right)
+	for _, by := range []string{"func", "stack"} {
+		args := []string{"report", "--format", "json", "--top", "0", "--by", by}
+		direct := reportRowsN(t, mustRun(t, append(args, dumps...)...), len(dumps))
+		sameRows(t, "by "+by+": the merge of the two merges vs the six dumps", reportRowsN(t, mustRun(t, append(args, nested)...), len(dumps)), direct)
+		sameRows(t, "by "+by+": the two merges read at once vs the six dumps", reportRowsN(t, mustRun(t, append(args, left, right)...), len(dumps)), direct)
+		// Not vacuous: six copies of one dump are one sample counted six
+		// times, and the gamma interval of all six (directly or through
+		// the merges) is six times the dump's own; taken for independent,
+		// it was √6 times narrower.
+		gamma := append(slices.Clone(args), "--method", "gamma")
+		one := reportRowsN(t, mustRun(t, append(gamma, dumps[0])...), 0)["total"] // one input: no merged section
+		for name, in := range map[string][]string{"the six dumps": dumps, "the merge of the two merges": {nested}} {
+			six := reportRowsN(t, mustRun(t, append(gamma, in...)...), len(dumps))["total"]
+			if !near(six.Lo, 6*one.Lo) || !near(six.Hi, 6*one.Hi) {
+				t.Errorf("by %s: %s: total %v – %v, want six times one dump's %v – %v", by, name, six.Lo, six.Hi, one.Lo, one.Hi)
+			}
+		}
+	}
+}

@@ -13,6 +13,8 @@ package pprof
 
 import (
 	"fmt"
+	"hash/fnv"
+	"math"
 	"net/url"
 	"slices"
 	"sort"
@@ -86,6 +88,17 @@ func MergedComment(m *parse.Merged) string {
 	for _, b := range m.Builds {
 		v.Add("build", b)
 	}
+	families := make([]string, 0, len(m.Families))
+	for f := range m.Families {
+		families = append(families, f)
+	}
+	sort.Strings(families)
+	for _, f := range families {
+		v.Add("family", f+"*"+strconv.Itoa(m.Families[f]))
+	}
+	if m.Correlated > 1 {
+		v.Set("correlated", strconv.FormatFloat(m.Correlated, 'g', -1, 64))
+	}
 	return mergedPrefix + v.Encode()
 }
 
@@ -119,7 +132,40 @@ func parseMerged(c string) (*parse.Merged, error) {
 		}
 		m.Formats[f[:i]] += n
 	}
+	// Files written before families were recorded have none: a family
+	// their merge split is not found again.
+	for _, f := range v["family"] {
+		i := strings.LastIndexByte(f, '*')
+		n, err := strconv.Atoi(f[i+1:])
+		if i <= 0 || err != nil || n < 1 {
+			return nil, fmt.Errorf("family=%q: want KEY*COUNT", f)
+		}
+		if m.Families == nil {
+			m.Families = map[string]int{}
+		}
+		m.Families[f[:i]] += n
+	}
+	if c := v.Get("correlated"); c != "" {
+		if m.Correlated, err = strconv.ParseFloat(c, 64); err != nil || !(m.Correlated >= 1) || math.IsInf(m.Correlated, 0) {
+			return nil, fmt.Errorf("correlated=%q: want a factor ≥ 1", c)
+		}
+	}
 	return m, nil
+}
+
+// mergeIdentity tells a merge apart by what it merged: the comments that
+// list its inputs (and those underneath, in the MergedComment) and those
+// it skipped. Copies of one merge share it; two merges of other inputs
+// never do, whatever processes they hold.
+func mergeIdentity(comments []string) string {
+	h := fnv.New64a()
+	for _, c := range comments {
+		if strings.HasPrefix(c, mergedPrefix) || strings.HasPrefix(c, "source: ") || strings.HasPrefix(c, "skipped: ") {
+			h.Write([]byte(c))
+			h.Write([]byte{0})
+		}
+	}
+	return fmt.Sprintf("merge-%016x", h.Sum64())
 }
 
 // readMerged finds the MergedComment among d's comments (nil: none).
@@ -153,6 +199,9 @@ func readHeapest(d *decoded, opt parse.Options, sink parse.Sink) (*parse.Profile
 	var err error
 	if out.Merged, err = readMerged(d); err != nil {
 		return nil, err
+	}
+	if out.Merged != nil && out.Merged.Inputs > 1 {
+		out.Source.Recording = mergeIdentity(d.Comments)
 	}
 	e := newEmitter(d, out, sink)
 	rate, mixedRate := 0.0, false

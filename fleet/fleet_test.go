@@ -257,3 +257,32 @@ func TestLinked(t *testing.T) {
 		t.Errorf("groups and their first keys %s, want %s", got, want)
 	}
 }
+
+// TestFamiliesOf: a merge's families count with the inputs of those
+// families beside it (and in other merges); the largest family's inputs
+// are those that hold some of it, raw or merged.
+func TestFamiliesOf(t *testing.T) {
+	host1 := MapsProcess([]byte("7f11a0000000-7f11a0020000 r-xp 00000000 08:01 13 /usr/lib/libc.so.6\n"))
+	host2 := MapsProcess([]byte("7f22b0000000-7f22b0020000 r-xp 00000000 08:01 13 /usr/lib/libc.so.6\n"))
+	type in struct {
+		path, proc string
+		merged     map[string]int
+	}
+	inputs := []in{
+		{"h1/jeprof.10.0.m0.heap", host1, nil},
+		{"part1.pb.gz", "heapest:merge-1", map[string]int{host1: 2, host2: 1}},
+		{"h2/jeprof.20.0.m0.heap", host2, nil},
+		{"part2.pb.gz", "heapest:merge-2", map[string]int{host1: 2}},
+		{"old.pb.gz", "", nil},
+	}
+	paths := make([]string, len(inputs))
+	for i, x := range inputs {
+		paths[i] = x.path
+	}
+	f := FamiliesOf(paths, func(i int) []string { return []string{NamedProcess(inputs[i].proc, paths[i])} },
+		func(i int) map[string]int { return inputs[i].merged })
+	want := Families{Counts: map[string]int{host1: 5, host2: 2}, K: 5, Paths: []string{"h1/jeprof.10.0.m0.heap", "part1.pb.gz", "part2.pb.gz"}}
+	if !reflect.DeepEqual(f, want) {
+		t.Errorf("FamiliesOf = %+v, want %+v", f, want)
+	}
+}

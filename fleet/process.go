@@ -166,36 +166,9 @@ type Families struct {
 // family counts with the inputs of that family beside it, so that a merge
 // of merges finds a family its parts split.
 func FamiliesOf(paths []string, keys func(i int) []string, merged func(i int) map[string]int) Families {
-	var raw []int
-	for i := range paths {
-		if merged(i) == nil {
-			raw = append(raw, i)
-		}
-	}
-	groups, labels := link(len(raw), func(j int) []string {
-		ks := slices.Clone(keys(raw[j]))
-		for n, k := range ks {
-			ks[n] = Family(k)
-		}
-		return ks
-	})
 	f := Families{Counts: map[string]int{}}
-	label := map[string]string{} // every key of a group: the group's label
-	holders := map[string][]int{}
-	for g, members := range groups {
-		if labels[g] == "" {
-			continue
-		}
-		for _, j := range members {
-			for _, k := range keys(raw[j]) {
-				if k = Family(k); k != "" {
-					label[k] = labels[g]
-				}
-			}
-			holders[labels[g]] = append(holders[labels[g]], raw[j])
-		}
-		f.Counts[labels[g]] += len(members)
-	}
+	holders := map[string][]int{} // the inputs that hold some of each family
+	label := rawFamilies(len(paths), keys, merged, f.Counts, holders)
 	for i := range paths {
 		counts := merged(i)
 		for _, k := range slices.Sorted(maps.Keys(counts)) {
@@ -217,12 +190,48 @@ func FamiliesOf(paths []string, keys func(i int) []string, merged func(i int) ma
 		}
 	}
 	if f.K > 1 {
-		idx := slices.Sorted(slices.Values(holders[largest]))
-		for _, i := range idx {
+		for _, i := range slices.Sorted(slices.Values(holders[largest])) {
 			f.Paths = append(f.Paths, paths[i])
 		}
 	}
 	return f
+}
+
+// rawFamilies counts the families of the n inputs that are no merges
+// (merged(i) nil) into counts and holders, each family under the first
+// key of its first input, inputs linked through any key they share (a JFR
+// dump's chunks); it returns the label of every key they have.
+func rawFamilies(n int, keys func(i int) []string, merged func(i int) map[string]int, counts map[string]int, holders map[string][]int) map[string]string {
+	var raw []int
+	for i := range n {
+		if merged(i) == nil {
+			raw = append(raw, i)
+		}
+	}
+	family := func(i int) []string {
+		ks := slices.Clone(keys(i))
+		for j, k := range ks {
+			ks[j] = Family(k)
+		}
+		return ks
+	}
+	groups, labels := link(len(raw), func(j int) []string { return family(raw[j]) })
+	label := map[string]string{}
+	for g, members := range groups {
+		if labels[g] == "" {
+			continue
+		}
+		for _, j := range members {
+			for _, k := range family(raw[j]) {
+				if k != "" {
+					label[k] = labels[g]
+				}
+			}
+			holders[labels[g]] = append(holders[labels[g]], raw[j])
+		}
+		counts[labels[g]] += len(members)
+	}
+	return label
 }
 
 // Correlated is FamiliesOf's Paths for inputs none of which is a merge.

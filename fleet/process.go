@@ -172,6 +172,9 @@ func FamiliesOf(paths []string, keys func(i int) []string, merged func(i int) ma
 	for i := range paths {
 		counts := merged(i)
 		for _, k := range slices.Sorted(maps.Keys(counts)) {
+			if k == "" {
+				continue // no family known
+			}
 			l := k
 			if x, ok := label[k]; ok {
 				l = x

@@ -14,10 +14,10 @@ package pprof
 import (
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"math"
 	"net/url"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -77,29 +77,41 @@ func MergedComment(m *parse.Merged) string {
 	v.Set("processes", strconv.Itoa(m.Processes))
 	v.Set("rate_min", strconv.FormatFloat(m.RateMin, 'g', -1, 64))
 	v.Set("rate_max", strconv.FormatFloat(m.RateMax, 'g', -1, 64))
-	formats := make([]string, 0, len(m.Formats))
-	for f := range m.Formats {
-		formats = append(formats, f)
-	}
-	sort.Strings(formats)
-	for _, f := range formats {
-		v.Add("format", f+":"+strconv.Itoa(m.Formats[f]))
-	}
+	addCounts(v, "format", ':', m.Formats)
 	for _, b := range m.Builds {
 		v.Add("build", b)
 	}
-	families := make([]string, 0, len(m.Families))
-	for f := range m.Families {
-		families = append(families, f)
-	}
-	sort.Strings(families)
-	for _, f := range families {
-		v.Add("family", f+"*"+strconv.Itoa(m.Families[f]))
-	}
+	addCounts(v, "family", '*', m.Families)
 	if m.Correlated > 1 {
 		v.Set("correlated", strconv.FormatFloat(m.Correlated, 'g', -1, 64))
 	}
 	return mergedPrefix + v.Encode()
+}
+
+// addCounts adds counts to v under key, one NAME<sep>COUNT value each, in
+// the names' order.
+func addCounts(v url.Values, key string, sep byte, counts map[string]int) {
+	for _, name := range slices.Sorted(maps.Keys(counts)) {
+		v.Add(key, name+string(sep)+strconv.Itoa(counts[name]))
+	}
+}
+
+// readCounts reads addCounts' values of key back (nil for none); a count
+// must be at least atLeast.
+func readCounts(v url.Values, key string, sep byte, atLeast int) (map[string]int, error) {
+	var counts map[string]int
+	for _, e := range v[key] {
+		i := strings.LastIndexByte(e, sep)
+		n, err := strconv.Atoi(e[i+1:])
+		if i < 0 || err != nil || n < atLeast {
+			return nil, fmt.Errorf("%s=%q: want NAME%cCOUNT", key, e, sep)
+		}
+		if counts == nil {
+			counts = map[string]int{}
+		}
+		counts[e[:i]] += n
+	}
+	return counts, nil
 }
 
 // parseMerged reads a MergedComment back.
@@ -124,26 +136,17 @@ func parseMerged(c string) (*parse.Merged, error) {
 	if m.RateMax, err = strconv.ParseFloat(v.Get("rate_max"), 64); err != nil {
 		return nil, fmt.Errorf("rate_max: %v", err)
 	}
-	for _, f := range v["format"] {
-		i := strings.LastIndexByte(f, ':')
-		n, err := strconv.Atoi(f[i+1:])
-		if i < 0 || err != nil || n < 0 {
-			return nil, fmt.Errorf("format=%q: want NAME:COUNT", f)
-		}
-		m.Formats[f[:i]] += n
+	formats, err := readCounts(v, "format", ':', 0)
+	if err != nil {
+		return nil, err
+	}
+	for f, n := range formats {
+		m.Formats[f] += n
 	}
 	// Files written before families were recorded have none: a family
 	// their merge split is not found again.
-	for _, f := range v["family"] {
-		i := strings.LastIndexByte(f, '*')
-		n, err := strconv.Atoi(f[i+1:])
-		if i <= 0 || err != nil || n < 1 {
-			return nil, fmt.Errorf("family=%q: want KEY*COUNT", f)
-		}
-		if m.Families == nil {
-			m.Families = map[string]int{}
-		}
-		m.Families[f[:i]] += n
+	if m.Families, err = readCounts(v, "family", '*', 1); err != nil {
+		return nil, err
 	}
 	if c := v.Get("correlated"); c != "" {
 		if m.Correlated, err = strconv.ParseFloat(c, 64); err != nil || !(m.Correlated >= 1) || math.IsInf(m.Correlated, 0) {

@@ -282,13 +282,11 @@ func ContentsDuplicates(paths []string, keysOf func(i int) []string) *DuplicateE
 	}
 	switch {
 	case jfr == 0 && trace == 0:
-		return &DuplicateError{Groups: groups, How: "libraries mapped at identical addresses", Forks: true}
+		return &DuplicateError{Groups: groups, How: "libraries mapped at identical addresses", Kind: DumpsOrForks}
 	case jfr == len(keys):
-		return &DuplicateError{Groups: groups, How: "JFR chunks, which dumps of one recording share (each began at one nanosecond)", Recordings: true,
-			Hint: "give only the last dump of each recording (it holds the chunks of the ones before, unless maxage or maxsize dropped them: then give dumps that share no chunk), or --allow-duplicates if they are independent samples"}
+		return &DuplicateError{Groups: groups, How: "JFR chunks, which dumps of one recording share (each began at one nanosecond)", Kind: DumpsOfOneRecording}
 	case trace == len(keys):
-		return &DuplicateError{Groups: groups, How: ".NET traces' process id and start counter, which copies of one trace share", Copies: true,
-			Hint: "give each trace once, or --allow-duplicates if they are independent samples"}
+		return &DuplicateError{Groups: groups, How: ".NET traces' process id and start counter, which copies of one trace share", Kind: CopiesOfOneTrace}
 	}
 	return &DuplicateError{Groups: groups, How: "libraries mapped at identical addresses, JFR chunks or .NET traces' start"}
 }
@@ -438,16 +436,41 @@ type DuplicateError struct {
 	// How says how the processes were recognised ("file names", "identical
 	// mapped libraries").
 	How string
-	// Hint says what to do instead; "" for --latest-per-process or
-	// --allow-duplicates.
-	Hint string
-	// Forks is set when the groups may also be processes forked from one
-	// parent without exec, which keep its mappings (told apart only by
-	// the pids in jemalloc's file names, which these inputs lack).
-	Forks bool
-	// Copies is set when the groups are copies of one trace each,
-	// Recordings when they are dumps of one JFR recording each.
-	Copies, Recordings bool
+	// Kind is what each group is, which the message and its hint say.
+	Kind DuplicateKind
+}
+
+// DuplicateKind is what a group of inputs refused as one is.
+type DuplicateKind uint8
+
+const (
+	// DumpsOfOneProcess are successive dumps of one process.
+	DumpsOfOneProcess DuplicateKind = iota
+	// DumpsOrForks are dumps of one process, or processes forked from
+	// one parent without exec, which keep its mappings (told apart only
+	// by the pids in jemalloc's file names, which these inputs lack).
+	DumpsOrForks
+	// CopiesOfOneTrace are copies of one .NET trace.
+	CopiesOfOneTrace
+	// DumpsOfOneRecording are dumps of one JFR recording.
+	DumpsOfOneRecording
+)
+
+// duplicateWords are a DuplicateKind's words: what one group is, what n
+// of them are, why summing is wrong, and what to do instead.
+var duplicateWords = [...]struct{ one, many, harm, hint string }{
+	DumpsOfOneProcess: {"successive dumps of one process", "successive dumps of %d processes",
+		"summing them would count each process's memory once per dump",
+		"use --latest-per-process to keep the newest dump of each, or --allow-duplicates if they are independent samples"},
+	DumpsOrForks: {"successive dumps of one process or processes forked from one parent", "successive dumps of %d processes or processes forked from one parent",
+		"summing dumps of one process would count its memory once per dump",
+		"use --latest-per-process to keep the newest dump of each, or --allow-duplicates if they are forked processes or independent samples (intervals then allow for their correlated sampling)"},
+	CopiesOfOneTrace: {"copies of one trace", "copies of %d traces",
+		"summing them would count each trace's allocations once per copy",
+		"give each trace once, or --allow-duplicates if they are independent samples"},
+	DumpsOfOneRecording: {"dumps of one recording", "dumps of %d recordings",
+		"summing them would count the chunks they share once per dump",
+		"give only the last dump of each recording (it holds the chunks of the ones before, unless maxage or maxsize dropped them: then give dumps that share no chunk), or --allow-duplicates if they are independent samples"},
 }
 
 func (e *DuplicateError) Error() string {
@@ -456,29 +479,12 @@ func (e *DuplicateError) Error() string {
 	for _, g := range e.Groups {
 		n += len(g)
 	}
-	procs := "one process"
+	w := duplicateWords[e.Kind]
+	what := w.one
 	if len(e.Groups) > 1 {
-		procs = fmt.Sprintf("%d processes", len(e.Groups))
+		what = fmt.Sprintf(w.many, len(e.Groups))
 	}
-	what, harm := "successive dumps of "+procs, "summing them would count each process's memory once per dump"
-	switch {
-	case e.Forks:
-		what += " or processes forked from one parent"
-		harm = "summing dumps of one process would count its memory once per dump"
-	case e.Copies:
-		what = "copies of one trace"
-		if len(e.Groups) > 1 {
-			what = fmt.Sprintf("copies of %d traces", len(e.Groups))
-		}
-		harm = "summing them would count each trace's allocations once per copy"
-	case e.Recordings:
-		what = "dumps of one recording"
-		if len(e.Groups) > 1 {
-			what = fmt.Sprintf("dumps of %d recordings", len(e.Groups))
-		}
-		harm = "summing them would count the chunks they share once per dump"
-	}
-	fmt.Fprintf(&b, "%d inputs are %s (by their %s): %s", n, what, e.How, harm)
+	fmt.Fprintf(&b, "%d inputs are %s (by their %s): %s", n, what, e.How, w.harm)
 	const show = 5
 	for i, g := range e.Groups {
 		if i == show {
@@ -490,14 +496,7 @@ func (e *DuplicateError) Error() string {
 		}
 		fmt.Fprintf(&b, "\n  %s", strings.Join(g, ", "))
 	}
-	hint := e.Hint
-	switch {
-	case hint == "" && e.Forks:
-		hint = "use --latest-per-process to keep the newest dump of each, or --allow-duplicates if they are forked processes or independent samples (intervals then allow for their correlated sampling)"
-	case hint == "":
-		hint = "use --latest-per-process to keep the newest dump of each, or --allow-duplicates if they are independent samples"
-	}
-	b.WriteString("\n" + hint)
+	b.WriteString("\n" + w.hint)
 	return b.String()
 }
 

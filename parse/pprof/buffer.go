@@ -3,9 +3,12 @@ package pprof
 // The samples of a profile.proto, kept packed from the moment they are read
 // until the end of the input makes them readable (see doc.go), then read
 // back in order. Each sample is re-encoded against the one before it: its
-// location list as the number of ids shared with the previous list at the
-// leaf end and at the root end plus the ids in between, its values and
-// labels as a flag when they repeat. Writers emit related stacks next to
+// location list (the varints the file had) as the number of bytes it
+// shares with the previous list at the leaf end and at the root end plus
+// the bytes in between, its values and labels as a flag when they repeat.
+// Read back, a list is rebuilt as bytes and decoded only for a sample that
+// is sent: most samples of a heap profile read for an in-use value have
+// nothing in use, and their ids are never needed. Writers emit related stacks next to
 // each other (Go's buckets, pprof's sorted samples), so this holds a heap
 // profile's samples in a fraction of their encoded size, in a few large
 // byte slices: no allocation and no pointer per sample.
@@ -27,14 +30,12 @@ type pbLabel struct {
 // sample is one sample, decoded; its slices are reused from sample to
 // sample.
 type sample struct {
+	// locs is the location ids, decoded from raw by decodeLocs (or by
+	// parseSample from a field that is not one packed run).
 	locs   []uint64
 	Value  []int64
 	labels []pbLabel
-	// shared is how many leading locations the sample shares with the
-	// one before it (set when read back from a sampleBuf).
-	shared int
-	// raw is the location ids as varints, as a packed field holds them
-	// (set by parseSample, which leaves locs empty).
+	// raw is the location ids as varints, as a packed field holds them.
 	raw    []byte
 	rawBuf []byte
 	// vals and labs are where the values and labels lie in the message.
@@ -52,11 +53,14 @@ const (
 
 // sampleBuf packs samples in the order they are added.
 type sampleBuf struct {
-	chunks  [][]byte
-	n       int // samples
-	enc     []byte
-	cur     sample
-	prev    sample
+	chunks [][]byte
+	n      int // samples
+	enc    []byte
+	// pair holds the sample being added and the one before it, at
+	// pair[cur] and pair[cur^1]: they trade places by the index, not by
+	// copying the structs.
+	pair    [2]sample
+	cur     int
 	prevRaw []byte
 	// The previous sample's values and labels as encoded (when contiguous):
 	// a sample with the same bytes has the same values and labels, already
@@ -80,7 +84,7 @@ type sampleBuf struct {
 // the previous sample's as bytes: only what differs is decoded (and
 // checked) here.
 func (b *sampleBuf) add(msg []byte) error {
-	s, prev := &b.cur, &b.prev
+	s, prev := &b.pair[b.cur], &b.pair[b.cur^1]
 	if err := parseSample(msg, s); err != nil {
 		return err
 	}
@@ -125,8 +129,8 @@ func (b *sampleBuf) add(msg []byte) error {
 	if err := b.noteLocs(mid); err != nil {
 		return err
 	}
-	e = binary.AppendUvarint(e, uint64(countVarints(s.raw[:pre])))
-	e = binary.AppendUvarint(e, uint64(countVarints(s.raw[len(s.raw)-suf:])))
+	e = binary.AppendUvarint(e, uint64(pre))
+	e = binary.AppendUvarint(e, uint64(suf))
 	e = binary.AppendUvarint(e, uint64(len(mid)))
 	e = append(e, mid...)
 	if flags&sameLabels == 0 {
@@ -142,7 +146,7 @@ func (b *sampleBuf) add(msg []byte) error {
 	b.enc = e
 	b.n++
 	b.prevRaw = append(b.prevRaw[:0], s.raw...)
-	b.cur, b.prev = b.prev, b.cur
+	b.cur ^= 1
 	return nil
 }
 
@@ -197,15 +201,30 @@ func (b *sampleBuf) withAny(mask uint64) (n int, ok bool) {
 // noteLocs decodes location ids a previous sample did not have, checking
 // them and noting the largest.
 func (b *sampleBuf) noteLocs(raw []byte) error {
-	r := pbBuf{b: raw}
-	for !r.done() {
-		id, err := r.varint()
-		if err != nil {
-			return err
+	top, zero := b.maxLoc, b.zeroLoc
+	for i := 0; i < len(raw); {
+		// Ids of one and two bytes inline: most tables have fewer than
+		// 16,384 locations.
+		var id uint64
+		switch c := raw[i]; {
+		case c < 0x80:
+			id = uint64(c)
+			i++
+		case i+1 < len(raw) && raw[i+1] < 0x80:
+			id = uint64(c&0x7f) | uint64(raw[i+1])<<7
+			i += 2
+		default:
+			r := pbBuf{b: raw, off: i}
+			var err error
+			if id, err = r.varint(); err != nil {
+				return err
+			}
+			i = r.off
 		}
-		b.maxLoc = max(b.maxLoc, id)
-		b.zeroLoc = b.zeroLoc || id == 0
+		top = max(top, id)
+		zero = zero || id == 0
 	}
+	b.maxLoc, b.zeroLoc = top, zero
 	return nil
 }
 
@@ -224,6 +243,9 @@ func sharedVarints(a, b []byte) (pre, suf int) {
 	}
 	for pre > 0 && a[pre-1] >= 0x80 {
 		pre--
+	}
+	for suf+8 <= n-pre && binary.LittleEndian.Uint64(a[len(a)-suf-8:]) == binary.LittleEndian.Uint64(b[len(b)-suf-8:]) {
+		suf += 8
 	}
 	for suf < n-pre && a[len(a)-1-suf] == b[len(b)-1-suf] {
 		suf++
@@ -307,6 +329,10 @@ func (sp *span) add(start, end int) {
 // decodeLabels read when they differ from the previous sample's.
 func parseSample(msg []byte, s *sample) error {
 	s.locs, s.raw, s.vals, s.labs = s.locs[:0], nil, span{}, span{}
+	if parseSampleFast(msg, s) {
+		return nil
+	}
+	s.raw, s.vals, s.labs = nil, span{}, span{}
 	packed := true // s.raw holds every id so far
 	r := pbBuf{b: msg}
 	for !r.done() {
@@ -347,6 +373,44 @@ func parseSample(msg []byte, s *sample) error {
 		s.raw = s.rawBuf
 	}
 	return nil
+}
+
+// parseSampleFast is parseSample for the messages every writer makes:
+// fields of one-byte keys, all length-delimited (packed locations and
+// values, labels), lengths below 2^14, one location field. It reports
+// false, leaving the rest to parseSample, on anything else.
+func parseSampleFast(msg []byte, s *sample) bool {
+	for i := 0; i < len(msg); {
+		k := msg[i]
+		if (k != 0x0a && k != 0x12 && k != 0x1a) || i+1 >= len(msg) {
+			return false
+		}
+		n, j := int(msg[i+1]), i+2
+		if n >= 0x80 {
+			if j >= len(msg) || msg[j] >= 0x80 {
+				return false
+			}
+			n = n&0x7f | int(msg[j])<<7
+			j++
+		}
+		end := j + n
+		if end > len(msg) {
+			return false
+		}
+		switch k {
+		case 0x0a:
+			if s.raw != nil {
+				return false
+			}
+			s.raw = msg[j:end]
+		case 0x12:
+			s.vals.add(i, end)
+		default:
+			s.labs.add(i, end)
+		}
+		i = end
+	}
+	return true
 }
 
 // region is the part of msg that holds the fields of sp: the span itself,
@@ -430,15 +494,15 @@ type sampleReader struct {
 	rest  []byte
 	s     sample
 	vals  []int64 // the last values given, which a sample may repeat
-	spare []uint64
 }
 
 func (b *sampleBuf) reader() *sampleReader {
 	return &sampleReader{b: b}
 }
 
-// next unpacks the next sample. Its slices are valid until the next call;
-// Value is a copy the caller may change.
+// next unpacks the next sample, its location ids as bytes only (see
+// decodeLocs). Its slices are valid until the next call; Value is a copy
+// the caller may change.
 func (r *sampleReader) next() *sample {
 	for len(r.rest) == 0 {
 		r.rest = r.b.chunks[r.chunk]
@@ -462,19 +526,9 @@ func (r *sampleReader) next() *sample {
 	pre, p = uvarint(p)
 	suf, p = uvarint(p)
 	n, p = uvarint(p)
-	// The shared start stays in place; the shared end is set aside while
-	// the ids in between are decoded over it.
-	locs := r.s.locs
-	r.spare = append(r.spare[:0], locs[len(locs)-int(suf):]...)
-	locs = locs[:pre]
-	for mid := p[:n]; len(mid) > 0; {
-		var id uint64
-		id, mid = uvarint(mid)
-		locs = append(locs, id)
-	}
+	r.s.raw = splice(r.s.raw, int(pre), int(suf), p[:n])
+	r.s.locs = r.s.locs[:0]
 	p = p[n:]
-	r.s.locs = append(locs, r.spare...)
-	r.s.shared = int(pre)
 	r.s.repeat = flags&(sameValues|sameLabels) == sameValues|sameLabels
 	if flags&sameLabels == 0 {
 		n, p = uvarint(p)
@@ -492,6 +546,34 @@ func (r *sampleReader) next() *sample {
 	}
 	r.rest = p
 	return &r.s
+}
+
+// splice makes raw the previous list's first pre bytes, then mid, then
+// its last suf bytes, in place: the shared end moves first (copy allows
+// the overlap), then mid is written between.
+func splice(raw []byte, pre, suf int, mid []byte) []byte {
+	old := len(raw)
+	size := pre + len(mid) + suf
+	if size > old {
+		raw = slices.Grow(raw, size-old)[:size]
+	}
+	copy(raw[pre+len(mid):size], raw[old-suf:old])
+	copy(raw[pre:], mid)
+	return raw[:size]
+}
+
+// decodeLocs decodes the location ids of a sample read back (raw, which
+// add checked) into locs.
+func (s *sample) decodeLocs() []uint64 {
+	if len(s.locs) > 0 || len(s.raw) == 0 {
+		return s.locs
+	}
+	for p := s.raw; len(p) > 0; {
+		var id uint64
+		id, p = uvarint(p)
+		s.locs = append(s.locs, id)
+	}
+	return s.locs
 }
 
 // uvarint decodes a varint that add wrote or checked, as pbBuf.varint

@@ -216,6 +216,36 @@ func (s *stream) varint() (uint64, error) {
 	return 0, errors.New("varint longer than 10 bytes")
 }
 
+// buffered reads a whole message field (a sample, location, function,
+// mapping, string or value type) when its key, length and bytes are all
+// in the reader's buffer, as most are: one look at the buffer instead of
+// a read per byte of the key and the length. ok is false, and nothing
+// read, otherwise. The bytes are valid until the next read.
+func (s *stream) buffered() (field int, b []byte, ok bool) {
+	p, _ := s.r.Peek(s.r.Buffered())
+	if len(p) < 3 || p[0] >= 0x80 || p[0]&7 != pbWireBytes {
+		return 0, nil, false
+	}
+	switch field = int(p[0] >> 3); field {
+	case pbProfileSampleType, pbProfileSample, pbProfileMapping, pbProfileLocation, pbProfileFunction, pbProfileStringTable, pbProfilePeriodType:
+	default:
+		return 0, nil, false
+	}
+	n, i := int(p[1]), 2
+	if n >= 0x80 {
+		if p[2] >= 0x80 {
+			return 0, nil, false
+		}
+		n, i = n&0x7f|int(p[2])<<7, 3
+	}
+	if i+n > len(p) {
+		return 0, nil, false
+	}
+	s.r.Discard(i + n)
+	s.off += int64(i + n)
+	return field, p[i : i+n], true
+}
+
 // payload reads a length-delimited field's bytes. They are valid until
 // the next read from the stream: a field that fits the reader's buffer is
 // not copied.
@@ -350,6 +380,12 @@ func decodeStream(name string, r *bufio.Reader) (*decoded, error) {
 	s := &stream{r: r}
 	for {
 		at := s.off
+		if field, b, ok := s.buffered(); ok {
+			if err := d.message(field, b); err != nil {
+				return nil, d.wireError(s, at, field, err)
+			}
+			continue
+		}
 		k, err := s.varint()
 		if err == io.EOF {
 			break

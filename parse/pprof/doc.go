@@ -20,15 +20,17 @@
 //   - the tables: strings, functions, locations, mappings, sample types,
 //     small next to the samples;
 //   - the samples, packed (buffer.go) into a few large byte slices, each
-//     as its difference from the one before it: the location ids it shares
-//     with it at either end of the stack as two counts, the ids in between
-//     as the varints the file had, repeated values and labels as one flag.
-//     No pointer and no allocation per sample.
+//     as its difference from the one before it: the bytes of location ids
+//     it shares with it at either end of the stack as two counts, the ids
+//     in between as the varints the file had, repeated values and labels
+//     as one flag. No pointer and no allocation per sample.
 //
 // When the input ends, the tables are resolved and the samples read back
 // from the buffer and sent as records, with one reused Record and stack
-// (the frames of the locations a stack shares with the previous one are
-// not even copied again).
+// (the frames of the locations a stack shares with the one sent before it
+// are not even copied again). A sample's location ids are decoded only
+// when it is sent: read for an in-use value, most of a Go heap profile's
+// samples have nothing in use and are counted without them.
 //
 // Why one pass with packed samples rather than holding the decompressed
 // input or reading it twice: Parse gets a stream (decompressed by

@@ -217,7 +217,6 @@ func readHeapest(d *decoded, opt parse.Options, sink parse.Sink) (*parse.Profile
 	}
 	types := map[uint64]string{} // one string per type: the collector interns by address
 	err = d.scan(false, func(i int, s *sample) error {
-		e.next(s)
 		if err := read(i, s); err != nil {
 			return err
 		}

@@ -328,10 +328,10 @@ type emitter struct {
 	// The stack sent last is kept: the next sample's stack often starts
 	// with the same locations (Go writes related stacks one after the
 	// other), whose frames need not be copied again. ends[k] is the number
-	// of frames of its first k+1 locations; valid is how many of its
-	// locations the sample being read shares with it.
-	ends  []int32
-	valid int
+	// of frames of its first k+1 locations; sentRaw is its location ids
+	// as varints.
+	ends    []int32
+	sentRaw []byte
 	// readsInUse and readsAlloc are the kinds of counts the sink reads
 	// (parse.Reads, asked once the kinds are settled): when every frame
 	// of the profile is named, a sample with none of them is counted but
@@ -344,22 +344,24 @@ func newEmitter(d *decoded, out *parse.Profile, sink parse.Sink) *emitter {
 	return &emitter{d: d, out: out, sink: sink}
 }
 
-// next notes a sample read, sent or not, for the reuse of the last stack.
-func (e *emitter) next(s *sample) { e.valid = min(e.valid, s.shared) }
-
 // send fills the record's stack from the sample's locations and sends it.
 func (e *emitter) send(i int, s *sample) error {
+	// The leading locations the sample shares with the stack sent last
+	// keep their frames.
+	pre, _ := sharedVarints(s.raw, e.sentRaw)
+	valid := countVarints(s.raw[:pre])
 	keep := 0
-	if e.valid > 0 {
-		keep = int(e.ends[e.valid-1])
+	if valid > 0 {
+		keep = int(e.ends[valid-1])
 	}
-	stack, ids, ends, ok := e.d.stacks.appendStack(e.rec.Stack[:keep], e.rec.FrameIDs[:keep], e.ends[:e.valid], s.locs[e.valid:])
+	locs := s.decodeLocs()
+	stack, ids, ends, ok := e.d.stacks.appendStack(e.rec.Stack[:keep], e.rec.FrameIDs[:keep], e.ends[:valid], locs[valid:])
 	e.rec.Stack, e.rec.FrameIDs, e.ends = stack, ids, ends
 	if !ok {
-		e.valid = 0
+		e.sentRaw = e.sentRaw[:0]
 		return &parse.Error{File: e.d.name, Offset: -1, Msg: fmt.Sprintf("sample %d", i), Err: e.d.check(s, true)}
 	}
-	e.valid = len(s.locs)
+	e.sentRaw = append(e.sentRaw[:0], s.raw...)
 	e.count()
 	e.sink.Record(&e.rec)
 	return nil
@@ -421,6 +423,7 @@ func (d *decoded) scan(full bool, f func(i int, s *sample) error) error {
 	for i := range d.samples.n {
 		s := rd.next()
 		if full {
+			s.decodeLocs()
 			if err := d.check(s, true); err != nil {
 				return &parse.Error{File: d.name, Offset: -1, Msg: fmt.Sprintf("sample %d", i), Err: err}
 			}
@@ -465,7 +468,6 @@ func emit(e *emitter, c converter) (n emitted, err error) {
 	var inuse, alloc parse.Counts
 	converted := false
 	err = e.d.scan(false, func(i int, s *sample) error {
-		e.next(s)
 		if !s.repeat || !converted {
 			if err := c.chk.check(i, s); err != nil {
 				return err

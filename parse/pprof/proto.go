@@ -391,17 +391,20 @@ func (e *emitter) toSend(c converter) int {
 }
 
 // count counts the record as sent.
-func (e *emitter) count() {
-	e.inuseSamples += e.rec.InUse.Samples
-	e.allocSm += e.rec.Alloc.Samples
+func (e *emitter) count() { e.countSamples(e.rec.InUse.Samples, e.rec.Alloc.Samples) }
+
+// countSamples counts a record of the given sample counts, sent or idle.
+func (e *emitter) countSamples(inUse, alloc float64) {
+	e.inuseSamples += inUse
+	e.allocSm += alloc
 	e.out.Records++
 }
 
-// idle reports whether the record, its counts filled in, changes nothing
-// in the sink (parse.Narrower): a record of named frames with nothing the
-// sink reads.
-func (e *emitter) idle() bool {
-	return e.d.stacks.named && (!e.readsInUse || e.rec.InUse.IsZero()) && (!e.readsAlloc || e.rec.Alloc.IsZero())
+// idle reports whether a record whose in-use and allocation counts are
+// zero or not as said changes nothing in the sink (parse.Narrower): a
+// record of named frames with nothing the sink reads.
+func (e *emitter) idle(inUseZero, allocZero bool) bool {
+	return e.d.stacks.named && (!e.readsInUse || inUseZero) && (!e.readsAlloc || allocZero)
 }
 
 // finish sets the profile-level fields derived from the records.
@@ -466,6 +469,7 @@ func emit(e *emitter, c converter) (n emitted, err error) {
 	e.readsInUse, e.readsAlloc = parse.Reads(e.sink)
 	parse.Reserve(e.sink, e.toSend(c))
 	var inuse, alloc parse.Counts
+	var inZero, allocZero, approx bool
 	converted := false
 	err = e.d.scan(false, func(i int, s *sample) error {
 		if !s.repeat || !converted {
@@ -473,25 +477,30 @@ func emit(e *emitter, c converter) (n emitted, err error) {
 				return err
 			}
 			inuse, alloc = c.counts(s)
+			inZero, allocZero, approx = inuse.IsZero(), alloc.IsZero(), inuse.Approx || alloc.Approx
 			converted = true
 		}
-		if inuse.Approx || alloc.Approx {
+		if approx {
 			n.approx++
 		}
-		if inuse.IsZero() && alloc.IsZero() {
+		switch {
+		case inZero && allocZero:
 			n.empty++
+			return nil
+		case drop && allocZero:
+			return nil
+		case e.idle(inZero || drop, allocZero):
+			// Every location is known: checked before (needsCheck).
+			if drop {
+				e.countSamples(0, alloc.Samples)
+			} else {
+				e.countSamples(inuse.Samples, alloc.Samples)
+			}
 			return nil
 		}
 		e.rec.InUse, e.rec.Alloc = inuse, alloc
 		if drop {
-			if alloc.IsZero() {
-				return nil
-			}
 			e.rec.InUse = parse.Counts{}
-		}
-		if e.idle() {
-			e.count() // every location is known: checked before (needsCheck)
-			return nil
 		}
 		return e.send(i, s)
 	})

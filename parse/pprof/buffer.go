@@ -89,15 +89,18 @@ func (b *sampleBuf) add(msg []byte) error {
 		return err
 	}
 	var flags byte
+	// Values and labels of the bytes of the previous sample's are its
+	// values and labels: the slices trade places (the sample after this
+	// one decodes over the other).
 	sameVals := b.n > 0 && !s.vals.split && !prev.vals.split && bytes.Equal(region(msg, s.vals), b.prevVals)
 	if sameVals {
-		s.Value = append(s.Value[:0], prev.Value...)
+		s.Value, prev.Value = prev.Value, s.Value
 	} else if err := decodeValues(msg, s); err != nil {
 		return err
 	}
 	sameLabs := b.n > 0 && !s.labs.split && !prev.labs.split && bytes.Equal(region(msg, s.labs), b.prevLabs)
 	if sameLabs {
-		s.labels = append(s.labels[:0], prev.labels...)
+		s.labels, prev.labels = prev.labels, s.labels
 	} else if err := decodeLabels(msg, s); err != nil {
 		return err
 	}
@@ -111,10 +114,10 @@ func (b *sampleBuf) add(msg []byte) error {
 	}
 	b.countNonzero(s.Value)
 	e := b.enc[:0]
-	if b.n > 0 && slices.Equal(s.Value, prev.Value) {
+	if sameVals || b.n > 0 && slices.Equal(s.Value, prev.Value) {
 		flags |= sameValues
 	}
-	if b.n > 0 && slices.Equal(s.labels, prev.labels) {
+	if sameLabs || b.n > 0 && slices.Equal(s.labels, prev.labels) {
 		flags |= sameLabels
 	}
 	e = append(e, flags)

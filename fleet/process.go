@@ -256,10 +256,12 @@ func RecordingProcess(format, recording string) string {
 	return format + ":" + recording
 }
 
-// The prefixes of RecordingProcess's identities, by format.
+// The prefixes of RecordingProcess's identities, by format, and of a
+// heap's (Keys).
 const (
 	jfrPrefix      = "jfr:"
 	nettracePrefix = "nettrace:"
+	heapPrefix     = "heap:"
 )
 
 // ContentsDuplicates is the refusal of the inputs that are dumps of one
@@ -267,28 +269,52 @@ const (
 // identities, Keys; inputs that share one are one): the groups, how they
 // were told apart, and what to do about it; nil when there are none.
 func ContentsDuplicates(paths []string, keysOf func(i int) []string) *DuplicateError {
-	groups, keys := linked(paths, keysOf)
+	all, _ := link(len(paths), keysOf)
+	var groups [][]string
+	var keys []string // what linked them: the keys two inputs of a group share
+	for _, members := range all {
+		if len(members) < 2 {
+			continue
+		}
+		group := make([]string, len(members))
+		seen := map[string]bool{}
+		for j, i := range members {
+			group[j] = paths[i]
+			for _, k := range slices.Compact(slices.Sorted(slices.Values(keysOf(i)))) {
+				if k != "" && seen[k] {
+					keys = append(keys, k)
+				}
+				seen[k] = true
+			}
+		}
+		groups = append(groups, group)
+	}
 	if len(groups) == 0 {
 		return nil
 	}
-	jfr, trace := 0, 0
+	jfr, trace, heap := 0, 0, 0
 	for _, k := range keys {
 		switch {
 		case strings.HasPrefix(k, jfrPrefix):
 			jfr++
 		case strings.HasPrefix(k, nettracePrefix):
 			trace++
+		case strings.HasPrefix(k, heapPrefix):
+			heap++
 		}
 	}
 	switch {
-	case jfr == 0 && trace == 0:
+	case jfr == 0 && trace == 0 && heap == 0:
 		return &DuplicateError{Groups: groups, How: "libraries mapped at identical addresses", Kind: DumpsOrForks}
-	case jfr == len(keys):
+	case jfr > 0 && jfr+heap == len(keys):
+		// Dumps of one recording are of one JVM too: the chunks say more.
 		return &DuplicateError{Groups: groups, How: "JFR chunks, which dumps of one recording share (each began at one nanosecond)", Kind: DumpsOfOneRecording}
 	case trace == len(keys):
 		return &DuplicateError{Groups: groups, How: ".NET traces' process id and start counter, which copies of one trace share", Kind: CopiesOfOneTrace}
+	case heap == len(keys):
+		return &DuplicateError{Groups: groups, How: "JVM's pid and start time (jdk.JVMInformation)", Kind: SnapshotsOfOneHeap}
 	}
-	return &DuplicateError{Groups: groups, How: "libraries mapped at identical addresses, JFR chunks or .NET traces' start"}
+	return &DuplicateError{Groups: groups, How: "libraries mapped at identical addresses, JFR chunks, .NET traces' start or JVMs"}
 }
 
 // MappingsProcess is MapsProcess for a profile's parsed mappings (a pprof
@@ -388,15 +414,21 @@ func link(n int, keys func(i int) []string) (groups [][]int, first []string) {
 }
 
 // Keys are an input's identities as merges compare them: its process
-// (NamedProcess), and the chunks of a JFR recording it holds (a dump of a
+// (NamedProcess), the chunks of a JFR recording it holds (a dump of a
 // recording that dropped its oldest chunks, maxage or maxsize, no longer
 // begins with the recording's first: the chunks it shares with another
-// dump say they are of one recording).
-func Keys(src *parse.Source) []string {
-	keys := make([]string, 0, 1+len(src.Chunks))
+// dump say they are of one recording), and, when live values are read,
+// the heap its live objects are of (parse.Source.Heap: recordings of one
+// JVM that share no chunk hold different allocations, which sum, but
+// list its live objects again each).
+func Keys(src *parse.Source, live bool) []string {
+	keys := make([]string, 0, 2+len(src.Chunks))
 	keys = append(keys, src.Process)
 	for _, c := range src.Chunks {
 		keys = append(keys, RecordingProcess(src.Format, c))
+	}
+	if live && src.Heap != "" {
+		keys = append(keys, heapPrefix+src.Heap)
 	}
 	return keys
 }
@@ -454,6 +486,10 @@ const (
 	CopiesOfOneTrace
 	// DumpsOfOneRecording are dumps of one JFR recording.
 	DumpsOfOneRecording
+	// SnapshotsOfOneHeap are inputs whose live values list one heap's
+	// objects (a JVM's, in recordings that share no chunk), read for
+	// a live value.
+	SnapshotsOfOneHeap
 )
 
 // duplicateWords are a DuplicateKind's words: what one group is, what n
@@ -471,6 +507,9 @@ var duplicateWords = [...]struct{ one, many, harm, hint string }{
 	DumpsOfOneRecording: {"dumps of one recording", "dumps of %d recordings",
 		"summing them would count the chunks they share once per dump",
 		"give only the last dump of each recording (it holds the chunks of the ones before, unless maxage or maxsize dropped them: then give dumps that share no chunk), or --allow-duplicates if they are independent samples"},
+	SnapshotsOfOneHeap: {"recordings of one JVM", "recordings of %d JVMs",
+		"each lists the JVM's sampled live objects (jdk.OldObjectSample) at its end, and summing them would count the objects alive at two ends once per recording",
+		"for in-use values give only the newest recording of each JVM; their allocations sum (a report of --value alloc_space or alloc_objects; pprof and Parquet output hold the in-use values too); or --allow-duplicates if they are independent samples"},
 }
 
 func (e *DuplicateError) Error() string {

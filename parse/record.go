@@ -272,6 +272,13 @@ type Source struct {
 	// began with it: a JFR dump's chunks by their start. Two inputs that
 	// share one hold the same events.
 	Chunks []string
+	// Heap names the heap whose live objects the input's in-use values
+	// list, where the format says and a running program's dumps list
+	// them again and again: a JVM's, by its pid and start time (in
+	// milliseconds), for JFR's old object samples, which belong to the
+	// JVM, not to a recording. Two inputs of one Heap list objects of one
+	// heap twice; "" where the input does not say or has no such list.
+	Heap string
 	// Salvaged is set when --keep-going kept what preceded a truncation
 	// or damage: the input's estimates are then of a part of it.
 	Salvaged bool

@@ -8,6 +8,7 @@ import (
 
 	"github.com/heapest/heapest/fleet"
 	"github.com/heapest/heapest/internal/testfile"
+	"github.com/heapest/heapest/unbias"
 )
 
 // namedInput is an input's name and bytes.
@@ -16,10 +17,11 @@ type namedInput struct {
 	data []byte
 }
 
-// duplicatesOf reads the inputs into a Builder and returns its refusal.
-func duplicatesOf(t *testing.T, inputs ...namedInput) *fleet.DuplicateError {
+// duplicatesOf reads the inputs into a Builder of opt and returns its
+// refusal.
+func duplicatesOf(t *testing.T, opt Options, inputs ...namedInput) *fleet.DuplicateError {
 	t.Helper()
-	b := NewBuilder(Options{})
+	b := NewBuilder(opt)
 	for _, in := range inputs {
 		if _, _, err := b.AddReader(in.name, bytes.NewReader(in.data), Input{}); err != nil {
 			t.Fatal(err)
@@ -29,18 +31,20 @@ func duplicatesOf(t *testing.T, inputs ...namedInput) *fleet.DuplicateError {
 }
 
 // dupCase is a set of inputs, the one group of them a refusal must hold
-// ("" for no refusal), and words its message must and must not have.
+// ("" for no refusal), and words its message must and must not have,
+// for a Builder of opt (the zero Options read inuse_space).
 type dupCase struct {
 	name       string
 	inputs     []namedInput
 	group      string
 	say, never string
+	opt        Options
 }
 
 func checkDuplicates(t *testing.T, cases []dupCase) {
 	t.Helper()
 	for _, c := range cases {
-		dup := duplicatesOf(t, c.inputs...)
+		dup := duplicatesOf(t, c.opt, c.inputs...)
 		if c.group == "" {
 			if dup != nil {
 				t.Errorf("%s: refused: %v", c.name, dup)
@@ -74,9 +78,30 @@ func TestJFRDumpsOfOneRecording(t *testing.T) {
 	other := namedInput{"other.jfr", testfile.Gunzip(t, "../parse/jfr/testdata/first-sample-jdk17.jfr.gz")}
 	// --latest-per-process reads jemalloc's names: no help here.
 	checkDuplicates(t, []dupCase{
-		{"the first chunk and both", []namedInput{d1, d2, other}, "d1.jfr d2.jfr", "dumps of one recording", "--latest-per-process"},
-		{"two recordings", []namedInput{d2, other}, "", "", ""},
-		{"both and the second chunk", []namedInput{d2, d3}, "d2.jfr d3.jfr", "dumps of one recording", ""},
-		{"no chunk shared", []namedInput{d1, d3}, "", "", ""},
+		{"the first chunk and both", []namedInput{d1, d2, other}, "d1.jfr d2.jfr", "dumps of one recording", "--latest-per-process", Options{}},
+		{"two recordings", []namedInput{d2, other}, "", "", "", Options{}},
+		{"both and the second chunk", []namedInput{d2, d3}, "d2.jfr d3.jfr", "dumps of one recording", "", Options{}},
+		{"no chunk shared", []namedInput{d1, d3}, "", "", "", Options{}},
+	})
+}
+
+// Two recordings of one JVM, one after the other, share no chunk: their
+// allocations sum. But the leak profiler's objects are the JVM's, and the
+// second lists again those of the first still alive (parse.Source.Heap):
+// read for an in-use value, or for pprof output, which has every value,
+// they are refused; read for allocations, or by default (allocations, for
+// JFR), they are not.
+func TestJFRRecordingsOfOneJVM(t *testing.T) {
+	r0 := namedInput{"r0.jfr", testfile.Gunzip(t, "../parse/jfr/testdata/jdk17-one-jvm-0.jfr.gz")}
+	r1 := namedInput{"r1.jfr", testfile.Gunzip(t, "../parse/jfr/testdata/jdk17-one-jvm-1.jfr.gz")}
+	other := namedInput{"other.jfr", testfile.Gunzip(t, "../parse/jfr/testdata/jdk17-old-objects-2chunks.jfr.gz")}
+	const say = "2 inputs are recordings of one JVM (by their JVM's pid and start time (jdk.JVMInformation))"
+	checkDuplicates(t, []dupCase{
+		{"inuse_objects", []namedInput{r0, other, r1}, "r0.jfr r1.jfr", say, "--latest-per-process", Options{Value: unbias.InUseObjects}},
+		{"every value", []namedInput{r0, r1}, "r0.jfr r1.jfr", "alloc_space", "", Options{AllValues: true}},
+		{"alloc_space", []namedInput{r0, r1}, "", "", "", Options{Value: unbias.AllocSpace}},
+		{"the default", []namedInput{r0, r1}, "", "", "", Options{DefaultValue: true}},
+		// A copy shares its chunks too, which say more: one recording.
+		{"a copy", []namedInput{r0, {"r0b.jfr", r0.data}}, "r0.jfr r0b.jfr", "dumps of one recording", "JVM", Options{Value: unbias.InUseObjects}},
 	})
 }

@@ -135,7 +135,20 @@ func (b *Builder) Duplicates() *fleet.DuplicateError {
 	for i := range b.inputs {
 		paths[i] = b.inputs[i].src.Path
 	}
-	return fleet.ContentsDuplicates(paths, func(i int) []string { return fleet.Keys(&b.inputs[i].src) })
+	live := b.readsLive()
+	return fleet.ContentsDuplicates(paths, func(i int) []string { return fleet.Keys(&b.inputs[i].src, live) })
+}
+
+// readsLive reports whether what b makes reads a live (in-use) value of
+// the joined inputs: the report's value, or every value for pprof output.
+func (b *Builder) readsLive() bool {
+	switch {
+	case b.opt.AllValues:
+		return true
+	case b.opt.DefaultValue:
+		return !DefaultValueFor(b.profiles()).IsAlloc()
+	}
+	return !b.opt.Value.IsAlloc()
 }
 
 // merged summarizes the joined inputs, and the inputs of those that are

@@ -450,7 +450,8 @@ func (b *Builder) correlate() {
 	for i := range b.inputs {
 		paths[i] = b.inputs[i].src.Path
 	}
-	b.families = fleet.FamiliesOf(paths, func(i int) []string { return fleet.Keys(&b.inputs[i].src) },
+	live := b.readsLive()
+	b.families = fleet.FamiliesOf(paths, func(i int) []string { return fleet.Keys(&b.inputs[i].src, live) },
 		func(i int) map[string]int {
 			if m := b.inputs[i].merged; m != nil {
 				return m.Families

@@ -19,7 +19,7 @@ func TestTraceCopies(t *testing.T) {
 	a, b := namedInput{"a.nettrace", trace(981234567890)}, namedInput{"b.nettrace", trace(981299999999)}
 	copied := namedInput{"copy.nettrace", a.data}
 	checkDuplicates(t, []dupCase{
-		{"a trace and its copy", []namedInput{a, b, copied}, "a.nettrace copy.nettrace", "copies of one trace", "--latest-per-process"},
-		{"two traces of one process", []namedInput{a, b}, "", "", ""},
+		{"a trace and its copy", []namedInput{a, b, copied}, "a.nettrace copy.nettrace", "copies of one trace", "--latest-per-process", Options{}},
+		{"two traces of one process", []namedInput{a, b}, "", "", "", Options{}},
 	})
 }

@@ -1,10 +1,11 @@
 package jfr
 
 import (
+	"strconv"
+
 	"github.com/grafana/jfr-parser/parser"
 	"github.com/grafana/jfr-parser/parser/types"
 	"github.com/grafana/jfr-parser/parser/types/def"
-	"strconv"
 
 	"github.com/heapest/heapest/parse"
 )
@@ -56,7 +57,40 @@ func (d *decoder) newChunk(p *parser.Parser, sc *scanned) (*chunk, error) {
 			return nil, err
 		}
 	}
+	if d.jvm == "" && len(sc.jvm) > 0 {
+		d.jvm = jvmIdentity(d.buf, sc.jvm[0], sc.tm)
+	}
 	return c, nil
+}
+
+// jvmIdentity reads a jdk.JVMInformation event's pid and jvmStartTime
+// (milliseconds since the epoch), which tell one JVM from every other,
+// as "PID@START"; "" when the event lacks them or cannot be read (the
+// identity only guards against summing one JVM's old objects twice).
+func jvmIdentity(b []byte, ev event, tm *def.TypeMap) string {
+	c := tm.NameMap["jdk.JVMInformation"]
+	k := newKinds(tm)
+	r := rawReader{b: b[:ev.end], pos: ev.start, budget: 1 << 16}
+	var pid, start uint64
+	var seen int
+	for i := range c.Fields {
+		f := &c.Fields[i]
+		if (f.Name == "pid" || f.Name == "jvmStartTime") && !f.Array && !f.ConstantPool && k.byID[f.Type] == kindVarint {
+			v := r.varlong()
+			if f.Name == "pid" {
+				pid = v
+			} else {
+				start = v
+			}
+			seen++
+			continue
+		}
+		r.skipField(f, k, 0)
+	}
+	if r.err != nil || seen != 2 || pid == 0 || start == 0 {
+		return ""
+	}
+	return strconv.FormatUint(pid, 10) + "@" + strconv.FormatUint(start, 10)
 }
 
 // checkWeight refuses a recording whose ObjectAllocationSample weight is

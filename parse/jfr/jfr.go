@@ -61,6 +61,9 @@ type decoder struct {
 	startNanos uint64
 	// chunkStarts are every chunk's start, in nanoseconds (Source.Chunks).
 	chunkStarts []string
+	// jvm is the JVM's identity (jvmIdentity), from the first chunk that
+	// has a jdk.JVMInformation event.
+	jvm string
 	// oldSnapshot are the records of the latest chunk's old object
 	// samples, sent at the end; oldEvents counts the earlier chunks'
 	// (n.old the latest's).
@@ -237,6 +240,11 @@ func (d *decoder) profile() (*parse.Profile, error) {
 	p.Source.Detail = d.detail()
 	p.HasAlloc = n.samples+n.inTLAB+n.outTLAB > 0
 	p.HasInUse = n.old > 0
+	if p.HasInUse {
+		// The leak profiler's objects are the JVM's: every recording's
+		// dump lists those still alive again.
+		p.Source.Heap = d.jvm
+	}
 	p.Timed = true
 	if d.opt.Rate > 0 {
 		d.warnf("--rate %s ignored: JFR events carry their own weights (bytes), not a sampling period",

@@ -444,3 +444,28 @@ func TestOldObjectsLastChunk(t *testing.T) {
 		t.Errorf("warnings %q: want the last chunk's 208 of 421 said", w)
 	}
 }
+
+// TestJVMHeap: two recordings of one JVM, one after the other (Snap.java),
+// name its heap alike by the JVM's pid and start time (jdk.JVMInformation,
+// as `jfr print` shows them: pid 611, started 2026-11-27T11:13:49.562Z), since the
+// second lists again the old objects of the first that are still alive; a
+// recording without old object samples, or without the event, names none.
+func TestJVMHeap(t *testing.T) {
+	heap := func(file string) string {
+		t.Helper()
+		_, p, err := collect(t, file, testfile.Gunzip(t, "testdata/"+file), parse.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.Source.Heap
+	}
+	h0, h1 := heap("jdk17-one-jvm-0.jfr.gz"), heap("jdk17-one-jvm-1.jfr.gz")
+	if h0 != "611@1795778029562" || h1 != h0 {
+		t.Errorf("heaps %q and %q, want both 611@1795778029562", h0, h1)
+	}
+	for _, file := range []string{"jdk17-old-objects-2chunks.jfr.gz", "jdk17-2chunks.jfr.gz"} {
+		if h := heap(file); h != "" {
+			t.Errorf("%s: heap %q, want none (no jdk.JVMInformation, or no old objects)", file, h)
+		}
+	}
+}

@@ -52,9 +52,10 @@ type scanned struct {
 	tm *def.TypeMap
 	// counts are the events by type.
 	counts map[uint64]int
-	// checkpoints and old are the places of the checkpoint and
-	// jdk.OldObjectSample events, which the library does not hand over.
-	checkpoints, old []event
+	// checkpoints, old and jvm are the places of the checkpoint,
+	// jdk.OldObjectSample and jdk.JVMInformation events, which the library
+	// does not hand over.
+	checkpoints, old, jvm []event
 }
 
 // validate checks a chunk: its metadata, its constant pool chain, and every
@@ -94,6 +95,8 @@ func validate(b []byte) (*scanned, error) {
 		case c == nil:
 		case c.Name == "jdk.OldObjectSample":
 			out.old = append(out.old, ev)
+		case c.Name == "jdk.JVMInformation":
+			out.jvm = append(out.jvm, ev)
 		case boundEvents[c.Name]:
 			r := rawReader{b: v.b[:ev.end], pos: ev.start}
 			for i := range c.Fields {

@@ -8,10 +8,10 @@ package pprof
 // the bytes in between, its values and labels as a flag when they repeat.
 // Read back, a list is rebuilt as bytes and decoded only for a sample that
 // is sent: most samples of a heap profile read for an in-use value have
-// nothing in use, and their ids are never needed. Writers emit related stacks next to
-// each other (Go's buckets, pprof's sorted samples), so this holds a heap
-// profile's samples in a fraction of their encoded size, in a few large
-// byte slices: no allocation and no pointer per sample.
+// nothing in use, and their ids are never needed. Writers emit related
+// stacks next to each other (Go's buckets, pprof's sorted samples), so
+// this holds a heap profile's samples in a fraction of their encoded size,
+// in a few large byte slices: no allocation and no pointer per sample.
 
 import (
 	"bytes"

@@ -11,7 +11,8 @@ import (
 )
 
 // fakeNamer names addresses from a map and calls names starting with
-// "je_" allocator frames; it records what it was asked.
+// "je_" allocator frames, and "je_sys_" ones where the allocator gets
+// memory for itself; it records what it was asked.
 type fakeNamer struct {
 	names      map[uint64]string
 	needed     map[string]int // "addr/leaf" -> times Need was called
@@ -31,12 +32,18 @@ func (n *fakeNamer) Need(addr uint64, leaf bool) {
 
 func (n *fakeNamer) Resolve() error { n.resolved = true; return nil }
 
-func (n *fakeNamer) Name(f parse.Frame, leaf bool) (string, bool) {
+func (n *fakeNamer) Name(f parse.Frame, leaf bool) (string, parse.FrameKind) {
 	name := f.Func
 	if name == "" {
 		name = n.names[f.Addr]
 	}
-	return name, len(name) > 3 && name[:3] == "je_"
+	switch {
+	case strings.HasPrefix(name, "je_sys_"):
+		return name, parse.AllocatorOwnFrame
+	case strings.HasPrefix(name, "je_"):
+		return name, parse.AllocatorFrame
+	}
+	return name, parse.ProgramFrame
 }
 
 func (n *fakeNamer) Unresolved(addr uint64) { n.unresolved = append(n.unresolved, addr) }
@@ -105,6 +112,35 @@ func TestFinishNamesOnce(t *testing.T) {
 	}
 	if fmt.Sprint(nm.unresolved) != "[153]" {
 		t.Errorf("unresolved %v, want [0x99]", nm.unresolved)
+	}
+}
+
+// A stack whose dropped allocator frames include one where the allocator
+// gets memory for itself (gperftools' HEAP_PROFILE_MMAP records
+// tcmalloc's sbrk under the malloc it served) is the memory the program's
+// records already count: its cells are left out, with a warning, whether
+// the table takes the collector's room or copies it (seed);
+// the allocator's frames alone (je_malloc) keep theirs, and the program's
+// stack its own.
+func TestAllocatorOwnLeftOut(t *testing.T) {
+	for _, seed := range []bool{false, true} {
+		nm := &fakeNamer{needed: map[string]int{}, names: map[uint64]string{
+			0x10: "je_malloc", 0x11: "je_sys_alloc", 0x20: "alloc_a", 0x30: "main"}}
+		tb := NewTable([]unbias.Value{unbias.InUseSpace}, Keys{})
+		recs := []parse.Record{addrRec(1, 0x10, 0x20, 0x30), addrRec(5, 0x11, 0x10, 0x20, 0x30), addrRec(8, 0x10)}
+		p := &parse.Profile{}
+		collectInto(t, tb, nm, seed, recs, p)
+		g, _, total := tb.Groups(ByStack, Filter{}, 0, 0)
+		got := map[string]float64{}
+		for _, gr := range g {
+			got[gr.Key] = gr.Flat.Samples
+		}
+		if want := map[string]float64{"main;alloc_a": 1, "je_malloc": 8}; fmt.Sprint(got) != fmt.Sprint(want) || total[0].Samples != 9 {
+			t.Errorf("seed %v: groups %v (total %v), want %v", seed, got, total[0].Samples, want)
+		}
+		if w := strings.Join(p.Warnings, "\n"); !strings.Contains(w, "1 stacks of the allocator's own memory left out (2.50MiB of inuse_space)") {
+			t.Errorf("seed %v: warnings %q", seed, w)
+		}
 	}
 }
 

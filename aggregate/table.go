@@ -1,9 +1,11 @@
 package aggregate
 
 import (
+	"fmt"
 	"strconv"
 
 	"github.com/heapest/heapest/ci"
+	"github.com/heapest/heapest/internal/units"
 	"github.com/heapest/heapest/parse"
 	"github.com/heapest/heapest/unbias"
 )
@@ -15,7 +17,7 @@ import (
 type Namer interface {
 	Need(addr uint64, leaf bool)
 	Resolve() error
-	Name(f parse.Frame, leaf bool) (name string, allocator bool)
+	Name(f parse.Frame, leaf bool) (name string, kind parse.FrameKind)
 	// Unresolved is called once per distinct address.
 	Unresolved(addr uint64)
 }
@@ -37,15 +39,15 @@ func (FuncNamer) Resolve() error { return nil }
 // Name returns f.Func, else the resolver's name for the frame's
 // instruction: f.Addr for the leaf, f.Addr-1 for a caller (a return
 // address follows its call).
-func (n FuncNamer) Name(f parse.Frame, leaf bool) (string, bool) {
+func (n FuncNamer) Name(f parse.Frame, leaf bool) (string, parse.FrameKind) {
 	if f.Func != "" || f.Addr == 0 {
-		return f.Func, false
+		return f.Func, parse.ProgramFrame
 	}
 	pc := f.Addr
 	if !leaf {
 		pc--
 	}
-	return n(pc), false
+	return n(pc), parse.ProgramFrame
 }
 
 // Unresolved does nothing.
@@ -63,11 +65,11 @@ func (IDNamer) Need(uint64, bool) {}
 func (IDNamer) Resolve() error { return nil }
 
 // Name returns f.Func, else the resolver's name for f.Addr.
-func (n IDNamer) Name(f parse.Frame, _ bool) (string, bool) {
+func (n IDNamer) Name(f parse.Frame, _ bool) (string, parse.FrameKind) {
 	if f.Func != "" || f.Addr == 0 {
-		return f.Func, false
+		return f.Func, parse.ProgramFrame
 	}
-	return n(f.Addr), false
+	return n(f.Addr), parse.ProgramFrame
 }
 
 // Unresolved does nothing.
@@ -135,6 +137,7 @@ func (t *Table) Values() []unbias.Value { return t.values }
 type frameInfo struct {
 	fn    uint32 // Table.funcs id
 	alloc bool   // an allocator frame, dropped from the leaf end
+	own   bool   // the allocator getting memory for itself (AllocatorOwnFrame)
 	named bool   // has a name (else fn is its 0x… address)
 	done  bool
 }
@@ -191,7 +194,8 @@ func (c *Collector) Finish(t *Table, namer Namer, p *parse.Profile) error {
 	row := make([]ci.Stats, nv)
 	for id, k := range c.cells.keys {
 		if k.breakdown == useBreakdown { // every cell has statistics (addCell)
-			m.add(m.key(k), stats.row(uint32(id), row))
+			tk, ok := m.key(k)
+			m.addOrOwn(tk, ok, stats.row(uint32(id), row))
 		}
 		if !m.shared {
 			c.stats.release(uint32(id)) // the table grows as the collector shrinks
@@ -206,13 +210,16 @@ func (c *Collector) Finish(t *Table, namer Namer, p *parse.Profile) error {
 			return
 		}
 		c.deferred.record(d, &rec, p)
-		k := m.key(d.key)
+		k, ok := m.key(d.key)
 		k.size = c.contributeAll(&rec)
 		for i := range st {
 			st[i] = c.contrib[i].Stats
 		}
-		m.add(k, st)
+		m.addOrOwn(k, ok, st)
 	})
+	if m.ownCells > 0 && p != nil {
+		p.Warnings = append(p.Warnings, ownWarning(m.ownCells, c.values[0], &m.ownStats[0]))
+	}
 	if m.shared {
 		// Cells the table did not reach (it has fewer when collector
 		// stacks became one table stack) still hold collector statistics.
@@ -222,6 +229,31 @@ func (c *Collector) Finish(t *Table, namer Namer, p *parse.Profile) error {
 	}
 	*c = Collector{}
 	return nil
+}
+
+// addOrOwn adds a cell's statistics to the table (add), or, for a cell
+// of the allocator's own memory (not ok: finisher.key), counts them.
+func (m *finisher) addOrOwn(k cellKey, ok bool, st []ci.Stats) {
+	if ok {
+		m.add(k, st)
+		return
+	}
+	if m.ownStats == nil {
+		m.ownStats = make([]ci.Stats, len(st))
+	}
+	m.ownCells++
+	for i := range st {
+		m.ownStats[i].Merge(&st[i])
+	}
+}
+
+// ownWarning says what Finish left out as the allocator's own memory: n
+// cells whose statistics of value v are st.
+func ownWarning(n int, v unbias.Value, st *ci.Stats) string {
+	return fmt.Sprintf("%d stacks of the allocator's own memory left out (%s of %s): tcmalloc growing its heap "+
+		"(sbrk, mmap) and the heap profiler's own arena, which gperftools' HEAP_PROFILE_MMAP records beside the "+
+		"allocations that memory serves, so they would count twice; --keep-allocator-frames keeps them, under the allocator's frames",
+		n, units.Format(st.Estimate, v.IsSpace()), v)
 }
 
 // add merges a cell's statistics (one per value) into the table. When the
@@ -267,6 +299,11 @@ type finisher struct {
 	// (skip) has its unnamed frames told to the namer all the same.
 	unnamed bool
 	told    []uint32 // skip's table frames, read for what they tell only
+	own     []bool   // mapAll's: which of its stacks are allocatorOwn
+	// ownCells counts the cells left out as the allocator's own memory,
+	// and ownStats sums their statistics (one per value).
+	ownCells int
+	ownStats []ci.Stats
 }
 
 // adopt gives a fresh table (no cell, no stack) the collector's room
@@ -368,10 +405,13 @@ func (m *finisher) mapStacks(breakdown bool) {
 }
 
 // pending marks, in stackMap, a stack of mapStacks's batch not mapped
-// yet; skipped a stack no cell with statistics has, never mapped.
+// yet; skipped a stack no cell with statistics has, never mapped;
+// allocatorOwn a stack of the allocator's own memory (tableStack), whose
+// cells the table leaves out.
 const (
-	pending = ^uint32(0)
-	skipped = pending - 1
+	pending      = ^uint32(0)
+	skipped      = pending - 1
+	allocatorOwn = pending - 2
 )
 
 // usedStacks marks the stacks that a cell of the kind Finish adds
@@ -426,11 +466,18 @@ func (m *finisher) skip(s uint32) {
 	sp := m.c.stacks.spans[s]
 	if m.unnamed {
 		if short, long := m.from.view(sp, &m.frames); long == nil {
-			m.told = tableStack(m.c, short, m.info, m.namer, m.told[:0])
+			m.told, _ = tableStack(m.c, short, m.info, m.namer, m.told[:0])
 		} else {
-			m.told = tableStack(m.c, long, m.info, m.namer, m.told[:0])
+			m.told, _ = tableStack(m.c, long, m.info, m.namer, m.told[:0])
 		}
 	}
+	m.mapped(sp)
+}
+
+// mapped notes that collector stack sp is read no more: when the table
+// did not adopt the collector's chunks, one whose stacks are all read
+// may go.
+func (m *finisher) mapped(sp span) {
 	if m.left != nil {
 		if m.left[sp.chunk]--; m.left[sp.chunk] == 0 {
 			m.from.c[sp.chunk] = nil
@@ -441,21 +488,28 @@ func (m *finisher) skip(s uint32) {
 // mapAll maps collector stacks to table stacks: their table frames and
 // hashes first, then the slots their probes start at, then each.
 func (m *finisher) mapAll(stacks []uint32) {
-	m.buf, m.ends, m.hashes = m.buf[:0], m.ends[:0], m.hashes[:0]
+	m.buf, m.ends, m.hashes, m.own = m.buf[:0], m.ends[:0], m.hashes[:0], m.own[:0]
 	for _, s := range stacks {
 		from := len(m.buf)
+		var own bool
 		if short, long := m.from.view(m.c.stacks.spans[s], &m.frames); long == nil {
-			m.buf = tableStack(m.c, short, m.info, m.namer, m.buf)
+			m.buf, own = tableStack(m.c, short, m.info, m.namer, m.buf)
 		} else {
-			m.buf = tableStack(m.c, long, m.info, m.namer, m.buf)
+			m.buf, own = tableStack(m.c, long, m.info, m.namer, m.buf)
 		}
 		m.ends = append(m.ends, len(m.buf))
 		m.hashes = append(m.hashes, hashIDs(m.buf[from:]))
+		m.own = append(m.own, own)
 	}
 	m.t.stacks.touch(m.hashes)
 	from := 0
 	for i, s := range stacks {
-		m.stackMap[s] = m.intern(s, m.buf[from:m.ends[i]], m.hashes[i]) + 1
+		if m.own[i] {
+			m.stackMap[s] = allocatorOwn
+			m.mapped(m.c.stacks.spans[s])
+		} else {
+			m.stackMap[s] = m.intern(s, m.buf[from:m.ends[i]], m.hashes[i]) + 1
+		}
 		from = m.ends[i]
 	}
 }
@@ -467,16 +521,19 @@ func (m *finisher) intern(s uint32, ids []uint32, h uint64) uint32 {
 		return m.t.stacks.internHashed(ids, h, &sp)
 	}
 	id := m.t.stacks.internHashed(ids, h, nil)
-	if m.left[sp.chunk]--; m.left[sp.chunk] == 0 {
-		m.from.c[sp.chunk] = nil
-	}
+	m.mapped(sp)
 	return id
 }
 
-func (m *finisher) key(k cellKey) cellKey {
+// key is the table's key of collector cell key k; ok is false for a cell
+// of the allocator's own memory (allocatorOwn), which the table leaves out.
+func (m *finisher) key(k cellKey) (_ cellKey, ok bool) {
 	if m.stackMap[k.stack] == 0 {
 		m.one[0] = k.stack
 		m.mapAll(m.one[:])
+	}
+	if m.stackMap[k.stack] == allocatorOwn {
+		return cellKey{}, false
 	}
 	tk := cellKey{stack: m.stackMap[k.stack] - 1, size: k.size}
 	if k.typ != 0 {
@@ -485,7 +542,7 @@ func (m *finisher) key(k cellKey) cellKey {
 	if k.thread != 0 {
 		tk.thread = m.t.strs.intern(m.c.strs.names[k.thread])
 	}
-	return tk
+	return tk, true
 }
 
 func b2i(b bool) int {
@@ -571,7 +628,9 @@ func (c *Collector) nameFrames(t *Table, namer Namer, info *[2][]frameInfo) bool
 				if !fi.done {
 					continue // no used stack has it here
 				}
-				name, fi.alloc = namer.Name(f, leaf == 1)
+				var kind parse.FrameKind
+				name, kind = namer.Name(f, leaf == 1)
+				fi.alloc, fi.own = kind != parse.ProgramFrame, kind == parse.AllocatorOwnFrame
 			}
 			fi.named = name != ""
 			ref := frameRef(leaf)<<31 | frameRef(id)
@@ -611,17 +670,20 @@ func (r frameRef) id() uint32 { return uint32(r & (1<<31 - 1)) }
 func (r frameRef) at(info *[2][]frameInfo) *frameInfo { return &info[r>>31][r.id()] }
 
 // tableStack appends the table function ids of a collector stack to buf,
-// without its leading allocator frames (always keeping one frame).
-func tableStack[T word](c *Collector, stack []T, info *[2][]frameInfo, namer Namer, buf []uint32) []uint32 {
+// without its leading allocator frames (always keeping one frame), and
+// reports whether one of those is the allocator getting memory for itself
+// (frameInfo.own).
+func tableStack[T word](c *Collector, stack []T, info *[2][]frameInfo, namer Namer, buf []uint32) (_ []uint32, own bool) {
 	drop := 0
 	for drop < len(stack)-1 && info[b2i(drop == 0)][stack[drop]].alloc {
+		own = own || info[b2i(drop == 0)][stack[drop]].own
 		drop++
 	}
 	if drop == 0 && len(stack) > 0 {
 		buf = appendFuncs(c, buf, stack[:1], info[1], namer)
 		drop = 1
 	}
-	return appendFuncs(c, buf, stack[drop:], info[0], namer)
+	return appendFuncs(c, buf, stack[drop:], info[0], namer), own
 }
 
 // appendFuncs appends the table function ids of frames ids to buf, the

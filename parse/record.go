@@ -92,6 +92,24 @@ type Frame struct {
 	Func string
 }
 
+// FrameKind is what a named frame is at the leaf end of a heap stack,
+// where the allocator's own frames are dropped (a namer says which).
+type FrameKind uint8
+
+const (
+	// ProgramFrame is the program's: kept.
+	ProgramFrame FrameKind = iota
+	// AllocatorFrame is the allocator's (malloc, its internals): dropped
+	// from the leaf end, so that an allocation is its caller's.
+	AllocatorFrame
+	// AllocatorOwnFrame is the allocator getting memory for itself from
+	// the system (tcmalloc's sbrk and mmap, the heap profiler's own
+	// arena): a record with one among the frames dropped from its leaf
+	// end is the memory the allocator hands out, which the program's
+	// records already count (gperftools' HEAP_PROFILE_MMAP records both).
+	AllocatorOwnFrame
+)
+
 // SourceLine is a frame's position in the source.
 type SourceLine struct {
 	File string

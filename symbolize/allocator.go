@@ -79,6 +79,19 @@ func IsAllocatorFunc(name string) bool {
 	return strings.Contains(name, "TCMalloc")
 }
 
+// IsAllocatorOwnFunc reports whether a (demangled) function name is where
+// an allocator gets memory for itself from the system: gperftools'
+// tcmalloc growing its page heap (TCMalloc_SystemAlloc and its
+// SysAllocators' sbrk and mmap) and its LowLevelAlloc arena (the heap
+// profiler's own tables, tcmalloc's metadata). gperftools'
+// HEAP_PROFILE_MMAP records those mmap and sbrk calls beside the
+// allocations they serve, and its documentation has pprof --ignore them.
+func IsAllocatorOwnFunc(name string) bool {
+	return name == "TCMalloc_SystemAlloc" || strings.HasSuffix(shortName(name), "SysAllocator::Alloc") ||
+		strings.HasPrefix(name, "LowLevelAlloc::") || strings.Contains(name, "DoAllocWithArena") ||
+		name == "tcmalloc::MetaDataAlloc"
+}
+
 // shortName drops a parameter list ("operator new(unsigned long)" as
 // jeprof's symbol sections print it) and template arguments.
 func shortName(name string) string {
@@ -93,6 +106,13 @@ func shortName(name string) string {
 func isAllocatorLib(path string) bool {
 	base := filepath.Base(path)
 	return strings.HasPrefix(base, "libjemalloc") || strings.HasPrefix(base, "libtcmalloc")
+}
+
+// namesOwnMemory reports whether an allocator library's frames are named
+// although dropped: gperftools' HEAP_PROFILE_MMAP records libtcmalloc's
+// own mmap and sbrk calls, told apart by their functions' names.
+func namesOwnMemory(path string) bool {
+	return strings.HasPrefix(filepath.Base(path), "libtcmalloc")
 }
 
 // isAllocatorFrame reports whether a frame is an allocator frame: an

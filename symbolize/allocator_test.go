@@ -45,6 +45,25 @@ func TestIsAllocatorFunc(t *testing.T) {
 	}
 }
 
+// The functions where gperftools' tcmalloc gets memory for itself, as
+// Debian's libtcmalloc names them (its HEAP_PROFILE_MMAP stacks), and the
+// allocator's entry points and internals that are not.
+func TestIsAllocatorOwnFunc(t *testing.T) {
+	for _, n := range []string{"SbrkSysAllocator::Alloc", "MmapSysAllocator::Alloc(unsigned long, unsigned long*, unsigned long)",
+		"DefaultSysAllocator::Alloc", "TCMalloc_SystemAlloc", "LowLevelAlloc::AllocWithArena",
+		"(anonymous namespace)::DoAllocWithArena", "tcmalloc::MetaDataAlloc"} {
+		if !IsAllocatorOwnFunc(n) {
+			t.Errorf("IsAllocatorOwnFunc(%q) = false, want true", n)
+		}
+	}
+	for _, n := range []string{"malloc", "tc_malloc", "tcmalloc::PageHeap::GrowHeap", "tcmalloc::allocate_full_malloc_oom",
+		"AddressMap::Insert", "main", "MySysAllocator::Allocate", "", "mmap"} {
+		if IsAllocatorOwnFunc(n) {
+			t.Errorf("IsAllocatorOwnFunc(%q) = true, want false", n)
+		}
+	}
+}
+
 func TestDropAllocator(t *testing.T) {
 	// Frames are written leaf first as "name" or "@addr" for an unresolved
 	// address; 0x7f00… lies in a libjemalloc mapping, 0x5500… in the
@@ -178,7 +197,7 @@ func TestAllocatorLibraryNotRead(t *testing.T) {
 // handler of the library under libc) stays unnamed, the library unread,
 // and the warning says which library and how to name it.
 func TestAllocatorFrameKeptBelow(t *testing.T) {
-	lib := filepath.Join(t.TempDir(), "libtcmalloc.so.4")
+	lib := filepath.Join(t.TempDir(), "libjemalloc.so.2")
 	if err := os.WriteFile(lib, []byte("not an ELF file\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -192,5 +211,33 @@ func TestAllocatorFrameKeptBelow(t *testing.T) {
 	}
 	if len(warnings) != 1 || !strings.Contains(warnings[0], lib) || !strings.Contains(warnings[0], "--keep-allocator-frames") {
 		t.Errorf("warnings %q: want one naming %s and --keep-allocator-frames", warnings, lib)
+	}
+}
+
+// libtcmalloc's frames are named although dropped, to tell the memory
+// tcmalloc gets for itself from what it hands out (namesOwnMemory): a
+// file at its path that is no ELF object leaves them unnamed, with a
+// warning, instead of stopping the report.
+func TestTcmallocLibraryDamaged(t *testing.T) {
+	lib := filepath.Join(t.TempDir(), "libtcmalloc.so.4")
+	if err := os.WriteFile(lib, []byte("not an ELF file\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := &testProfile{
+		Records: []parse.Record{
+			{Stack: []parse.Frame{{Addr: 0x7f0000000010}, {Addr: 0x1234}}},
+			{Stack: []parse.Frame{{Func: "__cxa_finalize"}, {Addr: 0x7f0000000020}, {Func: "_dl_fini"}}},
+		},
+		MapsText: []byte("7f0000000000-7f0000100000 r-xp 00000000 fe:00 1 " + lib + "\n"),
+	}
+	warnings, err := Symbolize(p, Options{DropAllocator: true})
+	if err != nil {
+		t.Fatalf("a damaged %s stopped the report: %v", lib, err)
+	}
+	if got := describe(p.Records[0].Stack); got != "@1234" {
+		t.Errorf("stack %q, want @1234: its frame in the library dropped", got)
+	}
+	if w := strings.Join(warnings, "\n"); !strings.Contains(w, lib) || !strings.Contains(w, "not an ELF") {
+		t.Errorf("warnings %q: want one saying %s is no ELF file", warnings, lib)
 	}
 }

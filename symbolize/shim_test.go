@@ -78,7 +78,9 @@ func Symbolize(tp *testProfile, opt Options) ([]string, error) {
 			st := recs[ri].Stack
 			alloc := make([]bool, len(st))
 			for i := range st {
-				st[i].Func, alloc[i] = s.Name(st[i], i == 0)
+				var kind parse.FrameKind
+				st[i].Func, kind = s.Name(st[i], i == 0)
+				alloc[i] = kind != parse.ProgramFrame
 			}
 			drop := 0
 			for drop < len(st)-1 && alloc[drop] {

@@ -94,7 +94,7 @@ func Open(p *parse.Profile, opt Options) (*Session, error) {
 // kept below a frame outside it stay unnamed: see warnings).
 func (ss *Session) Need(addr uint64, leaf bool) {
 	s := ss.s
-	if addr == 0 || s.opt.DropAllocator && s.allocatorLib && ss.inAllocatorLib(addr) {
+	if addr == 0 || s.opt.DropAllocator && s.allocatorLib && ss.unnamedAllocator(addr) {
 		return
 	}
 	if len(s.p.Symbols) == 0 && !s.mayName(addr, leaf) {
@@ -123,6 +123,14 @@ func (ss *Session) Expect(n int) { ss.expect = n }
 
 func (ss *Session) inAllocatorLib(addr uint64) bool { return ss.s.inAllocatorLib(addr) }
 
+// unnamedAllocator reports whether addr lies in an allocator library whose
+// frames are dropped unnamed: libjemalloc's. libtcmalloc's are named, to
+// tell its own memory from what it hands out (IsAllocatorOwnFunc).
+func (ss *Session) unnamedAllocator(addr uint64) bool {
+	m := ss.s.mappingFor(addr)
+	return m != nil && m.allocator && !namesOwnMemory(m.File)
+}
+
 // inAllocatorLib reports whether addr lies in an allocator library.
 func (s *session) inAllocatorLib(addr uint64) bool {
 	m := s.mappingFor(addr)
@@ -148,6 +156,7 @@ func (ss *Session) Resolve() error {
 			// Named here from the address: Go's runtime entry points too.
 			r.alloc = s.isAllocatorFrame(parse.Frame{Addr: q.addr, Func: r.fn}) || IsGoAllocatorFunc(r.fn)
 		}
+		r.own = r.alloc && IsAllocatorOwnFunc(r.fn)
 		s.results[q.n] = r
 		if r.file != "" {
 			if s.p.Lines == nil {
@@ -162,8 +171,9 @@ func (ss *Session) Resolve() error {
 
 // Name returns a frame's name ("" when it has none: the frame's own Func,
 // else what Resolve found) and, with opt.DropAllocator, whether it is an
-// allocator frame, to be dropped from the leaf end of its stack.
-func (ss *Session) Name(f parse.Frame, leaf bool) (name string, alloc bool) {
+// allocator frame, to be dropped from the leaf end of its stack, and of
+// those one where the allocator gets memory for itself.
+func (ss *Session) Name(f parse.Frame, leaf bool) (name string, kind parse.FrameKind) {
 	s := ss.s
 	if f.Func == "" && f.Addr != 0 {
 		index := s.callers
@@ -172,10 +182,22 @@ func (ss *Session) Name(f parse.Frame, leaf bool) (name string, alloc bool) {
 		}
 		if n, ok := index.find(f.Addr); ok {
 			r := s.results[n]
-			return r.fn, r.alloc
+			return r.fn, frameKind(r.alloc, r.own)
 		}
 	}
-	return f.Func, s.opt.DropAllocator && s.isAllocatorFrame(f)
+	alloc := s.opt.DropAllocator && s.isAllocatorFrame(f)
+	return f.Func, frameKind(alloc, alloc && IsAllocatorOwnFunc(f.Func))
+}
+
+// frameKind is an allocator frame's kind, or a program's frame.
+func frameKind(alloc, own bool) parse.FrameKind {
+	switch {
+	case own:
+		return parse.AllocatorOwnFrame
+	case alloc:
+		return parse.AllocatorFrame
+	}
+	return parse.ProgramFrame
 }
 
 // Unresolved counts a frame address that stays unnamed in the report, for
@@ -296,8 +318,10 @@ type resolved struct {
 	line     int
 	// alloc says the frame is an allocator frame (see isAllocatorFrame),
 	// decided once per distinct address; allocKnown that the name's part
-	// of that was already decided (by the object's symbol cache).
-	alloc, allocKnown bool
+	// of that was already decided (by the object's symbol cache); own
+	// that it is the allocator getting memory for itself
+	// (IsAllocatorOwnFunc).
+	alloc, allocKnown, own bool
 }
 
 func (s *session) setup() error {
@@ -443,10 +467,12 @@ func (s *session) locate(fs *fileState, m parse.Mapping) {
 		}
 	}
 	fs.problem = problem
-	if rank >= 1 && rank < 3 && s.fatal == nil && usablePath(m.File) {
+	if rank >= 1 && rank < 3 && s.fatal == nil && usablePath(m.File) && !(s.opt.DropAllocator && isAllocatorLib(m.File)) {
 		// The mapped file is there but is no ELF object (or cannot be
 		// read): not the "dump from another machine" case, where the file
-		// is simply absent, but a wrong or damaged file at that path.
+		// is simply absent, but a wrong or damaged file at that path. (An
+		// allocator library read only to tell its own memory apart,
+		// namesOwnMemory, whose frames are dropped, is no reason to stop.)
 		loc := s.p.Source.Path
 		if m.Line > 0 && s.p.MapsLine > 0 {
 			loc = fmt.Sprintf("%s:%d", loc, s.p.MapsLine+m.Line-1)
@@ -544,7 +570,9 @@ func (s *session) resolve(addr uint64, leaf bool) resolved {
 	if r.fn == "" {
 		if start, ok := o.funcStart(vaddr); ok {
 			r.fn = s.module(m) + "!sub_" + strconv.FormatUint(start, 16)
-			m.file.byStart++
+			if !s.opt.DropAllocator || !m.allocator {
+				m.file.byStart++ // an allocator library's frames are dropped: nothing to warn of
+			}
 		}
 	}
 	return r

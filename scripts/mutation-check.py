@@ -78,9 +78,15 @@ MUTATIONS = [
     ("correlate-var", "ci/stats.go",
      "\ts.Var *= k\n", "\ts.Var *= 1\n",
      "correlated inputs' variance not widened"),
+    ("one-jvm-summed", "fleet/process.go",
+     "if live && src.Heap != \"\" {", "if false && src.Heap != \"\" {",
+     "recordings of one JVM summed for their live objects"),
+    ("allocator-own-kept", "aggregate/table.go",
+     "own = own || info[b2i(drop == 0)][stack[drop]].own", "own = false",
+     "tcmalloc's own memory (HEAP_PROFILE_MMAP) counted as the program's"),
 ]
 
-PACKAGES = ["./ci", "./unbias", "./sim", "./report", "./compare", "./gate",
+PACKAGES = ["./ci", "./unbias", "./sim", "./report", "./compare", "./gate", "./aggregate",
             "./parse/nettrace", "./parse/memray", "./parse/pprof", "./cmd/heapest"]
 # Golden-file tests: their files would be regenerated with -update, so
 # they do not count as catching a mutation.

@@ -218,7 +218,11 @@ func (c *Collector) Finish(t *Table, namer Namer, p *parse.Profile) error {
 		m.addOrOwn(k, ok, st)
 	})
 	if m.ownCells > 0 && p != nil {
-		p.Warnings = append(p.Warnings, ownWarning(m.ownCells, c.values[0], &m.ownStats[0]))
+		i := 0 // the first value kept (Narrow)
+		for c.skip != nil && i+1 < len(c.values) && c.skip[i] {
+			i++
+		}
+		p.Warnings = append(p.Warnings, ownWarning(m.ownCells, c.values[i], &m.ownStats[i]))
 	}
 	if m.shared {
 		// Cells the table did not reach (it has fewer when collector

@@ -128,7 +128,7 @@ func (ss *Session) inAllocatorLib(addr uint64) bool { return ss.s.inAllocatorLib
 // tell its own memory from what it hands out (IsAllocatorOwnFunc).
 func (ss *Session) unnamedAllocator(addr uint64) bool {
 	m := ss.s.mappingFor(addr)
-	return m != nil && m.allocator && !namesOwnMemory(m.File)
+	return m != nil && m.allocator && !m.namesOwn
 }
 
 // inAllocatorLib reports whether addr lies in an allocator library.
@@ -258,6 +258,7 @@ type mapState struct {
 	parse.Mapping
 	file      *fileState
 	allocator bool // libjemalloc/libtcmalloc: all its frames are allocator frames
+	namesOwn  bool // an allocator library whose frames are named all the same (namesOwnMemory)
 	// text is the file's executable segment once an address was found in
 	// it, when the file has only the one (see toVaddr).
 	text segment
@@ -335,7 +336,7 @@ func (s *session) setup() error {
 			fs = &fileState{path: m.File}
 			s.files[m.File] = fs
 		}
-		s.maps = append(s.maps, mapState{Mapping: m, file: fs, allocator: isAllocatorLib(m.File)})
+		s.maps = append(s.maps, mapState{Mapping: m, file: fs, allocator: isAllocatorLib(m.File), namesOwn: namesOwnMemory(m.File)})
 		s.allocatorLib = s.allocatorLib || isAllocatorLib(m.File)
 	}
 	sort.SliceStable(s.maps, func(i, j int) bool { return s.maps[i].Start < s.maps[j].Start })

@@ -433,6 +433,18 @@ func Keys(src *parse.Source, live bool) []string {
 	return keys
 }
 
+// WithoutHeap is keys (Keys') without the heap's, as Keys gives them when
+// live values are not read.
+func WithoutHeap(keys []string) []string {
+	var out []string
+	for _, k := range keys {
+		if !strings.HasPrefix(k, heapPrefix) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
 // Latest keeps, of the inputs whose names say they are dumps of one process,
 // the newest, and returns the kept paths (in their order) and the dropped ones.
 func Latest(paths []string) (kept, dropped []string) {

@@ -378,6 +378,13 @@ type Merged struct {
 	// none).
 	Families   map[string]int
 	Correlated float64
+	// Keys are, for a merge of one input that is no merge itself, that
+	// input's identities as merges compare them (fleet.Keys, a heap's
+	// included): a merge of one dump is that dump again to the guard
+	// against summing dumps of one process or recording, which its own
+	// comment would not tell (a JFR recording's or a trace's contents
+	// have no mappings to find it by).
+	Keys []string
 }
 
 // Resolve returns the encoding a record's Counts must be read with, given

@@ -136,7 +136,7 @@ func (b *Builder) Duplicates() *fleet.DuplicateError {
 		paths[i] = b.inputs[i].src.Path
 	}
 	live := b.readsLive()
-	return fleet.ContentsDuplicates(paths, func(i int) []string { return fleet.Keys(&b.inputs[i].src, live) })
+	return fleet.ContentsDuplicates(paths, func(i int) []string { return b.identities(i, live) })
 }
 
 // readsLive reports whether what b makes reads a live (in-use) value of
@@ -197,7 +197,24 @@ func (b *Builder) merged() *parse.Merged {
 	if k := b.correlation(); k > 1 {
 		m.Correlated = k
 	}
+	if in := &b.inputs; len(*in) == 1 && ((*in)[0].merged == nil || (*in)[0].merged.Inputs == 1) {
+		m.Keys = b.identities(0, true)
+	}
 	return m
+}
+
+// identities are input i's identities as the guard against duplicates and
+// the families compare them (fleet.Keys, its heap's when live): those a
+// merge of one input carries for it (parse.Merged.Keys), else its own.
+func (b *Builder) identities(i int, live bool) []string {
+	in := &b.inputs[i]
+	if m := in.merged; m != nil && m.Inputs == 1 && len(m.Keys) > 0 {
+		if live {
+			return m.Keys
+		}
+		return fleet.WithoutHeap(m.Keys)
+	}
+	return fleet.Keys(&in.src, live)
 }
 
 func addRate(m *parse.Merged, r float64) {

@@ -451,7 +451,7 @@ func (b *Builder) correlate() {
 		paths[i] = b.inputs[i].src.Path
 	}
 	live := b.readsLive()
-	b.families = fleet.FamiliesOf(paths, func(i int) []string { return fleet.Keys(&b.inputs[i].src, live) },
+	b.families = fleet.FamiliesOf(paths, func(i int) []string { return b.identities(i, live) },
 		func(i int) map[string]int {
 			if m := b.inputs[i].merged; m != nil {
 				return m.Families

@@ -330,3 +330,63 @@ func TestMergeOfMergesFindsFamilies(t *testing.T) {
 		}
 	}
 }
+
+// A merge of one input is that input again to the guard against summing
+// dumps of one process or recording: its comment carries the input's
+// identities (parse.Merged.Keys), which a JFR recording's or a trace's
+// contents have no mappings to give. A converted recording beside the
+// recording itself is one recording twice; converted recordings of one
+// JVM are one JVM's for their live objects, and sum for their
+// allocations; a conversion of a conversion is still the recording.
+func TestMergeOfOneKeepsIdentity(t *testing.T) {
+	const jfr = "../../parse/jfr/testdata/"
+	r0, r1 := jfr+"jdk17-one-jvm-0.jfr.gz", jfr+"jdk17-one-jvm-1.jfr.gz"
+	dir := t.TempDir()
+	m0, m1, mm0 := filepath.Join(dir, "m0.pb.gz"), filepath.Join(dir, "m1.pb.gz"), filepath.Join(dir, "mm0.pb.gz")
+	mustRun(t, "merge", "-q", "-o", m0, r0)
+	mustRun(t, "merge", "-q", "-o", m1, r1)
+	mustRun(t, "merge", "-q", "-o", mm0, m0)
+	for _, tc := range []struct {
+		args []string
+		say  string // in the refusal; "" for none
+	}{
+		{[]string{"--value", "alloc_space", m0, r0}, "2 inputs are dumps of one recording"},
+		{[]string{"--value", "alloc_space", mm0, r0}, "2 inputs are dumps of one recording"},
+		{[]string{"--value", "inuse_objects", m0, m1}, "2 inputs are recordings of one JVM"},
+		{[]string{"--value", "inuse_objects", m0, r1}, "2 inputs are recordings of one JVM"},
+		{[]string{"--value", "alloc_space", m0, m1}, ""},
+	} {
+		_, stderr, code := runCLI(t, append([]string{"report", "-q"}, tc.args...)...)
+		switch {
+		case tc.say == "" && code != 0:
+			t.Errorf("%v: exit %d, want the inputs summed\n%s", tc.args, code, stderr)
+		case tc.say != "" && (code != 2 || !strings.Contains(stderr, tc.say)):
+			t.Errorf("%v: exit %d, stderr %q: want %q", tc.args, code, stderr, tc.say)
+		}
+	}
+}
+
+// Forked workers' dumps, each converted alone: their merges' comments
+// carry each worker's identity (its pid's), so they are summed like the
+// dumps, not refused as one process by their mappings, and the family
+// they share is widened for as the dumps' is.
+func TestMergesOfOneForkedWorker(t *testing.T) {
+	data, err := os.ReadFile("../../testdata/jemalloc/je530_threads_unbias-on.heap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	var dumps, merges []string
+	for pid := 101; pid <= 104; pid++ {
+		p := filepath.Join(dir, fmt.Sprintf("jeprof.%d.0.m0.heap", pid))
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		m := filepath.Join(dir, fmt.Sprintf("w%d.pb.gz", pid))
+		mustRun(t, "merge", "-q", "-o", m, p)
+		dumps, merges = append(dumps, p), append(merges, m)
+	}
+	args := []string{"report", "--format", "json", "--top", "0"}
+	sameRows(t, "the four conversions vs the four dumps", reportRowsN(t, mustRun(t, append(args, merges...)...), len(dumps)),
+		reportRowsN(t, mustRun(t, append(args, dumps...)...), len(dumps)))
+}

@@ -85,6 +85,9 @@ func MergedComment(m *parse.Merged) string {
 	if m.Correlated > 1 {
 		v.Set("correlated", strconv.FormatFloat(m.Correlated, 'g', -1, 64))
 	}
+	for _, k := range m.Keys {
+		v.Add("key", k)
+	}
 	return mergedPrefix + v.Encode()
 }
 
@@ -120,7 +123,7 @@ func parseMerged(c string) (*parse.Merged, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &parse.Merged{Formats: map[string]int{}, Builds: v["build"]}
+	m := &parse.Merged{Formats: map[string]int{}, Builds: v["build"], Keys: v["key"]}
 	ints := []struct {
 		key string
 		dst *int

@@ -117,29 +117,40 @@ func TestFinishNamesOnce(t *testing.T) {
 
 // A stack whose dropped allocator frames include one where the allocator
 // gets memory for itself (gperftools' HEAP_PROFILE_MMAP records
-// tcmalloc's sbrk under the malloc it served) is the memory the program's
-// records already count: its cells are left out, with a warning, whether
-// the table takes the collector's room or copies it (seed);
-// the allocator's frames alone (je_malloc) keep theirs, and the program's
-// stack its own.
+// tcmalloc's sbrk under the malloc it served) is, in an input that
+// records the mallocs too (parse.Profile.OwnMemoryTwice), the memory the
+// program's records already count: its cells are left out, with a
+// warning, whether the table takes the collector's room or copies it
+// (seed). In an input of the system's memory only (HEAP_PROFILE_ONLY_MMAP)
+// it is the heap, and counts for the program's caller as before. The
+// allocator's frames alone (je_malloc) keep theirs.
 func TestAllocatorOwnLeftOut(t *testing.T) {
-	for _, seed := range []bool{false, true} {
+	for _, tc := range []struct {
+		twice bool
+		seed  bool
+		want  string
+		warn  string
+	}{
+		{true, false, "map[je_malloc:8 main;alloc_a:1]", "1 stacks of the allocator's own memory left out (2.50MiB of inuse_space)"},
+		{true, true, "map[je_malloc:8 main;alloc_a:1]", "1 stacks of the allocator's own memory left out (2.50MiB of inuse_space)"},
+		{false, false, "map[je_malloc:8 main;alloc_a:6]", ""},
+	} {
 		nm := &fakeNamer{needed: map[string]int{}, names: map[uint64]string{
 			0x10: "je_malloc", 0x11: "je_sys_alloc", 0x20: "alloc_a", 0x30: "main"}}
 		tb := NewTable([]unbias.Value{unbias.InUseSpace}, Keys{})
 		recs := []parse.Record{addrRec(1, 0x10, 0x20, 0x30), addrRec(5, 0x11, 0x10, 0x20, 0x30), addrRec(8, 0x10)}
-		p := &parse.Profile{}
-		collectInto(t, tb, nm, seed, recs, p)
-		g, _, total := tb.Groups(ByStack, Filter{}, 0, 0)
+		p := &parse.Profile{OwnMemoryTwice: tc.twice}
+		collectInto(t, tb, nm, tc.seed, recs, p)
+		g, _, _ := tb.Groups(ByStack, Filter{}, 0, 0)
 		got := map[string]float64{}
 		for _, gr := range g {
 			got[gr.Key] = gr.Flat.Samples
 		}
-		if want := map[string]float64{"main;alloc_a": 1, "je_malloc": 8}; fmt.Sprint(got) != fmt.Sprint(want) || total[0].Samples != 9 {
-			t.Errorf("seed %v: groups %v (total %v), want %v", seed, got, total[0].Samples, want)
+		if fmt.Sprint(got) != tc.want {
+			t.Errorf("twice %v, seed %v: groups %v, want %s", tc.twice, tc.seed, got, tc.want)
 		}
-		if w := strings.Join(p.Warnings, "\n"); !strings.Contains(w, "1 stacks of the allocator's own memory left out (2.50MiB of inuse_space)") {
-			t.Errorf("seed %v: warnings %q", seed, w)
+		if w := strings.Join(p.Warnings, "\n"); tc.warn == "" && w != "" || !strings.Contains(w, tc.warn) {
+			t.Errorf("twice %v, seed %v: warnings %q, want %q", tc.twice, tc.seed, w, tc.warn)
 		}
 	}
 }

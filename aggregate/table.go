@@ -183,7 +183,8 @@ func (c *Collector) Finish(t *Table, namer Namer, p *parse.Profile) error {
 	unnamed := c.nameFrames(t, namer, &info)
 	c.counted = make([]bool, len(c.frameAddrs))
 	m := finisher{c: c, t: t, namer: namer, info: &info, stackMap: make([]uint32, c.stacks.len()),
-		unnamed: namer != nil && unnamed}
+		ownTwice: p != nil && p.OwnMemoryTwice,
+		unnamed:  namer != nil && unnamed}
 	m.adopt(fresh)
 	stats := &c.stats
 	if m.shared {
@@ -304,6 +305,9 @@ type finisher struct {
 	unnamed bool
 	told    []uint32 // skip's table frames, read for what they tell only
 	own     []bool   // mapAll's: which of its stacks are allocatorOwn
+	// ownTwice says the input counts the allocator's own memory twice
+	// (parse.Profile.OwnMemoryTwice): its stacks are left out.
+	ownTwice bool
 	// ownCells counts the cells left out as the allocator's own memory,
 	// and ownStats sums their statistics (one per value).
 	ownCells int
@@ -500,6 +504,10 @@ func (m *finisher) mapAll(stacks []uint32) {
 			m.buf, own = tableStack(m.c, short, m.info, m.namer, m.buf)
 		} else {
 			m.buf, own = tableStack(m.c, long, m.info, m.namer, m.buf)
+		}
+		own = own && m.ownTwice
+		if own {
+			m.buf = m.buf[:from]
 		}
 		m.ends = append(m.ends, len(m.buf))
 		m.hashes = append(m.hashes, hashIDs(m.buf[from:]))

@@ -39,4 +39,19 @@ func TestGperftoolsHeapProfileMmap(t *testing.T) {
 	if known := 200e6 + 20e6 + 64<<20; rep.Total.Estimate > known+4e6 {
 		t.Errorf("total %.0f bytes in use, want about %.0f", rep.Total.Estimate, float64(known))
 	}
+	// With HEAP_PROFILE_ONLY_MMAP the mallocs are not recorded: tcmalloc's
+	// sbrk and mmap calls are the heap, and count for the functions whose
+	// mallocs made it grow, as before.
+	only := filepath.Join(t.TempDir(), "only")
+	run(t, []string{"HEAPPROFILE=" + only, "HEAP_PROFILE_ONLY_MMAP=true"}, bin)
+	dumps, _ = filepath.Glob(only + ".*.heap")
+	if len(dumps) == 0 {
+		t.Fatal("the program wrote no heap profile with HEAP_PROFILE_ONLY_MMAP")
+	}
+	if err := heapestReport(heapestBinary(t), dumps[len(dumps)-1], "inuse_space", &rep); err != nil {
+		t.Fatal(err)
+	}
+	if big, mapped := rowsByKey(rep)["big"].Estimate, rowsByKey(rep)["main"].Estimate; big < 200e6 || mapped < 64<<20 {
+		t.Errorf("HEAP_PROFILE_ONLY_MMAP: big %.0f bytes (its mallocs' pages: want at least 200,000,000), main %.0f (its own mmap and more)", big, mapped)
+	}
 }

@@ -308,6 +308,14 @@ type Source struct {
 type Profile struct {
 	Source   Source
 	Mappings []Mapping
+	// OwnMemoryTwice says the input records the allocator's own memory,
+	// got from the system, beside the allocations it serves: gperftools'
+	// heap profiler with HEAP_PROFILE_MMAP records tcmalloc's sbrk and
+	// mmap calls as well as every malloc (its header's totals are the
+	// mallocs'). Stacks of that memory (AllocatorOwnFrame) then count it a
+	// second time, and are left out. With HEAP_PROFILE_ONLY_MMAP they are
+	// the heap itself, and kept.
+	OwnMemoryTwice bool
 	// MapsText is a raw /proc/<pid>/maps copy (jemalloc MAPPED_LIBRARIES)
 	// for symbolize to parse when Mappings is empty.
 	MapsText []byte

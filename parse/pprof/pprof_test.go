@@ -478,6 +478,30 @@ func TestLegacyText(t *testing.T) {
 	}
 }
 
+// The heap profiler's header counts the mallocs: records beyond them are
+// the mmap and sbrk calls HEAP_PROFILE_MMAP adds, tcmalloc's own among
+// them (Profile.OwnMemoryTwice); with no malloc counted
+// (HEAP_PROFILE_ONLY_MMAP), or none beyond, there is nothing twice.
+func TestLegacyOwnMemoryTwice(t *testing.T) {
+	for _, tt := range []struct {
+		name, text string
+		twice      bool
+	}{
+		{"mallocs and mmaps", "heap profile: 1: 10 [ 1: 10] @ heapprofile\n1: 10 [1: 10] @ 0x10\n1: 4096 [1: 4096] @ 0x20\n", true},
+		{"mmaps only", "heap profile: 0: 0 [ 0: 0] @ heapprofile\n1: 4096 [1: 4096] @ 0x20\n", false},
+		{"mallocs only", "heap profile: 1: 10 [ 1: 10] @ heapprofile\n1: 10 [1: 10] @ 0x10\n", false},
+		{"a sampled heap", "heap profile: 1: 10 [ 1: 10] @ heap_v2/512\n1: 10 [1: 10] @ 0x10\n1: 4096 [1: 4096] @ 0x20\n", false},
+	} {
+		p, err := read(tt.name, strings.NewReader(tt.text), parse.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.OwnMemoryTwice != tt.twice {
+			t.Errorf("%s: OwnMemoryTwice %v, want %v", tt.name, p.OwnMemoryTwice, tt.twice)
+		}
+	}
+}
+
 func gz(b []byte) []byte {
 	var buf bytes.Buffer
 	w := gzip.NewWriter(&buf)

@@ -25,13 +25,33 @@ func Contribute(rec *parse.Record, v Value) Contribution {
 
 // Memo remembers the last prof_unbias pair it inverted, so that the
 // values of a record that read the same pair (in-use space and objects)
-// invert it once: the inversion is most of unbiasing a jemalloc line. The
+// invert it once: the inversion is most of unbiasing a jemalloc line. It
+// also remembers, per value, the last sampled pair it unbiased: Go writes
+// most samples of a heap profile with the counts of the one before. The
 // zero Memo is ready to use; it is not safe for concurrent use.
 type Memo struct {
 	cIn, sIn uint64
 	rate     float64
 	n, z     uint64
 	ok, set  bool
+	last     [len(valueNames)]lastPair
+}
+
+// lastPair is a sampled pair and rate, and what bernoulli made of them.
+type lastPair struct {
+	c    parse.Counts
+	rate float64
+	out  Contribution
+	set  bool
+}
+
+// sampled is bernoulli, remembered per value.
+func (m *Memo) sampled(c parse.Counts, v Value, rate float64) Contribution {
+	l := &m.last[v]
+	if !l.set || l.c != c || l.rate != rate {
+		*l = lastPair{c: c, rate: rate, out: m.bernoulli(c, v, rate), set: true}
+	}
+	return l.out
 }
 
 // invert is jemallocInvert, remembered.
@@ -71,7 +91,7 @@ func (m *Memo) Contribute(rec *parse.Record, v Value) Contribution {
 		if rec.Rate <= 1 {
 			out = exact(c, v)
 		} else {
-			out = m.bernoulli(c, v, rec.Rate)
+			out = m.sampled(c, v, rec.Rate)
 		}
 	case parse.Exact:
 		out = exact(c, v)

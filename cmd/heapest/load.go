@@ -60,12 +60,12 @@ func (o *inputOptions) addFlags(cmd *cobra.Command) {
 	f.BoolVar(&o.KeepGoing, "keep-going", false, "one input: salvage what precedes a truncation or a bad record, with a warning; several: skip unreadable inputs and list them")
 	f.StringVar(&o.Binary, "binary", "", "the profiled program's executable `PATH`, for dumps taken on another machine")
 	f.StringSliceVar(&o.SymbolPath, "symbol-path", nil, "directories searched for the mapped executables and libraries and their debug files (`DIR`,...)")
-	f.BoolVar(&o.KeepAllocator, "keep-allocator-frames", false, "keep malloc/jemalloc/tcmalloc frames at the top of stacks")
+	f.BoolVar(&o.KeepAllocator, "keep-allocator-frames", false, "keep malloc/jemalloc/tcmalloc frames at the top of stacks, and the stacks of tcmalloc's own memory (HEAP_PROFILE_MMAP, left out otherwise)")
 	f.IntVar(&o.Jobs, "jobs", 0, "read up to `N` inputs at once (0: one per CPU)")
 	f.BoolVar(&o.AllowDuplicates, "allow-duplicates", false, "sum inputs that are dumps of one process or recording (they are refused by default), their samples taken as correlated")
 	sizeVar(cmd, &o.MaxDecompressed, "max-decompressed", 1, "a size", "bound on what a gzipped input may decompress to, and on the body a URL input sends (default 512MiB): a gzip bomb stops there")
 	f.DurationVar(&o.Timeout, "timeout", 0, "URL inputs: give up on a server that has not sent the whole profile within this `duration` (default 60s plus the URL's seconds=)")
-	f.BoolVar(&o.LatestPerProcess, "latest-per-process", false, "of the dumps of one process (by jemalloc's file names), keep only the newest")
+	f.BoolVar(&o.LatestPerProcess, "latest-per-process", false, "of the dumps of one process (by jemalloc's and gperftools' file names), keep only the newest")
 	f.BoolVarP(&o.Quiet, "quiet", "q", false, quietHelp)
 }
 

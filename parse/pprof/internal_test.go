@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -244,3 +245,71 @@ func TestWithAny(t *testing.T) {
 		t.Error("withAny known after a sample of nine values")
 	}
 }
+
+// parseSampleFast reads the messages every writer makes as parseSample's
+// general loop does, and leaves every other message to it: a sample read
+// either way has the same location ids, values and labels.
+func TestParseSampleFast(t *testing.T) {
+	key := func(field, wire int) []byte { return binary.AppendUvarint(nil, uint64(field<<3|wire)) }
+	bytesField := func(field int, payload []byte) []byte {
+		b := append(key(field, pbWireBytes), binary.AppendUvarint(nil, uint64(len(payload)))...)
+		return append(b, payload...)
+	}
+	varints := func(vs ...uint64) []byte {
+		var b []byte
+		for _, v := range vs {
+			b = binary.AppendUvarint(b, v)
+		}
+		return b
+	}
+	label := bytesField(3, append(append(key(1, pbWireVarint), 5), append(key(3, pbWireVarint), 64)...))
+	longLocs := make([]uint64, 100) // a packed field of more than 127 bytes: a two-byte length
+	for i := range longLocs {
+		longLocs[i] = uint64(200 + i)
+	}
+	cases := []struct {
+		name string
+		msg  []byte
+		fast bool
+	}{
+		{"as Go writes it", concat(bytesField(1, varints(1, 2, 3)), bytesField(2, varints(10, 20, 30, 40)), label), true},
+		{"a two-byte length", concat(bytesField(1, varints(longLocs...)), bytesField(2, varints(1, 2, 3, 4))), true},
+		{"no locations", bytesField(2, varints(1, 2, 3, 4)), true},
+		{"empty", nil, true},
+		{"values not packed", concat(bytesField(1, varints(1, 2)), key(2, pbWireVarint), varints(7), key(2, pbWireVarint), varints(8)), false},
+		{"two location fields", concat(bytesField(1, varints(1)), bytesField(1, varints(2))), false},
+		{"an unknown field", concat(bytesField(1, varints(1)), key(9, pbWireVarint), varints(1)), false},
+		{"cut short", bytesField(1, varints(1, 2, 3))[:3], false},
+	}
+	for _, tc := range cases {
+		var fast, slow sample
+		fast.locs, slow.locs = fast.locs[:0], slow.locs[:0]
+		if ok := parseSampleFast(tc.msg, &fast); ok != tc.fast {
+			t.Errorf("%s: parseSampleFast took it %v, want %v", tc.name, ok, tc.fast)
+		}
+		errSlow := parseSample(tc.msg, &slow)
+		if !tc.fast {
+			continue // parseSample's own answer, checked by the decoder tests
+		}
+		if errSlow != nil {
+			t.Fatalf("%s: %v", tc.name, errSlow)
+		}
+		if err := decodeValues(tc.msg, &fast); err != nil {
+			t.Fatal(err)
+		}
+		if err := decodeLabels(tc.msg, &fast); err != nil {
+			t.Fatal(err)
+		}
+		if err := decodeValues(tc.msg, &slow); err != nil {
+			t.Fatal(err)
+		}
+		if err := decodeLabels(tc.msg, &slow); err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(fast.decodeLocs(), fast.Value, fast.labels) != fmt.Sprint(slow.decodeLocs(), slow.Value, slow.labels) {
+			t.Errorf("%s: fast %v %v %v, general %v %v %v", tc.name, fast.locs, fast.Value, fast.labels, slow.locs, slow.Value, slow.labels)
+		}
+	}
+}
+
+func concat(parts ...[]byte) []byte { return bytes.Join(parts, nil) }

@@ -271,23 +271,12 @@ const (
 func ContentsDuplicates(paths []string, keysOf func(i int) []string) *DuplicateError {
 	all, _ := link(len(paths), keysOf)
 	var groups [][]string
-	var keys []string // what linked them: the keys two inputs of a group share
+	var keys []string // what linked them
 	for _, members := range all {
-		if len(members) < 2 {
-			continue
+		if len(members) >= 2 {
+			groups = append(groups, pathsOf(paths, members))
+			keys = append(keys, sharedKeys(members, keysOf)...)
 		}
-		group := make([]string, len(members))
-		seen := map[string]bool{}
-		for j, i := range members {
-			group[j] = paths[i]
-			for _, k := range slices.Compact(slices.Sorted(slices.Values(keysOf(i)))) {
-				if k != "" && seen[k] {
-					keys = append(keys, k)
-				}
-				seen[k] = true
-			}
-		}
-		groups = append(groups, group)
 	}
 	if len(groups) == 0 {
 		return nil
@@ -352,16 +341,36 @@ func Duplicates(paths []string, key func(i int) string) [][]string {
 func linked(paths []string, keys func(i int) []string) (groups [][]string, first []string) {
 	all, labels := link(len(paths), keys)
 	for g, members := range all {
-		if len(members) < 2 {
-			continue
+		if len(members) >= 2 {
+			groups, first = append(groups, pathsOf(paths, members)), append(first, labels[g])
 		}
-		group := make([]string, len(members))
-		for j, i := range members {
-			group[j] = paths[i]
-		}
-		groups, first = append(groups, group), append(first, labels[g])
 	}
 	return groups, first
+}
+
+// pathsOf is the paths of the inputs members.
+func pathsOf(paths []string, members []int) []string {
+	group := make([]string, len(members))
+	for j, i := range members {
+		group[j] = paths[i]
+	}
+	return group
+}
+
+// sharedKeys are the keys two or more of the inputs members have: those
+// that linked them (a key shared by n inputs, n−1 times).
+func sharedKeys(members []int, keysOf func(i int) []string) []string {
+	var shared []string
+	seen := map[string]bool{}
+	for _, i := range members {
+		for _, k := range slices.Compact(slices.Sorted(slices.Values(keysOf(i)))) {
+			if k != "" && seen[k] {
+				shared = append(shared, k)
+			}
+			seen[k] = true
+		}
+	}
+	return shared
 }
 
 // link is linked over inputs 0…n−1: every group, of one input or more,
@@ -427,22 +436,19 @@ func Keys(src *parse.Source, live bool) []string {
 	for _, c := range src.Chunks {
 		keys = append(keys, RecordingProcess(src.Format, c))
 	}
-	if live && src.Heap != "" {
+	if src.Heap != "" {
 		keys = append(keys, heapPrefix+src.Heap)
 	}
-	return keys
+	return Live(keys, live)
 }
 
-// WithoutHeap is keys (Keys') without the heap's, as Keys gives them when
-// live values are not read.
-func WithoutHeap(keys []string) []string {
-	var out []string
-	for _, k := range keys {
-		if !strings.HasPrefix(k, heapPrefix) {
-			out = append(out, k)
-		}
+// Live is keys (Keys' with live values read) as Keys gives them for live:
+// without the heap's when live values are not read.
+func Live(keys []string, live bool) []string {
+	if live {
+		return keys
 	}
-	return out
+	return slices.DeleteFunc(slices.Clone(keys), func(k string) bool { return strings.HasPrefix(k, heapPrefix) })
 }
 
 // Latest keeps, of the inputs whose names say they are dumps of one process,

@@ -131,12 +131,17 @@ func (b *Builder) Skipped() []Skip { return b.skipped }
 // fleet.RecordingProcess), in groups, each in input order; nil when there are
 // none. Names are checked before reading (fleet.NameDuplicates).
 func (b *Builder) Duplicates() *fleet.DuplicateError {
+	live := b.readsLive()
+	return fleet.ContentsDuplicates(b.paths(), func(i int) []string { return b.identities(i, live) })
+}
+
+// paths are the joined inputs' paths, in order.
+func (b *Builder) paths() []string {
 	paths := make([]string, len(b.inputs))
 	for i := range b.inputs {
 		paths[i] = b.inputs[i].src.Path
 	}
-	live := b.readsLive()
-	return fleet.ContentsDuplicates(paths, func(i int) []string { return b.identities(i, live) })
+	return paths
 }
 
 // readsLive reports whether what b makes reads a live (in-use) value of
@@ -197,7 +202,7 @@ func (b *Builder) merged() *parse.Merged {
 	if k := b.correlation(); k > 1 {
 		m.Correlated = k
 	}
-	if in := &b.inputs; len(*in) == 1 && ((*in)[0].merged == nil || (*in)[0].merged.Inputs == 1) {
+	if len(b.inputs) == 1 && (b.inputs[0].merged == nil || b.inputs[0].merged.Inputs == 1) {
 		m.Keys = b.identities(0, true)
 	}
 	return m
@@ -209,10 +214,7 @@ func (b *Builder) merged() *parse.Merged {
 func (b *Builder) identities(i int, live bool) []string {
 	in := &b.inputs[i]
 	if m := in.merged; m != nil && m.Inputs == 1 && len(m.Keys) > 0 {
-		if live {
-			return m.Keys
-		}
-		return fleet.WithoutHeap(m.Keys)
+		return fleet.Live(m.Keys, live)
 	}
 	return fleet.Keys(&in.src, live)
 }

@@ -446,12 +446,8 @@ func (b *Builder) correlate() {
 		return
 	}
 	b.settled = true
-	paths := make([]string, len(b.inputs))
-	for i := range b.inputs {
-		paths[i] = b.inputs[i].src.Path
-	}
 	live := b.readsLive()
-	b.families = fleet.FamiliesOf(paths, func(i int) []string { return b.identities(i, live) },
+	b.families = fleet.FamiliesOf(b.paths(), func(i int) []string { return b.identities(i, live) },
 		func(i int) map[string]int {
 			if m := b.inputs[i].merged; m != nil {
 				return m.Families

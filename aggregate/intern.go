@@ -564,7 +564,11 @@ type statChunk struct {
 func newValueStats(nv int) valueStats { return valueStats{byValue: make([][]*statChunk, nv)} }
 
 // add merges s into cell's statistics of value v.
-func (vs *valueStats) add(cell uint32, v int, s *ci.Stats) {
+func (vs *valueStats) add(cell uint32, v int, s *ci.Stats) { vs.addPooled(cell, v, s, nil) }
+
+// addPooled is add, told where s is in the pool when pid is not nil: *pid
+// is its entry (0: not known yet, and then set when the pool takes s).
+func (vs *valueStats) addPooled(cell uint32, v int, s *ci.Stats, pid *uint32) {
 	if s.N == 0 {
 		return
 	}
@@ -580,8 +584,15 @@ func (vs *valueStats) add(cell uint32, v int, s *ci.Stats) {
 	c, off := chunks[ch], cell&(1<<statShift-1)
 	switch e := c.at[off]; {
 	case e == 0:
+		if pid != nil && *pid != 0 {
+			c.at[off] = *pid<<1 | 1
+			return
+		}
 		if p, ok := vs.pool.intern(s); ok {
 			c.at[off] = p<<1 | 1
+			if pid != nil {
+				*pid = p
+			}
 			return
 		}
 		// Merging into new statistics copies s; written without reading

@@ -206,17 +206,28 @@ func (c *Collector) Finish(t *Table, namer Namer, p *parse.Profile) error {
 	// never needed a cell of their own here.
 	st := make([]ci.Stats, nv)
 	var rec parse.Record
+	memo := newDeferredMemo(&c.deferred, nv)
 	c.deferred.each(func(d *deferred) {
 		if d.key.breakdown != useBreakdown || c.keptNothing(d) {
 			return
 		}
-		c.deferred.record(d, &rec, p)
 		k, ok := m.key(d.key)
+		if pids, size, known := memo.of(d.nums); known && ok {
+			k.size = size
+			m.addPooled(k, pids)
+			return
+		}
+		c.deferred.record(d.nums, &rec, p)
 		k.size = c.contributeAll(&rec)
 		for i := range st {
 			st[i] = c.contrib[i].Stats
 		}
-		m.addOrOwn(k, ok, st)
+		if !ok {
+			m.addOrOwn(k, ok, st)
+			return
+		}
+		m.add(k, st, memo.room(d.nums, st))
+		memo.settle(d.nums, k.size)
 	})
 	if m.ownCells > 0 && p != nil {
 		i := 0 // the first value kept (Narrow)
@@ -240,7 +251,7 @@ func (c *Collector) Finish(t *Table, namer Namer, p *parse.Profile) error {
 // of the allocator's own memory (not ok: finisher.key), counts them.
 func (m *finisher) addOrOwn(k cellKey, ok bool, st []ci.Stats) {
 	if ok {
-		m.add(k, st)
+		m.add(k, st, nil)
 		return
 	}
 	if m.ownStats == nil {
@@ -265,14 +276,35 @@ func ownWarning(n int, v unbias.Value, st *ci.Stats) string {
 // table took the collector's statistics (shared), a new cell's room holds
 // those of the collector's cell of that id, read already: they are
 // cleared first.
-func (m *finisher) add(k cellKey, st []ci.Stats) {
+func (m *finisher) add(k cellKey, st []ci.Stats, pids []uint32) {
+	id := m.cell(k)
+	for i := range st {
+		if pids == nil {
+			m.t.stats.add(id, i, &st[i])
+		} else {
+			m.t.stats.addPooled(id, i, &st[i], &pids[i])
+		}
+	}
+}
+
+// addPooled is add for statistics the table's pool holds (pids, one per
+// value: its entry, or noPooled).
+func (m *finisher) addPooled(k cellKey, pids []uint32) {
+	id := m.cell(k)
+	for i, p := range pids {
+		if p != noPooled {
+			m.t.stats.addPooled(id, i, m.t.stats.pool.get(p), &pids[i])
+		}
+	}
+}
+
+// cell returns the table cell of key k, made when new.
+func (m *finisher) cell(k cellKey) uint32 {
 	id, added := m.t.cells.intern(k)
 	if added && m.shared {
 		m.t.stats.reset(id)
 	}
-	for i := range st {
-		m.t.stats.add(id, i, &st[i])
-	}
+	return id
 }
 
 // finisher maps collector cell keys to table cell keys.
@@ -452,10 +484,11 @@ func (m *finisher) usedStacks(breakdown bool) (used []bool, n int) {
 // collector keeps: zero counts are nothing in any encoding (as in a
 // jemalloc dump's stacks with nothing in use).
 func (c *Collector) keptNothing(d *deferred) bool {
+	nums := c.deferred.numsAt(d.nums)
 	for i, v := range c.values {
-		n := d.inUse
+		n := nums.inUse
 		if v.IsAlloc() {
-			n = d.alloc
+			n = nums.alloc
 		}
 		if (c.skip == nil || !c.skip[i]) && (n[0] != 0 || n[1] != 0) {
 			return false

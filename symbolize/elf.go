@@ -47,11 +47,15 @@ type object struct {
 	// read on first need (rangesRead).
 	ranges     funcRanges
 	rangesRead bool
-	// short caches the demangled names of the symbols hit so far, by
-	// index in tab, and whether each is an allocator function: a name is
-	// demangled and classified once however many addresses (and inputs
-	// of a merge) resolve to it, and names never hit never are.
-	short map[int32]symName
+	// short caches the demangled names of the symbols hit so far, and
+	// whether each is an allocator function: a name is demangled and
+	// classified once however many addresses (and inputs of a merge)
+	// resolve to it, and names never hit never are. shortAt is, per
+	// index in tab, 0 or 1 + the index of its name in short (made on
+	// first need; a slice, where a map's growth cost a large run a
+	// thousand page faults).
+	short   []symName
+	shortAt []uint32
 }
 
 // symName is a symbol's demangled name and whether it is an allocator
@@ -152,7 +156,7 @@ func openObject(path string) (o *object, err error) {
 		return nil, fmt.Errorf("malformed ELF: %v", err)
 	}
 	defer ef.Close()
-	o = &object{path: path, typ: ef.Type, short: map[int32]symName{}}
+	o = &object{path: path, typ: ef.Type}
 	o.segs = loadSegments(ef)
 	o.debugText, o.debugOnly = debugOnlyText(o.segs)
 	for _, seg := range o.segs {
@@ -346,12 +350,16 @@ func (o *object) funcName(vaddr uint64) symName {
 			return symName{}
 		}
 	}
-	if n, ok := o.short[int32(i)]; ok {
-		return n
+	if o.shortAt == nil {
+		o.shortAt = make([]uint32, len(o.tab.syms))
+	}
+	if at := o.shortAt[i]; at != 0 {
+		return o.short[at-1]
 	}
 	name := Demangle(o.tab.name(i))
 	n := symName{name, IsAllocatorFunc(name)}
-	o.short[int32(i)] = n
+	o.short = append(o.short, n)
+	o.shortAt[i] = uint32(len(o.short))
 	return n
 }
 

@@ -542,7 +542,7 @@ func (s *session) addDebugFile(o *object) {
 		}
 		if len(dbg.tab.syms) > 0 && o.tab.src != ".symtab" {
 			o.tab = dbg.tab
-			o.short = map[int32]symName{} // indexes of the old table
+			o.short, o.shortAt = nil, nil // indexes of the old table
 		}
 		if dbg.dwarfPath != "" && o.dwarfPath == "" {
 			o.dwarfPath = dbg.dwarfPath

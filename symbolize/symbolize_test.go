@@ -882,7 +882,7 @@ func TestLookupPadding(t *testing.T) {
 		{nil, 0x1023, "first"},
 		{funcRanges{{0x1000, 0x1016}}, 0x1023, "first"},
 	} {
-		o := &object{tab: tab, ranges: c.ranges, rangesRead: true, short: map[int32]symName{}}
+		o := &object{tab: tab, ranges: c.ranges, rangesRead: true}
 		if got := o.funcName(c.vaddr).name; got != c.want {
 			t.Errorf("ranges %x: funcName(%#x) = %q, want %q", c.ranges, c.vaddr, got, c.want)
 		}

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/heapest/heapest/ci"
+	"github.com/heapest/heapest/internal/mix"
 	"github.com/heapest/heapest/parse"
 )
 
@@ -26,16 +27,30 @@ func Contribute(rec *parse.Record, v Value) Contribution {
 // Memo remembers the last prof_unbias pair it inverted, so that the
 // values of a record that read the same pair (in-use space and objects)
 // invert it once: the inversion is most of unbiasing a jemalloc line. It
-// also remembers, per value, the last sampled pair it unbiased: Go writes
-// most samples of a heap profile with the counts of the one before. The
-// zero Memo is ready to use; it is not safe for concurrent use.
+// also remembers, per value, the sampled pairs it unbiased lately: Go
+// writes most samples of a heap profile with the counts of the one
+// before, and a .NET trace's events (one object of its type's size) or a
+// dump's lines repeat a few thousand pairs over a hundred thousand.
+// The zero Memo is ready to use; it is not safe for concurrent use.
 type Memo struct {
 	cIn, sIn uint64
 	rate     float64
 	n, z     uint64
 	ok, set  bool
-	last     [len(valueNames)]lastPair
+	last     [len(valueNames)]pairCache
 }
+
+// pairCache is a value's sampled pairs and what bernoulli made of them:
+// the last one, and, once a value has seen a few distinct pairs, a
+// direct-mapped cache of them.
+type pairCache struct {
+	last   lastPair
+	misses int
+	slots  []lastPair
+}
+
+// pairSlots is the size of a value's cache (a power of two): about 110 KB.
+const pairSlots = 512
 
 // lastPair is a sampled pair and rate, and what bernoulli made of them.
 type lastPair struct {
@@ -47,10 +62,27 @@ type lastPair struct {
 
 // sampled is bernoulli, remembered per value.
 func (m *Memo) sampled(c parse.Counts, v Value, rate float64) Contribution {
-	l := &m.last[v]
-	if !l.set || l.c != c || l.rate != rate {
-		*l = lastPair{c: c, rate: rate, out: m.bernoulli(c, v, rate), set: true}
+	pc := &m.last[v]
+	l := &pc.last
+	if l.set && l.c == c && l.rate == rate {
+		return l.out
 	}
+	if pc.slots == nil {
+		// A few misses first: a Memo made for one record, or a profile
+		// of a few pairs, never pays for the cache.
+		if pc.misses++; pc.misses > 16 {
+			pc.slots = make([]lastPair, pairSlots)
+		}
+	} else {
+		h := mix.Finish(math.Float64bits(c.Objects)*31 ^ math.Float64bits(c.Bytes) ^ math.Float64bits(c.Size)<<1)
+		l = &pc.slots[h&(pairSlots-1)]
+		if !l.set || l.c != c || l.rate != rate {
+			*l = lastPair{c: c, rate: rate, out: m.bernoulli(c, v, rate), set: true}
+		}
+		pc.last = *l
+		return l.out
+	}
+	*l = lastPair{c: c, rate: rate, out: m.bernoulli(c, v, rate), set: true}
 	return l.out
 }
 

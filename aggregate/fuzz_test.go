@@ -107,13 +107,15 @@ func FuzzFinish(f *testing.F) {
 		p := &parse.Profile{Encoding: parse.Raw, Breakdowns: 1}
 		var got []string
 		var told [][]uint64
-		for _, how := range []string{"fresh", "seeded", "halves"} {
+		for _, how := range []string{"fresh", "seeded", "halves", "handles"} {
 			nm := fuzzNamer(twice)
 			tb := NewTable(values, keys)
 			tb.KeyByModule()
 			switch how {
 			case "fresh":
 				collectInto(t, tb, nm, false, clone(recs), p)
+			case "handles":
+				collectInto(t, tb, &handles{moduleNamer: nm, t: t, told: map[string]bool{}}, false, clone(recs), p)
 			case "seeded":
 				collectInto(t, tb, nm, true, clone(recs), p)
 			case "halves":
@@ -132,10 +134,40 @@ func FuzzFinish(f *testing.F) {
 		if !approxSame(got[0], got[2]) {
 			t.Fatalf("one collector\n%s\ntwo\n%s", got[0], got[2])
 		}
-		if !slices.Equal(told[0], told[1]) || !slices.Equal(told[0], told[2]) {
-			t.Fatalf("unresolved %x, seeded %x, halves %x", told[0], told[1], told[2])
+		if got[0] != got[3] {
+			t.Fatalf("named by address\n%s\nby handle\n%s", got[0], got[3])
+		}
+		if !slices.Equal(told[0], told[1]) || !slices.Equal(told[0], told[2]) || !slices.Equal(told[0], told[3]) {
+			t.Fatalf("unresolved %x, seeded %x, halves %x, by handle %x", told[0], told[1], told[2], told[3])
 		}
 	})
+}
+
+// handles is a handleNamer over a moduleNamer, as symbolize.Session is
+// one: it takes the addresses it can name, each once per position (it
+// fails the test when told one again), and names them by handle.
+type handles struct {
+	*moduleNamer
+	t     *testing.T
+	told  map[string]bool
+	addrs []uint64
+}
+
+func (h *handles) NeedHandle(addr uint64, leaf bool) (uint32, bool) {
+	if k := fmt.Sprintf("%x/%v", addr, leaf); h.told[k] {
+		h.t.Fatalf("address %s told twice", k)
+	} else {
+		h.told[k] = true
+	}
+	if _, ok := h.names[addr]; !ok {
+		return 0, false // as a Session does for an address no file can name
+	}
+	h.addrs = append(h.addrs, addr)
+	return uint32(len(h.addrs) - 1), true
+}
+
+func (h *handles) NameHandle(i uint32) (string, parse.FrameKind) {
+	return h.Name(parse.Frame{Addr: h.addrs[i]}, false)
 }
 
 // clone copies records and their stacks: a collector may be handed the

@@ -22,6 +22,19 @@ type Namer interface {
 	Unresolved(addr uint64)
 }
 
+// handleNamer is a Namer that gives each address it is told of a handle
+// and names a frame by it. The collector tells it each distinct address
+// once per position (its unnamed frames are one per address), so the
+// namer keeps no index of them, and naming them looks nothing up
+// (symbolize.Session).
+type handleNamer interface {
+	// NeedHandle is Need, returning the address's handle, or false when
+	// nothing can name it (Name then says what it is).
+	NeedHandle(addr uint64, leaf bool) (uint32, bool)
+	// NameHandle is Name for a frame whose address NeedHandle took.
+	NameHandle(h uint32) (name string, kind parse.FrameKind)
+}
+
 // expecter is a Namer told, before its first Need, about how many
 // addresses will need a name (symbolize.Session), so that it sizes its
 // tables once.
@@ -135,10 +148,12 @@ func (t *Table) Values() []unbias.Value { return t.values }
 
 // frameInfo is what one distinct frame in one position kind became.
 type frameInfo struct {
-	fn    uint32 // Table.funcs id
-	alloc bool   // an allocator frame, dropped from the leaf end
-	own   bool   // the allocator getting memory for itself (AllocatorOwnFrame)
-	named bool   // has a name (else fn is its 0x… address)
+	// fn is the Table.funcs id, and before the frame is named its
+	// handleNamer handle + 1 (0: none).
+	fn    uint32
+	alloc bool // an allocator frame, dropped from the leaf end
+	own   bool // the allocator getting memory for itself (AllocatorOwnFrame)
+	named bool // has a name (else fn is its 0x… address)
 	done  bool
 }
 
@@ -169,11 +184,12 @@ func (c *Collector) Finish(t *Table, namer Namer, p *parse.Profile) error {
 			e.Expect(len(c.frameAddrs) - len(c.named)) // frames without a name
 		}
 		var buf []uint32
+		hn, _ := namer.(handleNamer)
 		c.eachStack(useBreakdown, func(sp span) {
 			if short, long := c.stacks.frames.view(sp, &buf); long == nil {
-				need(c, short, &info, namer)
+				need(c, short, &info, namer, hn)
 			} else {
-				need(c, long, &info, namer)
+				need(c, long, &info, namer, hn)
 			}
 		})
 		if err := namer.Resolve(); err != nil {
@@ -601,26 +617,33 @@ func b2i(b bool) int {
 // and tells namer those that have no name, once per frame and position.
 // The callers are read from their own table: this loop runs for every
 // frame of every stack.
-func need[T word](c *Collector, stack []T, info *[2][]frameInfo, namer Namer) {
+func need[T word](c *Collector, stack []T, info *[2][]frameInfo, namer Namer, hn handleNamer) {
 	if len(stack) == 0 {
 		return
 	}
-	c.needFrame(uint32(stack[0]), &info[1][stack[0]], namer, true)
+	c.needFrame(uint32(stack[0]), &info[1][stack[0]], namer, hn, true)
 	callers := info[0]
 	for _, id := range stack[1:] {
 		if fi := &callers[id]; !fi.done {
-			c.needFrame(uint32(id), fi, namer, false)
+			c.needFrame(uint32(id), fi, namer, hn, false)
 		}
 	}
 }
 
-// needFrame marks frame id used in the position fi is for.
-func (c *Collector) needFrame(id uint32, fi *frameInfo, namer Namer, leaf bool) {
+// needFrame marks frame id used in the position fi is for; hn is namer
+// when it is a handleNamer.
+func (c *Collector) needFrame(id uint32, fi *frameInfo, namer Namer, hn handleNamer, leaf bool) {
 	if fi.done {
 		return
 	}
 	fi.done = true
-	if f := c.frame(id); f.Func == "" {
+	switch f := c.frame(id); {
+	case f.Func != "":
+	case hn != nil:
+		if h, ok := hn.NeedHandle(f.Addr, leaf); ok {
+			fi.fn = h + 1
+		}
+	default:
 		namer.Need(f.Addr, leaf)
 	}
 }
@@ -674,7 +697,11 @@ func (c *Collector) nameFrames(t *Table, namer Namer, info *[2][]frameInfo) bool
 					continue // no used stack has it here
 				}
 				var kind parse.FrameKind
-				name, kind = namer.Name(f, leaf == 1)
+				if hn, ok := namer.(handleNamer); ok && fi.fn != 0 {
+					name, kind = hn.NameHandle(fi.fn - 1)
+				} else {
+					name, kind = namer.Name(f, leaf == 1)
+				}
 				fi.alloc, fi.own = kind != parse.ProgramFrame, kind == parse.AllocatorOwnFrame
 			}
 			fi.named = name != ""

@@ -3,6 +3,7 @@ package symbolize
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/heapest/heapest/parse"
@@ -69,4 +70,79 @@ func TestExpect(t *testing.T) {
 	if name, _ := told.Name(parse.Frame{Addr: addrs[0]}, false); name != "main" {
 		t.Errorf("%#x: named %q, want main", addrs[0], name)
 	}
+}
+
+// TestNeedHandle: addresses registered once each by NeedHandle are named
+// by NameHandle as Need and Name name them, as leaves and as callers;
+// an address no file can name (outside every mapping, or 0) gets no
+// handle, and no index is made.
+func TestNeedHandle(t *testing.T) {
+	dir := t.TempDir()
+	bin := build(t, "gcc", dir, "prog", cProgram, "-O1", "-fPIE", "-pie")
+	rng := rand.New(rand.NewPCG(11, 12))
+	base := randomBase(rng, false)
+	bias := loadBias(t, bin, base)
+	main := elfSymbol(t, bin, named("main"))
+	open := func() *Session {
+		p := &parse.Profile{MapsText: []byte(mapsFor(t, bin, base))}
+		s, err := Open(p, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	page := (bias + main.Value) &^ 0xfff
+	addrs := []uint64{0, 0x10, bias + main.Value + 1}
+	for i := 0; i < 500; i++ {
+		addrs = append(addrs, page+uint64(rng.IntN(0x3000)))
+	}
+	slices.Sort(addrs)
+	addrs = slices.Compact(addrs)
+	byHandle, byAddr := open(), open()
+	type told struct {
+		h  uint32
+		ok bool
+	}
+	handles := map[[2]uint64]told{}
+	for _, leaf := range []bool{false, true} {
+		for _, a := range addrs {
+			h, ok := byHandle.NeedHandle(a, leaf)
+			handles[[2]uint64{a, uint64(b2u(leaf))}] = told{h, ok}
+			byAddr.Need(a, leaf)
+			if (a == 0 || a == 0x10) && ok {
+				t.Errorf("%#x: a handle for an address nothing can name", a)
+			}
+		}
+	}
+	if byHandle.s.callers.n != 0 || byHandle.s.leaves.n != 0 {
+		t.Errorf("%d and %d addresses indexed, want none", byHandle.s.callers.n, byHandle.s.leaves.n)
+	}
+	for _, s := range []*Session{byHandle, byAddr} {
+		if err := s.Resolve(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for k, h := range handles {
+		f, leaf := parse.Frame{Addr: k[0]}, k[1] == 1
+		want := fmt.Sprint(byAddr.Name(f, leaf))
+		got := fmt.Sprint(byHandle.Name(f, leaf)) // no handle: as Name says
+		if h.ok {
+			got = fmt.Sprint(byHandle.NameHandle(h.h))
+		}
+		if got != want {
+			t.Fatalf("%#x (leaf %v): named %s by handle, %s by address", k[0], leaf, got, want)
+		}
+	}
+	if h := handles[[2]uint64{bias + main.Value + 1, 0}]; !h.ok {
+		t.Errorf("main's return address: no handle")
+	} else if name, _ := byHandle.NameHandle(h.h); name != "main" {
+		t.Errorf("main's return address: named %q, want main", name)
+	}
+}
+
+func b2u(b bool) uint {
+	if b {
+		return 1
+	}
+	return 0
 }

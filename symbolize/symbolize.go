@@ -115,6 +115,31 @@ func (ss *Session) Need(addr uint64, leaf bool) {
 	}
 }
 
+// NeedHandle is Need for a caller that registers each distinct address
+// once per position (leaf or not): it returns the address's handle for
+// NameHandle, and false when no file can name it (Name then gives what
+// it is). Such addresses are not indexed: neither registering nor naming
+// them looks them up.
+func (ss *Session) NeedHandle(addr uint64, leaf bool) (uint32, bool) {
+	s := ss.s
+	if addr == 0 || s.opt.DropAllocator && s.allocatorLib && ss.unnamedAllocator(addr) {
+		return 0, false
+	}
+	if len(s.p.Symbols) == 0 && !s.mayName(addr, leaf) {
+		return 0, false
+	}
+	n := int32(len(ss.pending))
+	ss.pending = append(ss.pending, pendingAddr{addr: addr, leaf: leaf, n: n})
+	return uint32(n), true
+}
+
+// NameHandle is Name for a frame whose address NeedHandle registered as
+// handle h.
+func (ss *Session) NameHandle(h uint32) (name string, kind parse.FrameKind) {
+	r := &ss.s.results[h]
+	return r.fn, frameKind(r.alloc, r.own)
+}
+
 // Expect says that about n distinct addresses will be registered, most
 // of them return addresses: the index of those is made for them at the
 // first that a file can name, instead of grown by doubling. (Nothing is

@@ -139,19 +139,30 @@ func newGrouper(t *Table, b By, main int, keep []bool, top int) grouper {
 func (g *grouper) eachCell(f func(id int, k cellKey, st []ci.Stats)) {
 	row := make([]ci.Stats, len(g.t.values))
 	empty := make([]ci.Stats, len(g.t.values))
-	for id, k := range g.t.cells.keys {
-		if !g.keep[id] {
-			continue
-		}
-		// The row is read once and then checked (asking the statistics
-		// whether the cell has some first looked each value up twice).
-		if st := g.t.stats.row(uint32(id), row); someStats(st) {
-			f(id, k, st)
-		} else {
-			f(id, k, empty)
+	keys := g.t.cells.keys
+	for start := 0; start < len(keys); start += cellBatch {
+		end := min(start+cellBatch, len(keys))
+		// The cells' statistics lie all over memory (most are the pool's,
+		// shared): they are read for the whole batch first, so that their
+		// cache misses overlap, before each is merged.
+		g.t.stats.touch(start, end, g.keep)
+		for id := start; id < end; id++ {
+			if !g.keep[id] {
+				continue
+			}
+			// The row is read once and then checked (asking the statistics
+			// whether the cell has some first looked each value up twice).
+			if st := g.t.stats.row(uint32(id), row); someStats(st) {
+				f(id, keys[id], st)
+			} else {
+				f(id, keys[id], empty)
+			}
 		}
 	}
 }
+
+// cellBatch is how many cells eachCell reads ahead.
+const cellBatch = 64
 
 // someStats reports whether a row has something for some value.
 func someStats(st []ci.Stats) bool {

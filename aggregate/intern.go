@@ -545,6 +545,7 @@ func (t *cellTable) intern(k cellKey) (id uint32, added bool) {
 type valueStats struct {
 	byValue [][]*statChunk // value -> chunk
 	pool    statPool
+	sink    int64 // what touch read, kept so that its loads are not dropped
 }
 
 const (
@@ -707,6 +708,23 @@ func (vs *valueStats) each(fn func(*ci.Stats)) {
 	for i := 1; i <= vs.pool.n; i++ {
 		fn(vs.pool.get(uint32(i)))
 	}
+}
+
+// touch reads the first and last words of the statistics of cells start
+// to end that keep says are read, so that their cache misses overlap
+// (see grouper.eachCell).
+func (vs *valueStats) touch(start, end int, keep []bool) {
+	var x int64
+	for v := range vs.byValue {
+		for id := start; id < end; id++ {
+			if keep[id] {
+				if st := vs.find(uint32(id), v); st != nil {
+					x += st.N + int64(st.LargeMissedValue)
+				}
+			}
+		}
+	}
+	vs.sink += x
 }
 
 // row fills buf (one per value) with cell's statistics.

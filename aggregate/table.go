@@ -288,10 +288,9 @@ func ownWarning(n int, v unbias.Value, st *ci.Stats) string {
 		n, units.Format(st.Estimate, v.IsSpace()), v)
 }
 
-// add merges a cell's statistics (one per value) into the table. When the
-// table took the collector's statistics (shared), a new cell's room holds
-// those of the collector's cell of that id, read already: they are
-// cleared first.
+// add merges a cell's statistics (one per value) into the table; pids,
+// when not nil, are where they are in the table's pool, or where to note
+// it (valueStats.addPooled).
 func (m *finisher) add(k cellKey, st []ci.Stats, pids []uint32) {
 	id := m.cell(k)
 	for i := range st {
@@ -314,7 +313,10 @@ func (m *finisher) addPooled(k cellKey, pids []uint32) {
 	}
 }
 
-// cell returns the table cell of key k, made when new.
+// cell returns the table cell of key k, made when new. When the table
+// took the collector's statistics (shared), a new cell's room holds those
+// of the collector's cell of that id, read already: they are cleared
+// first.
 func (m *finisher) cell(k cellKey) uint32 {
 	id, added := m.t.cells.intern(k)
 	if added && m.shared {

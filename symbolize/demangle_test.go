@@ -21,6 +21,9 @@ func TestDemangle(t *testing.T) {
 		{"_Z3foov.part.0", "foo"},
 		{"_Z3barv.constprop.0.isra.0", "bar"},
 		{"helper.cold", "helper"},
+		{"helper.part.0.cold", "helper.part.0"}, // the first mark of the list, wherever it is
+		{".cold.helper.part.1", ".cold.helper"}, // a mark that starts the name is none
+		{"pkg.(*T).israel", "pkg.(*T).israel"},  // ".isra" without its dot after is no mark
 		{"_ZN3std2rt10lang_start17h0123456789abcdefE", "std::rt::lang_start"},
 		{"_ZN5alloc5alloc8box_free17h0123456789abcdefE.llvm.123", "alloc::alloc::box_free"},
 		{"_ZN4core3ptr85drop_in_place$LT$std..rt..lang_start$LT$$LP$$RP$$GT$..$u7b$$u7b$closure$u7d$$u7d$$GT$17h0a1b2c3d4e5f6789E",

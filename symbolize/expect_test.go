@@ -13,30 +13,17 @@ import (
 // once, at the first address a file can name, and names every address as
 // a session that was not told does.
 func TestExpect(t *testing.T) {
-	dir := t.TempDir()
-	bin := build(t, "gcc", dir, "prog", cProgram, "-O1", "-fPIE", "-pie")
-	rng := rand.New(rand.NewPCG(9, 10))
-	base := randomBase(rng, false)
-	bias := loadBias(t, bin, base)
-	main := elfSymbol(t, bin, named("main"))
-	open := func() *Session {
-		p := &parse.Profile{MapsText: []byte(mapsFor(t, bin, base))}
-		s, err := Open(p, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
+	open, main := mainSessions(t, rand.New(rand.NewPCG(9, 10)))
 	// Return addresses in main's page, which the executable mapping
 	// holds whole (the page's first would be looked up in the mapping
 	// before): main's first.
 	const n = 2000
 	addrs := make([]uint64, n)
-	page := (bias + main.Value) &^ 0xfff
+	page := main &^ 0xfff
 	for i := range addrs {
 		addrs[i] = page + 1 + uint64(i)
 	}
-	m := bias + main.Value + 1
+	m := main + 1
 	addrs[m-page-1], addrs[0] = addrs[0], m
 	told, untold := open(), open()
 	told.Need(0, false) // no address: nothing made yet
@@ -77,22 +64,10 @@ func TestExpect(t *testing.T) {
 // an address no file can name (outside every mapping, or 0) gets no
 // handle, and no index is made.
 func TestNeedHandle(t *testing.T) {
-	dir := t.TempDir()
-	bin := build(t, "gcc", dir, "prog", cProgram, "-O1", "-fPIE", "-pie")
 	rng := rand.New(rand.NewPCG(11, 12))
-	base := randomBase(rng, false)
-	bias := loadBias(t, bin, base)
-	main := elfSymbol(t, bin, named("main"))
-	open := func() *Session {
-		p := &parse.Profile{MapsText: []byte(mapsFor(t, bin, base))}
-		s, err := Open(p, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
-	page := (bias + main.Value) &^ 0xfff
-	addrs := []uint64{0, 0x10, bias + main.Value + 1}
+	open, main := mainSessions(t, rng)
+	page := main &^ 0xfff
+	addrs := []uint64{0, 0x10, main + 1}
 	for i := 0; i < 500; i++ {
 		addrs = append(addrs, page+uint64(rng.IntN(0x3000)))
 	}
@@ -133,7 +108,7 @@ func TestNeedHandle(t *testing.T) {
 			t.Fatalf("%#x (leaf %v): named %s by handle, %s by address", k[0], leaf, got, want)
 		}
 	}
-	if h := handles[[2]uint64{bias + main.Value + 1, 0}]; !h.ok {
+	if h := handles[[2]uint64{main + 1, 0}]; !h.ok {
 		t.Errorf("main's return address: no handle")
 	} else if name, _ := byHandle.NameHandle(h.h); name != "main" {
 		t.Errorf("main's return address: named %q, want main", name)
@@ -145,4 +120,22 @@ func b2u(b bool) uint {
 		return 1
 	}
 	return 0
+}
+
+// mainSessions builds a C program (PIE) and returns a function opening a
+// session for a profile that maps it at a random base, with the address
+// of its main there.
+func mainSessions(t *testing.T, rng *rand.Rand) (open func() *Session, main uint64) {
+	t.Helper()
+	bin := build(t, "gcc", t.TempDir(), "prog", cProgram, "-O1", "-fPIE", "-pie")
+	base := randomBase(rng, false)
+	main = loadBias(t, bin, base) + elfSymbol(t, bin, named("main")).Value
+	maps := []byte(mapsFor(t, bin, base))
+	return func() *Session {
+		s, err := Open(&parse.Profile{MapsText: maps}, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}, main
 }

@@ -42,15 +42,26 @@ type Memo struct {
 
 // pairCache is a value's sampled pairs and what bernoulli made of them:
 // the last one, and, once a value has seen a few distinct pairs, a
-// direct-mapped cache of them.
+// direct-mapped cache of them. The cache is made only when pairs turn
+// out to repeat: for pairProbation lookups first, only the pairs' hashes
+// are kept (4 KB), and the cache (110 KB) is made when a quarter of them
+// were seen before (a jemalloc dump's kept records reach the Memo once
+// per distinct numbers: nothing there repeats).
 type pairCache struct {
-	last   lastPair
-	misses int
-	slots  []lastPair
+	last        lastPair
+	misses      int
+	seen        []uint64 // per slot, the hash (|1) of the last pair in it, on probation
+	slots       []lastPair
+	tries, hits int
+	off         bool
 }
 
-// pairSlots is the size of a value's cache (a power of two): about 110 KB.
-const pairSlots = 512
+const (
+	// pairSlots is the size of a value's cache (a power of two).
+	pairSlots = 512
+	// pairProbation is how many lookups the cache is judged on.
+	pairProbation = 512
+)
 
 // lastPair is a sampled pair and rate, and what bernoulli made of them.
 type lastPair struct {
@@ -67,23 +78,47 @@ func (m *Memo) sampled(c parse.Counts, v Value, rate float64) Contribution {
 	if l.set && l.c == c && l.rate == rate {
 		return l.out
 	}
-	if pc.slots == nil {
+	if pc.misses++; pc.misses > 16 && !pc.off {
 		// A few misses first: a Memo made for one record, or a profile
 		// of a few pairs, never pays for the cache.
-		if pc.misses++; pc.misses > 16 {
-			pc.slots = make([]lastPair, pairSlots)
+		if l = pc.slot(c, rate); l.set {
+			pc.last = *l
+			return l.out
 		}
-	} else {
-		h := mix.Finish(math.Float64bits(c.Objects)*31 ^ math.Float64bits(c.Bytes) ^ math.Float64bits(c.Size)<<1)
-		l = &pc.slots[h&(pairSlots-1)]
-		if !l.set || l.c != c || l.rate != rate {
-			*l = lastPair{c: c, rate: rate, out: m.bernoulli(c, v, rate), set: true}
-		}
-		pc.last = *l
-		return l.out
 	}
 	*l = lastPair{c: c, rate: rate, out: m.bernoulli(c, v, rate), set: true}
+	if l != &pc.last {
+		pc.last = *l
+	}
 	return l.out
+}
+
+// slot returns the cache slot of pair c at rate, set when it holds them;
+// on probation, or once the cache was dropped, pc.last, not set.
+func (pc *pairCache) slot(c parse.Counts, rate float64) *lastPair {
+	h := mix.Finish(math.Float64bits(c.Objects)*31 ^ math.Float64bits(c.Bytes) ^ math.Float64bits(c.Size)<<1 ^ math.Float64bits(rate)<<2)
+	i := h & (pairSlots - 1)
+	if pc.slots == nil {
+		if pc.seen == nil {
+			pc.seen = make([]uint64, pairSlots)
+		}
+		if pc.seen[i] == h|1 {
+			pc.hits++
+		}
+		pc.seen[i] = h | 1
+		if pc.tries++; pc.tries == pairProbation {
+			if pc.seen, pc.off = nil, 4*pc.hits < pc.tries; !pc.off {
+				pc.slots = make([]lastPair, pairSlots)
+			}
+		}
+		pc.last.set = false // c is not it (sampled checked)
+		return &pc.last
+	}
+	l := &pc.slots[i]
+	if !l.set || l.c != c || l.rate != rate {
+		l.set = false // another pair's: taken over
+	}
+	return l
 }
 
 // invert is jemallocInvert, remembered.

@@ -130,36 +130,46 @@ func TestMemoContribute(t *testing.T) {
 
 // A Memo's cache of sampled pairs gives what Contribute gives when pairs
 // come back (a .NET trace's sizes, a dump's lines), when two pairs share
-// its slot, and when a pair comes back with another rate, size or flag.
+// its slot, and when a pair comes back with another rate, size or flag;
+// whether the cache grew (pairs that repeat) or was dropped (pairs that
+// do not).
 func TestMemoPairCache(t *testing.T) {
-	rng := rand.New(rand.NewPCG(5, 7))
-	pool := make([]parse.Counts, 2000) // more pairs than the cache has slots
-	for i := range pool {
-		n := float64(1 + rng.IntN(4))
-		z := float64(8 * (1 + rng.IntN(300)))
-		c := parse.Counts{Objects: n, Bytes: n * z, Size: z, Enc: parse.Raw}
-		switch rng.IntN(4) {
-		case 0:
-			c.Size = 0 // mixed sizes
-		case 1:
-			c.Approx = true
-		case 2:
-			c.Enc, c.Samples = parse.Scaled, n
+	for _, tc := range []struct {
+		pairs   int
+		dropped bool
+	}{{300, false}, {20000, true}} {
+		rng := rand.New(rand.NewPCG(5, 7))
+		pool := make([]parse.Counts, tc.pairs) // more pairs than the cache has slots
+		for i := range pool {
+			n := float64(1 + rng.IntN(4))
+			z := float64(8 * (1 + rng.IntN(3000)))
+			c := parse.Counts{Objects: n, Bytes: n * z, Size: z, Enc: parse.Raw}
+			switch rng.IntN(4) {
+			case 0:
+				c.Size = 0 // mixed sizes
+			case 1:
+				c.Approx = true
+			case 2:
+				c.Enc, c.Samples = parse.Scaled, n
+			}
+			pool[i] = c
 		}
-		pool[i] = c
-	}
-	var m Memo
-	for i := 0; i < 40000; i++ {
-		c := pool[rng.IntN(len(pool))]
-		if i%7 == 0 {
-			c = pool[i%13] // a few pairs far more often
+		var m Memo
+		for i := 0; i < 40000; i++ {
+			c := pool[rng.IntN(len(pool))]
+			rate := []float64{512 * 1024, 100 * 1024}[rng.IntN(2)]
+			r := rec(parse.Bernoulli, rate, c)
+			for _, v := range []Value{AllocSpace, AllocObjects, InUseSpace} {
+				r.InUse, r.Alloc = c, c
+				if got, want := m.Contribute(r, v), Contribute(r, v); got != want {
+					t.Fatalf("%d pairs, record %d (%+v at rate %v), %v: Memo gives %+v, Contribute %+v", tc.pairs, i, c, rate, v, got, want)
+				}
+			}
 		}
-		rate := []float64{512 * 1024, 100 * 1024}[rng.IntN(2)]
-		r := rec(parse.Bernoulli, rate, c)
-		for _, v := range []Value{AllocSpace, AllocObjects, InUseSpace} {
-			r.InUse, r.Alloc = c, c
-			if got, want := m.Contribute(r, v), Contribute(r, v); got != want {
-				t.Fatalf("record %d (%+v at rate %v), %v: Memo gives %+v, Contribute %+v", i, c, rate, v, got, want)
+		for _, v := range []Value{AllocSpace, InUseSpace} {
+			pc := &m.last[v]
+			if pc.off != tc.dropped || !pc.off && len(pc.slots) != pairSlots {
+				t.Errorf("%d pairs, %v: cache dropped %v, %d slots; want dropped %v", tc.pairs, v, pc.off, len(pc.slots), tc.dropped)
 			}
 		}
 	}

@@ -179,12 +179,12 @@ func (c *Collector) Finish(t *Table, namer Namer, p *parse.Profile) error {
 	if c.stacks.len() >= 4*pages(info[1]) {
 		prefault(info[1])
 	}
+	hn, _ := namer.(handleNamer) // asked once: naming asks per frame
 	if namer != nil {
 		if e, ok := namer.(expecter); ok {
 			e.Expect(len(c.frameAddrs) - len(c.named)) // frames without a name
 		}
 		var buf []uint32
-		hn, _ := namer.(handleNamer)
 		c.eachStack(useBreakdown, func(sp span) {
 			if short, long := c.stacks.frames.view(sp, &buf); long == nil {
 				need(c, short, &info, namer, hn)
@@ -196,7 +196,7 @@ func (c *Collector) Finish(t *Table, namer Namer, p *parse.Profile) error {
 			return err
 		}
 	}
-	unnamed := c.nameFrames(t, namer, &info)
+	unnamed := c.nameFrames(t, namer, hn, &info)
 	c.counted = make([]bool, len(c.frameAddrs))
 	m := finisher{c: c, t: t, namer: namer, info: &info, stackMap: make([]uint32, c.stacks.len()),
 		ownTwice: p != nil && p.OwnMemoryTwice,
@@ -671,10 +671,11 @@ func (c *Collector) eachStack(breakdown bool, f func(span)) {
 }
 
 // nameFrames fills info with each needed frame's table function id, and
-// reports whether some frame stayed unnamed.
+// reports whether some frame stayed unnamed; hn is namer when it is a
+// handleNamer.
 // Unnamed frames are keyed after the named ones, once their number is
 // known, so that a dump nothing names fills its table without regrowing.
-func (c *Collector) nameFrames(t *Table, namer Namer, info *[2][]frameInfo) bool {
+func (c *Collector) nameFrames(t *Table, namer Namer, hn handleNamer, info *[2][]frameInfo) bool {
 	type namedFrame struct {
 		ref  frameRef
 		name string
@@ -699,7 +700,7 @@ func (c *Collector) nameFrames(t *Table, namer Namer, info *[2][]frameInfo) bool
 					continue // no used stack has it here
 				}
 				var kind parse.FrameKind
-				if hn, ok := namer.(handleNamer); ok && fi.fn != 0 {
+				if hn != nil && fi.fn != 0 {
 					name, kind = hn.NameHandle(fi.fn - 1)
 				} else {
 					name, kind = namer.Name(f, leaf == 1)

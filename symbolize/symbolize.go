@@ -93,13 +93,10 @@ func Open(p *parse.Profile, opt Options) (*Session, error) {
 // not registered: their frames are dropped whatever their names (the few
 // kept below a frame outside it stay unnamed: see warnings).
 func (ss *Session) Need(addr uint64, leaf bool) {
+	if !ss.wanted(addr, leaf) {
+		return // not indexed, sorted or looked up again
+	}
 	s := ss.s
-	if addr == 0 || s.opt.DropAllocator && s.allocatorLib && ss.unnamedAllocator(addr) {
-		return
-	}
-	if len(s.p.Symbols) == 0 && !s.mayName(addr, leaf) {
-		return // no file can name it: not indexed, sorted or looked up again
-	}
 	if ss.expect > 0 {
 		if s.callers.n == 0 && len(s.callers.keys) < 2*ss.expect {
 			s.callers = newAddrIndex(ss.expect)
@@ -121,16 +118,23 @@ func (ss *Session) Need(addr uint64, leaf bool) {
 // it is). Such addresses are not indexed: neither registering nor naming
 // them looks them up.
 func (ss *Session) NeedHandle(addr uint64, leaf bool) (uint32, bool) {
-	s := ss.s
-	if addr == 0 || s.opt.DropAllocator && s.allocatorLib && ss.unnamedAllocator(addr) {
-		return 0, false
-	}
-	if len(s.p.Symbols) == 0 && !s.mayName(addr, leaf) {
+	if !ss.wanted(addr, leaf) {
 		return 0, false
 	}
 	n := int32(len(ss.pending))
 	ss.pending = append(ss.pending, pendingAddr{addr: addr, leaf: leaf, n: n})
 	return uint32(n), true
+}
+
+// wanted reports whether a frame address is to be resolved: not an
+// allocator library's frame dropped unnamed, and one the profile's symbols
+// or a mapped file can name.
+func (ss *Session) wanted(addr uint64, leaf bool) bool {
+	s := ss.s
+	if addr == 0 || s.opt.DropAllocator && s.allocatorLib && ss.unnamedAllocator(addr) {
+		return false
+	}
+	return len(s.p.Symbols) > 0 || s.mayName(addr, leaf)
 }
 
 // NameHandle is Name for a frame whose address NeedHandle registered as

@@ -208,22 +208,16 @@ func (b *sampleBuf) noteLocs(raw []byte) error {
 	for i := 0; i < len(raw); {
 		// Ids of one and two bytes inline: most tables have fewer than
 		// 16,384 locations.
-		var id uint64
-		switch c := raw[i]; {
-		case c < 0x80:
-			id = uint64(c)
-			i++
-		case i+1 < len(raw) && raw[i+1] < 0x80:
-			id = uint64(c&0x7f) | uint64(raw[i+1])<<7
-			i += 2
-		default:
+		id, next, ok := shortVarint(raw, i)
+		if !ok {
 			r := pbBuf{b: raw, off: i}
 			var err error
 			if id, err = r.varint(); err != nil {
 				return err
 			}
-			i = r.off
+			next = r.off
 		}
+		i = next
 		top = max(top, id)
 		zero = zero || id == 0
 	}
@@ -262,6 +256,20 @@ func sharedVarints(a, b []byte) (pre, suf int) {
 
 // boundary reports whether a varint starts at i in the list b.
 func boundary(b []byte, i int) bool { return i == 0 || b[i-1] < 0x80 }
+
+// shortVarint decodes the varint at p[i] when it has one or two bytes
+// (ids below 16,384, lengths below 16 KiB: nearly every one a profile
+// has), and where it ends; ok is false for any other, left to the general
+// decoder.
+func shortVarint(p []byte, i int) (v uint64, end int, ok bool) {
+	switch {
+	case i < len(p) && p[i] < 0x80:
+		return uint64(p[i]), i + 1, true
+	case i+1 < len(p) && p[i+1] < 0x80:
+		return uint64(p[i]&0x7f) | uint64(p[i+1])<<7, i + 2, true
+	}
+	return 0, i, false
+}
 
 // countVarints counts the varints of a well-formed list: its bytes below
 // 0x80, which end one each.
@@ -388,16 +396,9 @@ func parseSampleFast(msg []byte, s *sample) bool {
 		if (k != 0x0a && k != 0x12 && k != 0x1a) || i+1 >= len(msg) {
 			return false
 		}
-		n, j := int(msg[i+1]), i+2
-		if n >= 0x80 {
-			if j >= len(msg) || msg[j] >= 0x80 {
-				return false
-			}
-			n = n&0x7f | int(msg[j])<<7
-			j++
-		}
-		end := j + n
-		if end > len(msg) {
+		n, j, ok := shortVarint(msg, i+1)
+		end := j + int(n)
+		if !ok || end > len(msg) {
 			return false
 		}
 		switch k {

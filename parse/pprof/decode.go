@@ -231,19 +231,14 @@ func (s *stream) buffered() (field int, b []byte, ok bool) {
 	default:
 		return 0, nil, false
 	}
-	n, i := int(p[1]), 2
-	if n >= 0x80 {
-		if p[2] >= 0x80 {
-			return 0, nil, false
-		}
-		n, i = n&0x7f|int(p[2])<<7, 3
-	}
-	if i+n > len(p) {
+	n, i, short := shortVarint(p, 1)
+	end := i + int(n)
+	if !short || end > len(p) {
 		return 0, nil, false
 	}
-	s.r.Discard(i + n)
-	s.off += int64(i + n)
-	return field, p[i : i+n], true
+	s.r.Discard(end)
+	s.off += int64(end)
+	return field, p[i:end], true
 }
 
 // payload reads a length-delimited field's bytes. They are valid until

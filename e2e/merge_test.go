@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -340,6 +341,65 @@ func TestMergeCoverageGo(t *testing.T) {
 		return runErr([]string{"GOMAXPROCS=1"}, prog, args...)
 	})
 	checkMergeCoverage(t, heapest, merges, []string{"main.siteSmall", "main.siteMid", "main.siteLarge", "main.siteMixed"})
+}
+
+// TestLatestPerProcessByTime: successive heap profiles of one real Go
+// process, whose names say nothing of it, are known as one process by
+// their mappings only once read; --latest-per-process then keeps the one
+// taken last (time_nanos), whatever their order on the command line, and
+// the report and the merge are those of that profile alone. Without the
+// flag they are refused, with a hint that names it.
+func TestLatestPerProcessByTime(t *testing.T) {
+	goTool := needTool(t, "go")
+	heapest := heapestBinary(t)
+	dir := t.TempDir()
+	prog := filepath.Join(dir, "gosnap")
+	if _, errOut, err := runErrDir(filepath.Join(repoRoot(t), "e2e", "testdata", "merge", "gosnap"), nil, goTool, "build", "-o", prog, "."); err != nil {
+		t.Fatalf("go build gosnap: %v\n%s", err, errOut)
+	}
+	run(t, nil, prog, dir, "3")
+	snap := func(i int) string { return filepath.Join(dir, fmt.Sprintf("snap-%d.pb.gz", i)) }
+	shuffled := []string{snap(3), snap(1), snap(2)}
+
+	_, errOut, err := runErr(nil, heapest, append([]string{"report"}, shuffled...)...)
+	if err == nil || !strings.Contains(string(errOut), "3 inputs are successive dumps of one process") ||
+		!strings.Contains(string(errOut), "use --latest-per-process to keep the newest dump of each (by the time each says it was taken)") {
+		t.Fatalf("three snapshots of one process: err %v, stderr:\n%s", err, errOut)
+	}
+	alone := run(t, nil, heapest, "report", "--top", "0", snap(3))
+	latest, errOut, err := runErr(nil, heapest, append([]string{"report", "--top", "0", "--latest-per-process"}, shuffled...)...)
+	if err != nil {
+		t.Fatalf("--latest-per-process: %v\n%s", err, errOut)
+	}
+	if string(latest) != string(alone) {
+		t.Errorf("--latest-per-process of the three:\n%s\nwant the last snapshot's report:\n%s", latest, alone)
+	}
+	if want := "left out 2 older dump(s) of the same processes"; !strings.Contains(string(errOut), want) {
+		t.Errorf("stderr %q lacks %q", errOut, want)
+	}
+
+	// Standard input cannot be read again: refused, with what to do.
+	cmd := exec.Command(heapest, "report", "--latest-per-process", snap(1), "-")
+	f, err := os.Open(snap(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cmd.Stdin = f
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "<stdin> cannot be: save it to a file first") {
+		t.Errorf("--latest-per-process of a file and standard input: err %v, output:\n%s", err, out)
+	}
+
+	// A merge keeps the same one: its output reads as the last snapshot's
+	// merge of one.
+	one, all := filepath.Join(dir, "one.pb.gz"), filepath.Join(dir, "all.pb.gz")
+	run(t, nil, heapest, "merge", "-o", one, snap(3))
+	run(t, nil, heapest, append([]string{"merge", "-q", "--latest-per-process", "-o", all}, shuffled...)...)
+	want := run(t, nil, heapest, "report", "--top", "0", "--by", "stack", one)
+	got := run(t, nil, heapest, "report", "--top", "0", "--by", "stack", all)
+	if g, w := strings.ReplaceAll(string(got), all, one), string(want); g != w {
+		t.Errorf("merge --latest-per-process, reported:\n%s\nwant the last snapshot's merge of one:\n%s", g, w)
+	}
 }
 
 // TestMergeForkedWorkers merges the dumps of a pre-fork server's workers:

@@ -217,9 +217,9 @@ func TestContentsDuplicates(t *testing.T) {
 		how, hint  string
 		notInError string
 	}{
-		{[]string{maps}, "libraries mapped", "--latest-per-process", ""},
+		{[]string{maps}, "libraries mapped", "--latest-per-process cannot tell which is newest", "use --latest-per-process"},
 		{[]string{jfr}, "2 inputs are dumps of one recording (by their JFR chunks", "last dump of each recording", "--latest-per-process"},
-		{[]string{maps, jfr}, "libraries mapped at identical addresses, JFR", "--latest-per-process", ""},
+		{[]string{maps, jfr}, "libraries mapped at identical addresses, JFR", "use --latest-per-process", ""},
 		{[]string{trace}, "2 inputs are copies of one trace (by their .NET traces' process id and start counter", "give each trace once", "--latest-per-process"},
 		{[]string{trace, RecordingProcess("nettrace", "4242@981299999999")}, "4 inputs are copies of 2 traces", "give each trace once", "successive"},
 	} {
@@ -228,10 +228,50 @@ func TestContentsDuplicates(t *testing.T) {
 		for _, k := range c.keys {
 			paths, procs = append(paths, k+"/a", k+"/b"), append(procs, k, k)
 		}
-		e := ContentsDuplicates(paths, func(i int) []string { return []string{procs[i]} })
+		e := ContentsDuplicates(paths, func(i int) []string { return []string{procs[i]} }, func(int) int64 { return 0 })
 		msg := e.Error()
 		if !strings.Contains(msg, c.how) || !strings.Contains(msg, c.hint) || c.notInError != "" && strings.Contains(msg, c.notInError) {
 			t.Errorf("keys %q: %q", c.keys, msg)
+		}
+	}
+}
+
+// TestOlder: of dumps of one process told apart by their contents, those
+// a newer dump of the same process supersedes, by the time each says it
+// was taken; none when one of them does not say, or when the inputs are
+// not dumps of one process (recordings of one JVM have times too: their
+// recording's start).
+func TestOlder(t *testing.T) {
+	maps := func(at string) string {
+		return MapsProcess([]byte(at + "0000000-" + at + "0020000 r-xp 00000000 08:01 13 /usr/lib/libc.so.6\n"))
+	}
+	p, q := maps("7f11a"), maps("7f22b")
+	jfr := RecordingProcess("jfr", "1700000000123456789")
+	for _, c := range []struct {
+		name  string
+		keys  []string
+		times []int64
+		want  []int // nil: not ok
+		hint  string
+	}{
+		{"newest last", []string{p, p, p}, []int64{1, 2, 3}, []int{0, 1}, "use --latest-per-process"},
+		{"newest first", []string{p, p}, []int64{9, 2}, []int{1}, "use --latest-per-process"},
+		{"two processes", []string{p, q, q, p, "other"}, []int64{5, 7, 6, 4, 0}, []int{2, 3}, "use --latest-per-process"},
+		{"copies of one profile: the last given stays", []string{p, p}, []int64{5, 5}, []int{0}, "use --latest-per-process"},
+		{"one undated", []string{p, q, q, p}, []int64{5, 7, 6, 0}, nil, "cannot tell which is newest"},
+		{"one recording", []string{jfr, jfr}, []int64{8, 9}, nil, "last dump of each recording"},
+	} {
+		paths := make([]string, len(c.keys))
+		for i := range paths {
+			paths[i] = fmt.Sprintf("in%d", i)
+		}
+		e := ContentsDuplicates(paths, func(i int) []string { return []string{c.keys[i]} }, func(i int) int64 { return c.times[i] })
+		got, ok := e.Older()
+		if ok != (c.want != nil) || !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s: Older() = %v, %v; want %v", c.name, got, ok, c.want)
+		}
+		if msg := e.Error(); !strings.Contains(msg, c.hint) {
+			t.Errorf("%s: message %q lacks %q", c.name, msg, c.hint)
 		}
 	}
 }

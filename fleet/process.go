@@ -268,19 +268,34 @@ const (
 // process or recording by their contents (keysOf gives an input's
 // identities, Keys; inputs that share one are one): the groups, how they
 // were told apart, and what to do about it; nil when there are none.
-func ContentsDuplicates(paths []string, keysOf func(i int) []string) *DuplicateError {
+// timeOf gives when an input was taken (parse.Source.Time, 0 where it
+// does not say), which tells the newest of dumps of one process apart
+// (DuplicateError.Older).
+func ContentsDuplicates(paths []string, keysOf func(i int) []string, timeOf func(i int) int64) *DuplicateError {
 	all, _ := link(len(paths), keysOf)
 	var groups [][]string
+	var members [][]int
 	var keys []string // what linked them
-	for _, members := range all {
-		if len(members) >= 2 {
-			groups = append(groups, pathsOf(paths, members))
-			keys = append(keys, sharedKeys(members, keysOf)...)
+	for _, m := range all {
+		if len(m) >= 2 {
+			groups, members = append(groups, pathsOf(paths, m)), append(members, m)
+			keys = append(keys, sharedKeys(m, keysOf)...)
 		}
 	}
 	if len(groups) == 0 {
 		return nil
 	}
+	e := contentsKind(keys)
+	e.Groups = groups
+	if e.Kind == DumpsOrForks {
+		e.older, e.Undated = olderByTime(members, timeOf)
+	}
+	return e
+}
+
+// contentsKind is the refusal (without its groups) of inputs linked by
+// keys: what they are and how they were told apart.
+func contentsKind(keys []string) *DuplicateError {
 	jfr, trace, heap := 0, 0, 0
 	for _, k := range keys {
 		switch {
@@ -294,16 +309,41 @@ func ContentsDuplicates(paths []string, keysOf func(i int) []string) *DuplicateE
 	}
 	switch {
 	case jfr == 0 && trace == 0 && heap == 0:
-		return &DuplicateError{Groups: groups, How: "libraries mapped at identical addresses", Kind: DumpsOrForks}
+		return &DuplicateError{How: "libraries mapped at identical addresses", Kind: DumpsOrForks}
 	case jfr > 0 && jfr+heap == len(keys):
 		// Dumps of one recording are of one JVM too: the chunks say more.
-		return &DuplicateError{Groups: groups, How: "JFR chunks, which dumps of one recording share (each began at one nanosecond)", Kind: DumpsOfOneRecording}
+		return &DuplicateError{How: "JFR chunks, which dumps of one recording share (each began at one nanosecond)", Kind: DumpsOfOneRecording}
 	case trace == len(keys):
-		return &DuplicateError{Groups: groups, How: ".NET traces' process id and start counter, which copies of one trace share", Kind: CopiesOfOneTrace}
+		return &DuplicateError{How: ".NET traces' process id and start counter, which copies of one trace share", Kind: CopiesOfOneTrace}
 	case heap == len(keys):
-		return &DuplicateError{Groups: groups, How: "JVM's pid and start time (jdk.JVMInformation)", Kind: SnapshotsOfOneHeap}
+		return &DuplicateError{How: "JVM's pid and start time (jdk.JVMInformation)", Kind: SnapshotsOfOneHeap}
 	}
-	return &DuplicateError{Groups: groups, How: "libraries mapped at identical addresses, JFR chunks, .NET traces' start or JVMs"}
+	return &DuplicateError{How: "libraries mapped at identical addresses, JFR chunks, .NET traces' start or JVMs"}
+}
+
+// olderByTime returns, of each group of inputs (members), all but the
+// newest by timeOf, in input order; undated is set, and older nil, when
+// an input of a group does not say when it was taken. Of inputs taken at
+// the same nanosecond (copies of one profile), the last given stays.
+func olderByTime(members [][]int, timeOf func(i int) int64) (older []int, undated bool) {
+	for _, m := range members {
+		newest := m[0]
+		for _, i := range m {
+			if timeOf(i) <= 0 {
+				return nil, true
+			}
+			if timeOf(i) >= timeOf(newest) {
+				newest = i
+			}
+		}
+		for _, i := range m {
+			if i != newest {
+				older = append(older, i)
+			}
+		}
+	}
+	slices.Sort(older)
+	return older, false
 }
 
 // MappingsProcess is MapsProcess for a profile's parsed mappings (a pprof
@@ -488,6 +528,21 @@ type DuplicateError struct {
 	How string
 	// Kind is what each group is, which the message and its hint say.
 	Kind DuplicateKind
+	// Undated is set for dumps of one process told apart by their
+	// contents that do not all say when they were taken: which one is
+	// the newest is then not known, and the hint says so.
+	Undated bool
+	// older are the inputs (by index) that are not the newest of their
+	// group, for dumps of one process that say when they were taken.
+	older []int
+}
+
+// Older returns the inputs, by index among those checked, that a newer
+// dump of the same process supersedes; ok is false when the refusal is
+// not of such dumps (recordings, traces, or dumps that do not say when
+// they were taken), for which --latest-per-process cannot choose.
+func (e *DuplicateError) Older() (older []int, ok bool) {
+	return e.older, len(e.older) > 0
 }
 
 // DuplicateKind is what a group of inputs refused as one is.
@@ -518,7 +573,7 @@ var duplicateWords = [...]struct{ one, many, harm, hint string }{
 		"use --latest-per-process to keep the newest dump of each, or --allow-duplicates if they are independent samples"},
 	DumpsOrForks: {"successive dumps of one process or processes forked from one parent", "successive dumps of %d processes or processes forked from one parent",
 		"summing dumps of one process would count its memory once per dump",
-		"use --latest-per-process to keep the newest dump of each, or --allow-duplicates if they are forked processes or independent samples (intervals then allow for their correlated sampling)"},
+		"use --latest-per-process to keep the newest dump of each (by the time each says it was taken), or --allow-duplicates if they are forked processes or independent samples (intervals then allow for their correlated sampling)"},
 	CopiesOfOneTrace: {"copies of one trace", "copies of %d traces",
 		"summing them would count each trace's allocations once per copy",
 		"give each trace once, or --allow-duplicates if they are independent samples"},
@@ -529,6 +584,10 @@ var duplicateWords = [...]struct{ one, many, harm, hint string }{
 		"each lists the JVM's sampled live objects (jdk.OldObjectSample) at its end, and summing them would count the objects alive at two ends once per recording",
 		"for in-use values give only the newest recording of each JVM; their allocations sum (a report of --value alloc_space or alloc_objects; pprof and Parquet output hold the in-use values too); or --allow-duplicates if they are independent samples"},
 }
+
+// undatedHint replaces DumpsOrForks' hint for dumps that do not say when
+// they were taken: --latest-per-process has nothing to go by.
+const undatedHint = "give only the newest dump of each (these dumps do not say when they were taken, and their names carry no jemalloc pid and sequence: --latest-per-process cannot tell which is newest), or --allow-duplicates if they are forked processes or independent samples (intervals then allow for their correlated sampling)"
 
 func (e *DuplicateError) Error() string {
 	var b strings.Builder
@@ -553,7 +612,11 @@ func (e *DuplicateError) Error() string {
 		}
 		fmt.Fprintf(&b, "\n  %s", strings.Join(g, ", "))
 	}
-	b.WriteString("\n" + w.hint)
+	hint := w.hint
+	if e.Undated {
+		hint = undatedHint
+	}
+	b.WriteString("\n" + hint)
 	return b.String()
 }
 

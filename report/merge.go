@@ -3,6 +3,7 @@ package report
 import (
 	"errors"
 	"os"
+	"slices"
 	"sort"
 	"sync"
 
@@ -132,7 +133,27 @@ func (b *Builder) Skipped() []Skip { return b.skipped }
 // none. Names are checked before reading (fleet.NameDuplicates).
 func (b *Builder) Duplicates() *fleet.DuplicateError {
 	live := b.readsLive()
-	return fleet.ContentsDuplicates(b.paths(), func(i int) []string { return b.identities(i, live) })
+	return fleet.ContentsDuplicates(b.paths(), func(i int) []string { return b.identities(i, live) },
+		func(i int) int64 { return b.inputs[i].src.Time })
+}
+
+// Restart drops what b joined, keeping the inputs it skipped, and
+// returns the joined inputs' paths but those of drop (indices as
+// Duplicates gives them), to be read again: --latest-per-process of
+// dumps of one process that their contents tell apart, read before that
+// was known. One input left is read as one (Options.SingleInput).
+func (b *Builder) Restart(drop []int) (keep []string) {
+	for i, p := range b.paths() {
+		if !slices.Contains(drop, i) {
+			keep = append(keep, p)
+		}
+	}
+	opt := b.opt
+	opt.SingleInput = len(keep) == 1
+	skipped := b.skipped
+	*b = *NewBuilder(opt)
+	b.skipped = skipped
+	return keep
 }
 
 // paths are the joined inputs' paths, in order.

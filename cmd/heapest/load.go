@@ -65,7 +65,7 @@ func (o *inputOptions) addFlags(cmd *cobra.Command) {
 	f.BoolVar(&o.AllowDuplicates, "allow-duplicates", false, "sum inputs that are dumps of one process or recording (they are refused by default), their samples taken as correlated")
 	sizeVar(cmd, &o.MaxDecompressed, "max-decompressed", 1, "a size", "bound on what a gzipped input may decompress to, and on the body a URL input sends (default 512MiB): a gzip bomb stops there")
 	f.DurationVar(&o.Timeout, "timeout", 0, "URL inputs: give up on a server that has not sent the whole profile within this `duration` (default 60s plus the URL's seconds=)")
-	f.BoolVar(&o.LatestPerProcess, "latest-per-process", false, "of the dumps of one process (by jemalloc's and gperftools' file names), keep only the newest")
+	f.BoolVar(&o.LatestPerProcess, "latest-per-process", false, "of the dumps of one process (by jemalloc's and gperftools' file names, or by their mappings and the time a pprof profile was taken), keep only the newest")
 	f.BoolVarP(&o.Quiet, "quiet", "q", false, quietHelp)
 }
 
@@ -159,6 +159,37 @@ func (o *inputOptions) load(b *report.Builder, paths []string, stderr io.Writer)
 		}
 		return nil
 	}
+	err := o.loadSeveral(b, paths, stderr)
+	dup, ok := err.(*fleet.DuplicateError)
+	if !ok || !o.LatestPerProcess {
+		return err
+	}
+	older, ok := dup.Older()
+	if !ok {
+		return err
+	}
+	// Dumps of one process whose names did not say so: which is newest
+	// is known only now that they were read, and the rest is read again.
+	for _, p := range paths {
+		if p == "-" || fetch.IsURL(p) {
+			return fmt.Errorf("--latest-per-process: some inputs are dumps of one process by their mapped libraries, which tell the newest only once all are read; the ones kept are then read again, and %s cannot be: save it to a file first", shown(p))
+		}
+	}
+	fmt.Fprintf(stderr, "heapest: --latest-per-process: left out %d older dump(s) of the same processes (by their mapped libraries and the time each was taken)\n", len(older))
+	return o.load(b, b.Restart(older), stderr)
+}
+
+// shown is how an input is named in a message: standard input as
+// parse/formats names it.
+func shown(path string) string {
+	if path == "-" {
+		return "<stdin>"
+	}
+	return path
+}
+
+// loadSeveral is load of two inputs or more.
+func (o *inputOptions) loadSeveral(b *report.Builder, paths []string, stderr io.Writer) error {
 	gc := newMergeGC()
 	defer gc.restore()
 	warned := newWarnings(stderr)

@@ -374,7 +374,7 @@ func TestLatestPerProcessByTime(t *testing.T) {
 	if string(latest) != string(alone) {
 		t.Errorf("--latest-per-process of the three:\n%s\nwant the last snapshot's report:\n%s", latest, alone)
 	}
-	if want := "left out 2 older dump(s) of the same processes"; !strings.Contains(string(errOut), want) {
+	if want := "left out 2 older dump(s) of the same processes or recordings (by their contents)"; !strings.Contains(string(errOut), want) {
 		t.Errorf("stderr %q lacks %q", errOut, want)
 	}
 

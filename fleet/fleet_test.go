@@ -218,8 +218,8 @@ func TestContentsDuplicates(t *testing.T) {
 		notInError string
 	}{
 		{[]string{maps}, "libraries mapped", "--latest-per-process cannot tell which is newest", "use --latest-per-process"},
-		{[]string{jfr}, "2 inputs are dumps of one recording (by their JFR chunks", "last dump of each recording", "--latest-per-process"},
-		{[]string{maps, jfr}, "libraries mapped at identical addresses, JFR", "use --latest-per-process", ""},
+		{[]string{jfr}, "2 inputs are dumps of one recording (by their JFR chunks", "use --latest-per-process to keep the last dump of each recording", ""},
+		{[]string{maps, jfr}, "libraries mapped at identical addresses, JFR", "--latest-per-process cannot tell it for all of them", "use --latest-per-process"},
 		{[]string{trace}, "2 inputs are copies of one trace (by their .NET traces' process id and start counter", "give each trace once", "--latest-per-process"},
 		{[]string{trace, RecordingProcess("nettrace", "4242@981299999999")}, "4 inputs are copies of 2 traces", "give each trace once", "successive"},
 	} {
@@ -236,36 +236,46 @@ func TestContentsDuplicates(t *testing.T) {
 	}
 }
 
-// TestOlder: of dumps of one process told apart by their contents, those
-// a newer dump of the same process supersedes, by the time each says it
-// was taken; none when one of them does not say, or when the inputs are
-// not dumps of one process (recordings of one JVM have times too: their
-// recording's start).
+// TestOlder: of inputs told apart by their contents, those another of
+// their group supersedes. Of dumps of one process, all but the one taken
+// last, when each says when; of dumps of one recording, all but the one
+// that holds every chunk of the others (when a recording dropped its
+// oldest chunks, none does). Recordings of one JVM and copies of a trace
+// are not chosen among, nor is any group when one of them is not.
 func TestOlder(t *testing.T) {
 	maps := func(at string) string {
 		return MapsProcess([]byte(at + "0000000-" + at + "0020000 r-xp 00000000 08:01 13 /usr/lib/libc.so.6\n"))
 	}
 	p, q := maps("7f11a"), maps("7f22b")
-	jfr := RecordingProcess("jfr", "1700000000123456789")
+	c1, c2, c3 := RecordingProcess("jfr", "1700000000000000001"), RecordingProcess("jfr", "1700000000000000002"), RecordingProcess("jfr", "1700000000000000003")
+	heap, trace := heapPrefix+"4242@1700000000000", RecordingProcess("nettrace", "4242@981234567890")
+	k := func(keys ...string) []string { return keys }
 	for _, c := range []struct {
 		name  string
-		keys  []string
+		keys  [][]string
 		times []int64
 		want  []int // nil: not ok
 		hint  string
 	}{
-		{"newest last", []string{p, p, p}, []int64{1, 2, 3}, []int{0, 1}, "use --latest-per-process"},
-		{"newest first", []string{p, p}, []int64{9, 2}, []int{1}, "use --latest-per-process"},
-		{"two processes", []string{p, q, q, p, "other"}, []int64{5, 7, 6, 4, 0}, []int{2, 3}, "use --latest-per-process"},
-		{"copies of one profile: the last given stays", []string{p, p}, []int64{5, 5}, []int{0}, "use --latest-per-process"},
-		{"one undated", []string{p, q, q, p}, []int64{5, 7, 6, 0}, nil, "cannot tell which is newest"},
-		{"one recording", []string{jfr, jfr}, []int64{8, 9}, nil, "last dump of each recording"},
+		{"newest last", [][]string{k(p), k(p), k(p)}, []int64{1, 2, 3}, []int{0, 1}, "use --latest-per-process"},
+		{"newest first", [][]string{k(p), k(p)}, []int64{9, 2}, []int{1}, "use --latest-per-process"},
+		{"two processes", [][]string{k(p), k(q), k(q), k(p), k("other")}, []int64{5, 7, 6, 4, 0}, []int{2, 3}, "use --latest-per-process"},
+		{"copies of one profile: the last stays", [][]string{k(p), k(p)}, []int64{5, 5}, []int{0}, "use --latest-per-process"},
+		{"one undated", [][]string{k(p), k(q), k(q), k(p)}, []int64{5, 7, 6, 0}, nil, "cannot tell which is newest"},
+		{"dumps of one recording", [][]string{k(c1, c2), k(c1), k(c1, c2, c3)}, []int64{1, 1, 1}, []int{0, 1}, "use --latest-per-process to keep the last dump"},
+		{"copies of a dump", [][]string{k(c1, c2), k(c2, c1)}, []int64{1, 1}, []int{0}, "use --latest-per-process to keep the last dump"},
+		{"chunks dropped (maxage)", [][]string{k(c1, c2), k(c2, c3)}, []int64{1, 1}, nil, "unless maxage or maxsize dropped them"},
+		{"one JVM's recordings, read live", [][]string{k(c1, heap), k(c3, heap)}, []int64{1, 3}, nil, "give only the newest recording of each JVM"},
+		{"one JVM's recordings and a dump", [][]string{k(c1, heap), k(c1, c2, heap), k(c3, heap)}, []int64{1, 1, 3}, nil, "unless maxage"},
+		{"copies of a trace", [][]string{k(trace), k(trace)}, []int64{0, 0}, nil, "give each trace once"},
+		{"a recording and a process", [][]string{k(c1), k(p), k(c1, c2), k(p)}, []int64{1, 5, 1, 6}, []int{0, 1}, "use --latest-per-process"},
+		{"a recording and an undated process", [][]string{k(c1), k(p), k(c1, c2), k(p)}, []int64{1, 0, 1, 0}, nil, "cannot tell it for all of them"},
 	} {
 		paths := make([]string, len(c.keys))
 		for i := range paths {
 			paths[i] = fmt.Sprintf("in%d", i)
 		}
-		e := ContentsDuplicates(paths, func(i int) []string { return []string{c.keys[i]} }, func(i int) int64 { return c.times[i] })
+		e := ContentsDuplicates(paths, func(i int) []string { return c.keys[i] }, func(i int) int64 { return c.times[i] })
 		got, ok := e.Older()
 		if ok != (c.want != nil) || !reflect.DeepEqual(got, c.want) {
 			t.Errorf("%s: Older() = %v, %v; want %v", c.name, got, ok, c.want)

@@ -269,29 +269,42 @@ const (
 // identities, Keys; inputs that share one are one): the groups, how they
 // were told apart, and what to do about it; nil when there are none.
 // timeOf gives when an input was taken (parse.Source.Time, 0 where it
-// does not say), which tells the newest of dumps of one process apart
+// does not say), which tells the newest of dumps of one process apart;
+// of dumps of one recording the last holds the chunks of the others
 // (DuplicateError.Older).
 func ContentsDuplicates(paths []string, keysOf func(i int) []string, timeOf func(i int) int64) *DuplicateError {
 	all, _ := link(len(paths), keysOf)
-	var groups [][]string
-	var members [][]int
-	var keys []string // what linked them
+	var e *DuplicateError
+	decided := true
+	var older []int
 	for _, m := range all {
-		if len(m) >= 2 {
-			groups, members = append(groups, pathsOf(paths, m)), append(members, m)
-			keys = append(keys, sharedKeys(m, keysOf)...)
+		if len(m) < 2 {
+			continue
 		}
+		g := contentsKind(sharedKeys(m, keysOf))
+		switch {
+		case e == nil:
+			e = g
+		case e.Kind != g.Kind || e.How != g.How:
+			e.Kind, e.How = DumpsOfOneProcess, mixedHow
+		}
+		e.Groups = append(e.Groups, pathsOf(paths, m))
+		o := olderOf(g.Kind, m, keysOf, timeOf)
+		decided = decided && o != nil
+		older = append(older, o...)
 	}
-	if len(groups) == 0 {
+	if e == nil {
 		return nil
 	}
-	e := contentsKind(keys)
-	e.Groups = groups
-	if e.Kind == DumpsOrForks {
-		e.older, e.Undated = olderByTime(members, timeOf)
+	e.Stuck = !decided
+	if decided {
+		e.older = slices.Sorted(slices.Values(older))
 	}
 	return e
 }
+
+// mixedHow is how groups of several kinds were told apart.
+const mixedHow = "libraries mapped at identical addresses, JFR chunks, .NET traces' start or JVMs"
 
 // contentsKind is the refusal (without its groups) of inputs linked by
 // keys: what they are and how they were told apart.
@@ -318,32 +331,58 @@ func contentsKind(keys []string) *DuplicateError {
 	case heap == len(keys):
 		return &DuplicateError{How: "JVM's pid and start time (jdk.JVMInformation)", Kind: SnapshotsOfOneHeap}
 	}
-	return &DuplicateError{How: "libraries mapped at identical addresses, JFR chunks, .NET traces' start or JVMs"}
+	return &DuplicateError{How: mixedHow}
 }
 
-// olderByTime returns, of each group of inputs (members), all but the
-// newest by timeOf, in input order; undated is set, and older nil, when
-// an input of a group does not say when it was taken. Of inputs taken at
-// the same nanosecond (copies of one profile), the last given stays.
-func olderByTime(members [][]int, timeOf func(i int) int64) (older []int, undated bool) {
-	for _, m := range members {
-		newest := m[0]
-		for _, i := range m {
+// olderOf returns the inputs of a group (members, of kind) that another
+// of them supersedes, or nil when none can be chosen: of dumps of one
+// process, all but the one taken last, when each says when (timeOf); of
+// dumps of one recording, all but one that holds every chunk of the
+// others (a recording that dropped its oldest chunks has none). Of
+// inputs alike (taken at one nanosecond, holding the same chunks:
+// copies, conversions), the last in input order stays.
+func olderOf(kind DuplicateKind, members []int, keysOf func(i int) []string, timeOf func(i int) int64) []int {
+	keep := -1
+	switch kind {
+	case DumpsOrForks:
+		for _, i := range members {
 			if timeOf(i) <= 0 {
-				return nil, true
+				return nil
 			}
-			if timeOf(i) >= timeOf(newest) {
-				newest = i
+			if keep < 0 || timeOf(i) >= timeOf(keep) {
+				keep = i
 			}
 		}
-		for _, i := range m {
-			if i != newest {
-				older = append(older, i)
+	case DumpsOfOneRecording:
+		chunks := map[string]bool{}
+		for _, i := range members {
+			for _, k := range keysOf(i) {
+				if strings.HasPrefix(k, jfrPrefix) {
+					chunks[k] = true
+				}
+			}
+		}
+		for _, i := range members {
+			if holdsAll(keysOf(i), chunks) {
+				keep = i
 			}
 		}
 	}
-	slices.Sort(older)
-	return older, false
+	if keep < 0 {
+		return nil
+	}
+	return slices.DeleteFunc(slices.Clone(members), func(i int) bool { return i == keep })
+}
+
+// holdsAll reports whether keys hold every one of chunks.
+func holdsAll(keys []string, chunks map[string]bool) bool {
+	n := 0
+	for _, k := range slices.Compact(slices.Sorted(slices.Values(keys))) {
+		if chunks[k] {
+			n++
+		}
+	}
+	return n == len(chunks)
 }
 
 // MappingsProcess is MapsProcess for a profile's parsed mappings (a pprof
@@ -528,19 +567,21 @@ type DuplicateError struct {
 	How string
 	// Kind is what each group is, which the message and its hint say.
 	Kind DuplicateKind
-	// Undated is set for dumps of one process told apart by their
-	// contents that do not all say when they were taken: which one is
-	// the newest is then not known, and the hint says so.
-	Undated bool
-	// older are the inputs (by index) that are not the newest of their
-	// group, for dumps of one process that say when they were taken.
+	// Stuck is set when --latest-per-process cannot choose among the
+	// inputs of a group, which their contents told apart (dumps that do
+	// not say when they were taken, copies of a trace, recordings of
+	// one JVM, dumps of a recording none of which holds all the chunks):
+	// the hint then says what to give instead.
+	Stuck bool
+	// older are the inputs (by index) that a newer one of their group
+	// supersedes, when none is Stuck.
 	older []int
 }
 
-// Older returns the inputs, by index among those checked, that a newer
-// dump of the same process supersedes; ok is false when the refusal is
-// not of such dumps (recordings, traces, or dumps that do not say when
-// they were taken), for which --latest-per-process cannot choose.
+// Older returns the inputs, by index among those checked, that another
+// dump of the same process or recording supersedes (ContentsDuplicates);
+// ok is false when they cannot be chosen (Stuck), or were not looked for
+// (a refusal by file names).
 func (e *DuplicateError) Older() (older []int, ok bool) {
 	return e.older, len(e.older) > 0
 }
@@ -566,28 +607,30 @@ const (
 )
 
 // duplicateWords are a DuplicateKind's words: what one group is, what n
-// of them are, why summing is wrong, and what to do instead.
-var duplicateWords = [...]struct{ one, many, harm, hint string }{
+// of them are, why summing is wrong, and what to do instead: hint when
+// --latest-per-process can choose, stuck when it cannot (Stuck).
+var duplicateWords = [...]struct{ one, many, harm, hint, stuck string }{
 	DumpsOfOneProcess: {"successive dumps of one process", "successive dumps of %d processes",
 		"summing them would count each process's memory once per dump",
-		"use --latest-per-process to keep the newest dump of each, or --allow-duplicates if they are independent samples"},
+		"use --latest-per-process to keep the newest dump of each, or --allow-duplicates if they are independent samples",
+		"give only the newest dump of each (--latest-per-process cannot tell it for all of them: dumps that do not say when they were taken, recordings whose dumps do not hold each other's chunks, or copies of a trace), or --allow-duplicates if they are independent samples"},
 	DumpsOrForks: {"successive dumps of one process or processes forked from one parent", "successive dumps of %d processes or processes forked from one parent",
 		"summing dumps of one process would count its memory once per dump",
-		"use --latest-per-process to keep the newest dump of each (by the time each says it was taken), or --allow-duplicates if they are forked processes or independent samples (intervals then allow for their correlated sampling)"},
+		"use --latest-per-process to keep the newest dump of each (by the time each says it was taken), or --allow-duplicates if they are forked processes or independent samples (intervals then allow for their correlated sampling)",
+		"give only the newest dump of each (these dumps do not say when they were taken, and their names carry no jemalloc pid and sequence: --latest-per-process cannot tell which is newest), or --allow-duplicates if they are forked processes or independent samples (intervals then allow for their correlated sampling)"},
 	CopiesOfOneTrace: {"copies of one trace", "copies of %d traces",
 		"summing them would count each trace's allocations once per copy",
+		"give each trace once, or --allow-duplicates if they are independent samples",
 		"give each trace once, or --allow-duplicates if they are independent samples"},
 	DumpsOfOneRecording: {"dumps of one recording", "dumps of %d recordings",
 		"summing them would count the chunks they share once per dump",
+		"use --latest-per-process to keep the last dump of each recording (it holds the chunks of the ones before), or --allow-duplicates if they are independent samples",
 		"give only the last dump of each recording (it holds the chunks of the ones before, unless maxage or maxsize dropped them: then give dumps that share no chunk), or --allow-duplicates if they are independent samples"},
 	SnapshotsOfOneHeap: {"recordings of one JVM", "recordings of %d JVMs",
 		"each lists the JVM's sampled live objects (jdk.OldObjectSample) at its end, and summing them would count the objects alive at two ends once per recording",
+		"for in-use values give only the newest recording of each JVM; their allocations sum (a report of --value alloc_space or alloc_objects; pprof and Parquet output hold the in-use values too); or --allow-duplicates if they are independent samples",
 		"for in-use values give only the newest recording of each JVM; their allocations sum (a report of --value alloc_space or alloc_objects; pprof and Parquet output hold the in-use values too); or --allow-duplicates if they are independent samples"},
 }
-
-// undatedHint replaces DumpsOrForks' hint for dumps that do not say when
-// they were taken: --latest-per-process has nothing to go by.
-const undatedHint = "give only the newest dump of each (these dumps do not say when they were taken, and their names carry no jemalloc pid and sequence: --latest-per-process cannot tell which is newest), or --allow-duplicates if they are forked processes or independent samples (intervals then allow for their correlated sampling)"
 
 func (e *DuplicateError) Error() string {
 	var b strings.Builder
@@ -613,8 +656,8 @@ func (e *DuplicateError) Error() string {
 		fmt.Fprintf(&b, "\n  %s", strings.Join(g, ", "))
 	}
 	hint := w.hint
-	if e.Undated {
-		hint = undatedHint
+	if e.Stuck {
+		hint = w.stuck
 	}
 	b.WriteString("\n" + hint)
 	return b.String()

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/binary"
+	"slices"
 	"strings"
 	"testing"
 
@@ -76,13 +77,28 @@ func TestJFRDumpsOfOneRecording(t *testing.T) {
 	}
 	d1, d2, d3 := namedInput{"d1.jfr", both[:size]}, namedInput{"d2.jfr", both}, namedInput{"d3.jfr", both[size:]}
 	other := namedInput{"other.jfr", testfile.Gunzip(t, "../parse/jfr/testdata/first-sample-jdk17.jfr.gz")}
-	// --latest-per-process reads jemalloc's names: no help here.
+	// The dump that holds both chunks holds the others' events:
+	// --latest-per-process keeps it.
+	const latest = "use --latest-per-process to keep the last dump of each recording"
 	checkDuplicates(t, []dupCase{
-		{"the first chunk and both", []namedInput{d1, d2, other}, "d1.jfr d2.jfr", "dumps of one recording", "--latest-per-process", Options{}},
+		{"the first chunk and both", []namedInput{d1, d2, other}, "d1.jfr d2.jfr", latest, "", Options{}},
 		{"two recordings", []namedInput{d2, other}, "", "", "", Options{}},
-		{"both and the second chunk", []namedInput{d2, d3}, "d2.jfr d3.jfr", "dumps of one recording", "", Options{}},
+		{"both and the second chunk", []namedInput{d2, d3}, "d2.jfr d3.jfr", latest, "", Options{}},
 		{"no chunk shared", []namedInput{d1, d3}, "", "", "", Options{}},
 	})
+	for _, c := range []struct {
+		name   string
+		inputs []namedInput
+		older  []int
+	}{
+		{"the first chunk, other, both", []namedInput{d1, other, d2}, []int{0}},
+		{"both and the second chunk", []namedInput{d2, d3}, []int{1}},
+		{"all three", []namedInput{d3, d2, d1}, []int{0, 2}},
+	} {
+		if older, ok := duplicatesOf(t, Options{}, c.inputs...).Older(); !ok || !slices.Equal(older, c.older) {
+			t.Errorf("%s: Older() = %v, %v; want %v", c.name, older, ok, c.older)
+		}
+	}
 }
 
 // Two recordings of one JVM, one after the other, share no chunk: their

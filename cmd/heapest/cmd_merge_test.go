@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -13,6 +14,7 @@ import (
 	"testing"
 
 	nt "github.com/heapest/heapest/internal/nettracetest"
+	"github.com/heapest/heapest/internal/testfile"
 )
 
 // mergeInputs are real profiles of several formats, rates and programs
@@ -389,4 +391,46 @@ func TestMergesOfOneForkedWorker(t *testing.T) {
 	args := []string{"report", "--format", "json", "--top", "0"}
 	sameRows(t, "the four conversions vs the four dumps", reportRowsN(t, mustRun(t, append(args, merges...)...), len(dumps)),
 		reportRowsN(t, mustRun(t, append(args, dumps...)...), len(dumps)))
+}
+
+// Two dumps of one JFR recording (jcmd JFR.dump, twice: the second holds
+// the first's chunk and one more): --latest-per-process keeps the one
+// that holds every chunk, whatever the order given, and says so; what it
+// prints then is what a report of that dump alone prints, warnings
+// included (the first reading's are not told twice). Without the flag
+// the refusal names it. A merge of one holds the chunks of its recording:
+// of the two, the last by path stays (heapest reads its inputs sorted).
+func TestLatestPerProcessJFRDumps(t *testing.T) {
+	both := testfile.Gunzip(t, "../../parse/jfr/testdata/jdk17-2chunks.jfr.gz")
+	size := binary.BigEndian.Uint64(both[8:16]) // the first chunk's size, in its header
+	dir := t.TempDir()
+	d1, d2 := filepath.Join(dir, "d1.jfr"), filepath.Join(dir, "d2.jfr")
+	if err := os.WriteFile(d1, both[:size], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(d2, both, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code := runCLI(t, "report", d1, d2)
+	if code != 2 || !strings.Contains(stderr, "use --latest-per-process to keep the last dump of each recording") {
+		t.Errorf("two dumps of one recording: exit %d, stderr %q", code, stderr)
+	}
+	wantOut, wantErr, code := runCLI(t, "report", "--top", "0", d2)
+	if code != 0 {
+		t.Fatalf("report d2: exit %d\n%s", code, wantErr)
+	}
+	for _, order := range [][]string{{d1, d2}, {d2, d1}} {
+		out, stderr, code := runCLI(t, append([]string{"report", "--top", "0", "--latest-per-process"}, order...)...)
+		note := "heapest: --latest-per-process: left out 1 older dump(s) of the same processes or recordings (by their contents)\n"
+		if code != 0 || out != wantOut || stderr != note+wantErr {
+			t.Errorf("--latest-per-process %v: exit %d\nstdout:\n%s\nstderr:\n%s\nwant the report of d2 alone:\n%s\n%s", order, code, out, stderr, wantOut, note+wantErr)
+		}
+	}
+	// d2 and its conversion hold the same chunks: the last by path stays.
+	m := filepath.Join(dir, "m.pb.gz")
+	mustRun(t, "merge", "-q", "-o", m, d2)
+	wantM, _, _ := runCLI(t, "report", "--top", "0", m)
+	if out, stderr, code := runCLI(t, "report", "--top", "0", "--latest-per-process", d2, m); code != 0 || out != wantM {
+		t.Errorf("--latest-per-process of d2 and its merge of one: exit %d\n%s\n%s\nwant the report of the merge:\n%s", code, out, stderr, wantM)
+	}
 }

@@ -65,7 +65,7 @@ func (o *inputOptions) addFlags(cmd *cobra.Command) {
 	f.BoolVar(&o.AllowDuplicates, "allow-duplicates", false, "sum inputs that are dumps of one process or recording (they are refused by default), their samples taken as correlated")
 	sizeVar(cmd, &o.MaxDecompressed, "max-decompressed", 1, "a size", "bound on what a gzipped input may decompress to, and on the body a URL input sends (default 512MiB): a gzip bomb stops there")
 	f.DurationVar(&o.Timeout, "timeout", 0, "URL inputs: give up on a server that has not sent the whole profile within this `duration` (default 60s plus the URL's seconds=)")
-	f.BoolVar(&o.LatestPerProcess, "latest-per-process", false, "of the dumps of one process (by jemalloc's and gperftools' file names, or by their mappings and the time a pprof profile was taken), keep only the newest")
+	f.BoolVar(&o.LatestPerProcess, "latest-per-process", false, "of the dumps of one process or JFR recording, keep only the newest (by jemalloc's and gperftools' file names, a pprof profile's mappings and time, or the dump that holds the chunks of the recording's others)")
 	f.BoolVarP(&o.Quiet, "quiet", "q", false, quietHelp)
 }
 
@@ -159,23 +159,19 @@ func (o *inputOptions) load(b *report.Builder, paths []string, stderr io.Writer)
 		}
 		return nil
 	}
-	err := o.loadSeveral(b, paths, stderr)
-	dup, ok := err.(*fleet.DuplicateError)
-	if !ok || !o.LatestPerProcess {
+	older, err := o.loadSeveral(b, paths, stderr)
+	if err != nil || older == nil {
 		return err
 	}
-	older, ok := dup.Older()
-	if !ok {
-		return err
-	}
-	// Dumps of one process whose names did not say so: which is newest
-	// is known only now that they were read, and the rest is read again.
+	// Dumps of one process or recording whose names did not say so:
+	// which is newest is known only now that they were read, and the rest
+	// is read again.
 	for _, p := range paths {
 		if p == "-" || fetch.IsURL(p) {
-			return fmt.Errorf("--latest-per-process: some inputs are dumps of one process by their mapped libraries, which tell the newest only once all are read; the ones kept are then read again, and %s cannot be: save it to a file first", shown(p))
+			return fmt.Errorf("--latest-per-process: some inputs are dumps of one process or recording by their contents, which tell the newest only once all are read; the ones kept are then read again, and %s cannot be: save it to a file first", shown(p))
 		}
 	}
-	fmt.Fprintf(stderr, "heapest: --latest-per-process: left out %d older dump(s) of the same processes (by their mapped libraries and the time each was taken)\n", len(older))
+	fmt.Fprintf(stderr, "heapest: --latest-per-process: left out %d older dump(s) of the same processes or recordings (by their contents)\n", len(older))
 	return o.load(b, b.Restart(older), stderr)
 }
 
@@ -188,8 +184,12 @@ func shown(path string) string {
 	return path
 }
 
-// loadSeveral is load of two inputs or more.
-func (o *inputOptions) loadSeveral(b *report.Builder, paths []string, stderr io.Writer) error {
+// loadSeveral is load of two inputs or more. older are the inputs
+// --latest-per-process leaves out that only their contents told apart
+// (fleet.DuplicateError.Older): b is then to be restarted without them,
+// and the warnings of this reading are dropped (the inputs kept give
+// theirs again).
+func (o *inputOptions) loadSeveral(b *report.Builder, paths []string, stderr io.Writer) (older []int, err error) {
 	gc := newMergeGC()
 	defer gc.restore()
 	warned := newWarnings(stderr)
@@ -198,22 +198,30 @@ func (o *inputOptions) loadSeveral(b *report.Builder, paths []string, stderr io.
 		prog = newProgress(stderr, len(paths))
 	}
 	done := func(path string, size int64) { prog.done(path, size) }
-	err := b.AddFiles(paths, o.input(true), report.FilesOptions{
+	before := len(b.Skipped()) // those of a first reading, already told
+	err = b.AddFiles(paths, o.input(true), report.FilesOptions{
 		Jobs: o.Jobs, KeepGoing: o.KeepGoing, Done: done, Warn: warned.add})
 	prog.finish()
-	warned.flush()
 	if err != nil {
+		warned.flush()
 		// An input of several stopped them all: a directory walked may
 		// hold files that are no profiles.
-		return fmt.Errorf("%w (one of %d inputs: --keep-going skips those that cannot be read, and lists them)", err, len(paths))
+		return nil, fmt.Errorf("%w (one of %d inputs: --keep-going skips those that cannot be read, and lists them)", err, len(paths))
 	}
-	if skipped := b.Skipped(); len(skipped) > 0 {
+	if skipped := b.Skipped()[before:]; len(skipped) > 0 {
 		fmt.Fprintln(stderr, "heapest:", skippedText(len(paths), skipped))
 	}
-	if dup := b.Duplicates(); dup != nil && !o.AllowDuplicates {
-		return dup
+	dup := b.Duplicates()
+	if dup != nil && o.LatestPerProcess {
+		if older, ok := dup.Older(); ok {
+			return older, nil
+		}
 	}
-	return nil
+	warned.flush()
+	if dup != nil && !o.AllowDuplicates {
+		return nil, dup
+	}
+	return nil, nil
 }
 
 // mergeGC paces the garbage collector during a merge. A merge's live heap

@@ -286,11 +286,11 @@ func TestOlder(t *testing.T) {
 	}
 }
 
-// TestLinked: inputs with several keys (a JFR dump's chunks) are one
+// TestLink: inputs with several keys (a JFR dump's chunks) are one
 // group when they share one, directly or through another input: the
 // dumps of a recording that drops its oldest chunks share none with the
 // dumps far from them, and are still of one recording.
-func TestLinked(t *testing.T) {
+func TestLink(t *testing.T) {
 	keys := map[string][]string{
 		"d1": {"jfr:1", "jfr:1", "jfr:2"},
 		"x":  {"maps:a"},
@@ -301,10 +301,14 @@ func TestLinked(t *testing.T) {
 		"w":  nil,
 	}
 	paths := []string{"d1", "x", "d2", "y", "d3", "z", "w"}
-	groups, first := linked(paths, func(i int) []string { return keys[paths[i]] })
-	got := fmt.Sprint(groups, first)
-	if want := "[[d1 d2 d3] [x z]] [jfr:1 maps:a]"; got != want {
-		t.Errorf("groups and their first keys %s, want %s", got, want)
+	all, labels := link(len(paths), func(i int) []string { return keys[paths[i]] })
+	var groups [][]string
+	for g, members := range all {
+		groups = append(groups, append(pathsOf(paths, members), labels[g]))
+	}
+	got := fmt.Sprint(groups)
+	if want := "[[d1 d2 d3 jfr:1] [x z maps:a] [y maps:b] [w ]]"; got != want {
+		t.Errorf("groups, each with its first key, %s, want %s", got, want)
 	}
 }
 

@@ -408,23 +408,14 @@ func MappingsProcess(ms []parse.Mapping) string {
 // more, each sorted oldest first, the groups in order of their first path.
 // key gives an input's process ("": unknown, never a duplicate).
 func Duplicates(paths []string, key func(i int) string) [][]string {
-	groups, _ := linked(paths, func(i int) []string { return []string{key(i)} })
-	return groups
-}
-
-// linked groups inputs that share a key, directly or through others (an
-// input may have several: a JFR dump's chunks), and returns every group
-// of two or more, each in input order, the groups in order of their first
-// input, with the first key of each group's first input. Empty keys link
-// nothing.
-func linked(paths []string, keys func(i int) []string) (groups [][]string, first []string) {
-	all, labels := link(len(paths), keys)
-	for g, members := range all {
+	all, _ := link(len(paths), func(i int) []string { return []string{key(i)} })
+	var groups [][]string
+	for _, members := range all {
 		if len(members) >= 2 {
-			groups, first = append(groups, pathsOf(paths, members)), append(first, labels[g])
+			groups = append(groups, pathsOf(paths, members))
 		}
 	}
-	return groups, first
+	return groups
 }
 
 // pathsOf is the paths of the inputs members.
@@ -452,9 +443,11 @@ func sharedKeys(members []int, keysOf func(i int) []string) []string {
 	return shared
 }
 
-// link is linked over inputs 0…n−1: every group, of one input or more,
-// as input indices, with the first key of each group's first input ("" if
-// it has none).
+// link groups inputs 0…n−1 that share a key, directly or through others
+// (an input may have several: a JFR dump's chunks; empty keys link
+// nothing): every group, of one input or more, as input indices in input
+// order, the groups in order of their first input, with the first key of
+// each group's first input ("" if it has none).
 func link(n int, keys func(i int) []string) (groups [][]int, first []string) {
 	parent := make([]int, n)
 	for i := range parent {

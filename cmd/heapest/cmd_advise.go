@@ -179,6 +179,9 @@ func (o AdviseOptions) advise(b *report.Builder, rowsRE *regexp.Regexp) (*advice
 		return nil, err
 	}
 	v := &adviceView{report: r, shown: pickRows(r.Rows, rowsRE)}
+	if len(v.shown) == 0 && rowsRE == nil {
+		return nil, fmt.Errorf("nothing to advise on: no row has an estimate of its own (the inputs hold no sample of %s)", r.Value)
+	}
 	if len(v.shown) == 0 {
 		return nil, fmt.Errorf("--rows %q matches no row with an estimate of its own", o.Rows)
 	}

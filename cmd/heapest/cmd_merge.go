@@ -89,11 +89,16 @@ func runMerge(cmd *cobra.Command, opts MergeOptions, args []string) error {
 	if err := checkFleet(ropt, paths); err != nil {
 		return err
 	}
-	if err := opts.write(cmd, ropt, paths); err != nil {
+	joined, err := opts.write(cmd, ropt, paths)
+	if err != nil {
 		return err
 	}
 	if opts.Format == render.Pprof && opts.Output != "-" {
-		fmt.Fprintf(opts.chatter(cmd.ErrOrStderr()), "heapest: merged %d inputs into %s\n", len(paths), opts.Output)
+		inputs := "inputs"
+		if joined == 1 {
+			inputs = "input"
+		}
+		fmt.Fprintf(opts.chatter(cmd.ErrOrStderr()), "heapest: merged %d %s into %s\n", joined, inputs, opts.Output)
 	}
 	return nil
 }

@@ -160,14 +160,17 @@ func runReport(cmd *cobra.Command, opts ReportOptions, args []string) error {
 	if err := checkFleet(ropt, paths); err != nil {
 		return err
 	}
-	return opts.write(cmd, ropt, paths)
+	_, err = opts.write(cmd, ropt, paths)
+	return err
 }
 
 // write builds the report of paths (merged when there are several) and
-// writes it in the chosen format.
-func (opts ReportOptions) write(cmd *cobra.Command, ropt report.Options, paths []string) error {
+// writes it in the chosen format; joined is how many inputs it holds
+// (those --keep-going skipped, or --latest-per-process left out, are
+// not).
+func (opts ReportOptions) write(cmd *cobra.Command, ropt report.Options, paths []string) (joined int, err error) {
 	if opts.Format == render.Parquet {
-		return opts.writeParquet(cmd, ropt, paths)
+		return len(paths), opts.writeParquet(cmd, ropt, paths)
 	}
 	ropt.SingleInput = len(paths) == 1
 	// A --by stack row's key (its frames root first, kilobytes on a dump)
@@ -177,9 +180,9 @@ func (opts ReportOptions) write(cmd *cobra.Command, ropt report.Options, paths [
 	ropt.KeylessStacks = true
 	b := report.NewBuilder(ropt)
 	if err := opts.load(b, paths, cmd.ErrOrStderr()); err != nil {
-		return err
+		return 0, err
 	}
-	return opts.render(cmd, b)
+	return len(b.Sources()), opts.render(cmd, b)
 }
 
 // render writes the report of what b read in the chosen format.

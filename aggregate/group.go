@@ -21,6 +21,13 @@ type Filter struct {
 	Within        *regexp.Regexp
 }
 
+// NoThread and NoType are the keys of the samples that have no thread or
+// no type, by ByThread and ByType.
+const (
+	NoThread = "(no thread)"
+	NoType   = "(no type)"
+)
+
 // Group is one row's statistics.
 type Group struct {
 	Key string
@@ -526,11 +533,11 @@ func (g *grouper) add(stamp int32, k cellKey, st []ci.Stats) {
 		}
 		g.merge(g.funcGroup(leaf), st)
 	case ByThread:
-		g.merge(g.named(orNone(t.strs.names[k.thread], "(no thread)")), st)
+		g.merge(g.named(orNone(t.strs.names[k.thread], NoThread)), st)
 	case BySize:
 		g.merge(g.named(sizeKey(k.size)), st)
 	case ByType:
-		g.merge(g.named(orNone(t.strs.names[k.typ], "(no type)")), st)
+		g.merge(g.named(orNone(t.strs.names[k.typ], NoType)), st)
 	}
 }
 

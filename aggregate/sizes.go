@@ -49,11 +49,11 @@ func (t *Table) groupKey(b By, k cellKey) (string, bool) {
 	case ByStack:
 		return StackKey(t.stackNames(k.stack)), true
 	case ByThread:
-		return orNone(t.strs.names[k.thread], "(no thread)"), true
+		return orNone(t.strs.names[k.thread], NoThread), true
 	case BySize:
 		return sizeKey(k.size), true
 	case ByType:
-		return orNone(t.strs.names[k.typ], "(no type)"), true
+		return orNone(t.strs.names[k.typ], NoType), true
 	}
 	return "", false
 }

@@ -121,8 +121,10 @@ type Report struct {
 	// as pprof's are.
 	Filters    *Filters
 	Unfiltered float64
-	// FilterWarning is set when the filters leave nothing.
-	FilterWarning string
+	// Notices are warnings about the report itself (the filters leave
+	// nothing; a grouping the inputs have no key of), beside the inputs'
+	// own: the commands print them, and Warnings holds them too.
+	Notices []string
 	// Correlated is how many inputs' samples may be correlated with one
 	// another (the largest family's, inputs underneath merges included:
 	// fleet.Families.K; 0 or 1 for none), which every interval allows for
@@ -382,6 +384,29 @@ func (b *Builder) warnings() []string {
 	return out
 }
 
+// notice adds a warning about the report itself.
+func (r *Report) notice(w string) {
+	r.Notices = append(r.Notices, w)
+	r.Warnings = append(r.Warnings, w)
+}
+
+// keyAbsent is the notice of a report by thread or type of inputs that
+// record none (a jemalloc dump's types, a Go profile's threads): its one
+// row is all of it. "" otherwise.
+func keyAbsent(by aggregate.By, groups []*aggregate.Group, cut int) string {
+	none, what := "", ""
+	switch by {
+	case aggregate.ByThread:
+		none, what = aggregate.NoThread, "threads"
+	case aggregate.ByType:
+		none, what = aggregate.NoType, "types"
+	}
+	if none == "" || cut > 0 || len(groups) != 1 || groups[0].Key != none {
+		return ""
+	}
+	return fmt.Sprintf("--by %s: the inputs record no %s, so every sample is under %s", by, what, none)
+}
+
 // profiles returns the joined inputs as parse.Profiles.
 func (b *Builder) profiles() []*parse.Profile {
 	out := make([]*parse.Profile, len(b.inputs))
@@ -548,9 +573,11 @@ func (b *Builder) Report() (*Report, error) {
 		r.Filters = &Filters{Focus: regexpText(opt.Focus), Ignore: regexpText(opt.Ignore)}
 		r.Unfiltered = b.table.Total(aggregate.Filter{})[vi].Estimate
 		if r.Total.Stats.N == 0 && r.Unfiltered > 0 {
-			r.FilterWarning = "the filters (" + r.Filters.String() + ") match no sample"
-			r.Warnings = append(r.Warnings, r.FilterWarning)
+			r.notice("the filters (" + r.Filters.String() + ") match no sample")
 		}
+	}
+	if none := keyAbsent(opt.By, groups, cut); none != "" {
+		r.notice(none)
 	}
 	if opt.FleetSize > 0 {
 		if err := b.fleetRows(r, opt, vi); err != nil {

@@ -293,3 +293,34 @@ func TestIntervalsMemo(t *testing.T) {
 		t.Errorf("empty group: %+v", got)
 	}
 }
+
+// TestKeyAbsent: a report by thread or type whose one row is the samples
+// without one warns that the inputs record none; a report with other rows
+// beside it, a cut one, or one by another key does not.
+func TestKeyAbsent(t *testing.T) {
+	g := func(keys ...string) []*aggregate.Group {
+		var gs []*aggregate.Group
+		for _, k := range keys {
+			gs = append(gs, &aggregate.Group{Key: k})
+		}
+		return gs
+	}
+	for _, c := range []struct {
+		by     aggregate.By
+		groups []*aggregate.Group
+		cut    int
+		want   string
+	}{
+		{aggregate.ByType, g(aggregate.NoType), 0, "--by type: the inputs record no types, so every sample is under (no type)"},
+		{aggregate.ByThread, g(aggregate.NoThread), 0, "--by thread: the inputs record no threads, so every sample is under (no thread)"},
+		{aggregate.ByType, g("Foo", aggregate.NoType), 0, ""},
+		{aggregate.ByType, g(aggregate.NoType), 3, ""},
+		{aggregate.ByThread, g(aggregate.NoType), 0, ""},
+		{aggregate.ByFunc, g(aggregate.NoType), 0, ""},
+		{aggregate.ByType, nil, 0, ""},
+	} {
+		if got := keyAbsent(c.by, c.groups, c.cut); got != c.want {
+			t.Errorf("keyAbsent(%v, %d groups, cut %d) = %q, want %q", c.by, len(c.groups), c.cut, got, c.want)
+		}
+	}
+}

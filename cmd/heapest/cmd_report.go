@@ -203,8 +203,8 @@ func (opts ReportOptions) render(cmd *cobra.Command, b *report.Builder) error {
 	if err != nil {
 		return err
 	}
-	if r.FilterWarning != "" {
-		fmt.Fprintf(opts.chatter(cmd.ErrOrStderr()), "heapest: warning: %s\n", r.FilterWarning)
+	for _, w := range r.Notices {
+		fmt.Fprintf(opts.chatter(cmd.ErrOrStderr()), "heapest: warning: %s\n", w)
 	}
 	var flame *report.Flame
 	if opts.Format == render.HTML {

@@ -204,8 +204,8 @@ func newWebServer(b *report.Builder, opts WebOptions, hostport string, stderr io
 	if err != nil {
 		return nil, err
 	}
-	if r.FilterWarning != "" {
-		fmt.Fprintf(opts.chatter(stderr), "heapest: warning: %s\n", r.FilterWarning)
+	for _, w := range r.Notices {
+		fmt.Fprintf(opts.chatter(stderr), "heapest: warning: %s\n", w)
 	}
 	s := &webServer{b: b, opts: opts, by: r.By, pages: map[string][]byte{}}
 	p, err := unbiasedProfile(b)

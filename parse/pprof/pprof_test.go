@@ -384,6 +384,19 @@ func TestPprofProducers(t *testing.T) {
 		Sample: []*profile.Sample{{Location: []*profile.Location{loc}, Value: []int64{100, -40}},
 			{Location: []*profile.Location{loc}, Value: []int64{50, 10}}}}
 	delta := encode(t, deltaP)
+	// The same with no negative value: its in-use column is differences
+	// all the same (net/http/pprof's ?seconds=N of a heap that only grew).
+	deltaP.Sample[0].Value[1] = 40
+	grown := encode(t, deltaP)
+	// Go's own delta (four columns, the bytes label), none negative.
+	goDelta := mk([][2]string{{"alloc_objects", "count"}, {"alloc_space", "bytes"}, {"inuse_objects", "count"}, {"inuse_space", "bytes"}},
+		524288, "", []int64{1, 524544, 1, 524544}, map[string][]int64{"bytes": {4096}})
+	goP, err := profile.Parse(bytes.NewReader(goDelta))
+	if err != nil {
+		t.Fatal(err)
+	}
+	goP.DurationNanos = 2e9
+	goDelta = encode(t, goP)
 	tcTypes := [][2]string{{"objects", "count"}, {"space", "bytes"}, {"resident_space", "bytes"}}
 	// One tcmalloc sample: 100 objects of 64 bytes (request 60), 6400 bytes.
 	tc := mk(tcTypes, 0, "space", []int64{100, 6400, 6400}, map[string][]int64{"bytes": {64}, "request": {60}})
@@ -403,7 +416,9 @@ func TestPprofProducers(t *testing.T) {
 		{"heapprofd without rate", "pprof-heapprofd", hp, parse.Options{}, 3, parse.Unknown, "--rate"},
 		{"heapprofd --rate", "pprof-heapprofd", hp, parse.Options{Rate: 4096}, 3, parse.Bernoulli, "raw sampled counts"},
 		{"unknown producer", "pprof", node, parse.Options{}, 0, parse.Unknown, "unknown heap profile producer"},
-		{"unknown delta profile", "pprof", delta, parse.Options{}, 0, parse.Unknown, "only alloc_* is read"},
+		{"unknown delta profile", "pprof", delta, parse.Options{}, 0, parse.Unknown, "(negative in 1 samples), not heap contents; only alloc_* is read"},
+		{"unknown delta profile that grew", "pprof", grown, parse.Options{}, 0, parse.Unknown, "differences of two snapshots, not heap contents; only alloc_* is read"},
+		{"Go delta profile that grew", "pprof-go", goDelta, parse.Options{}, 0, parse.Bernoulli, "delta profile over 2s: its in-use values are differences"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -418,8 +433,8 @@ func TestPprofProducers(t *testing.T) {
 			if tt.warn != "" && !strings.Contains(strings.Join(p.Warnings, "\n"), tt.warn) {
 				t.Errorf("warnings %q lack %q", p.Warnings, tt.warn)
 			}
-			if strings.Contains(tt.name, "delta") && (p.HasInUse || !r.InUse.IsZero() || r.Alloc.Bytes != 100) {
-				t.Errorf("delta profile kept in-use values: %+v", r)
+			if strings.Contains(tt.name, "delta") && (p.HasInUse || !r.InUse.IsZero() || r.Alloc.Bytes == 0) {
+				t.Errorf("delta profile kept in-use values, or lost its allocations: %+v", r)
 			}
 			if tt.format == "pprof-tcmalloc" && !r.InUse.Approx {
 				t.Error("tcmalloc sample counts must be marked approximate")

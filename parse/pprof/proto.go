@@ -294,12 +294,24 @@ func (c *sampleChecker) negative(i, col int, s *sample) error {
 		i, c.d.SampleType[col].Type, s.Value[col])}
 }
 
+// delta reports whether the profile is a delta (net/http/pprof's
+// ?seconds=N, parca's): taken over DurationNanos, with allocation columns.
+// Its in-use columns are then the differences of two snapshots, whether
+// or not one of them is negative.
+func (c *sampleChecker) delta() bool {
+	return c.d.DurationNanos > 0 && c.t.allocSpace >= 0 && (c.t.inuseObjects >= 0 || c.t.inuseSpace >= 0)
+}
+
 // deltaWarning is the warning of a delta profile whose in-use pairs were
 // dropped.
 func (c *sampleChecker) deltaWarning() string {
+	neg := ""
+	if c.negInUse > 0 {
+		neg = fmt.Sprintf(" (negative in %d samples)", c.negInUse)
+	}
 	return fmt.Sprintf(
-		"delta profile over %.3gs with negative in-use values in %d samples: in-use values of a delta are differences of two snapshots, not heap contents; only alloc_* is read",
-		float64(c.d.DurationNanos)/1e9, c.negInUse)
+		"delta profile over %.3gs: its in-use values are differences of two snapshots%s, not heap contents; only alloc_* is read (heapest diff compares two snapshots)",
+		float64(c.d.DurationNanos)/1e9, neg)
 }
 
 // converter is what a producer's reader tells emit: how to sample and
@@ -460,7 +472,7 @@ func emit(e *emitter, c converter) (n emitted, err error) {
 			return n, err
 		}
 	}
-	drop := c.dropInUse && c.chk.negInUse > 0
+	drop := c.dropInUse && c.chk.delta()
 	if drop {
 		e.out.HasInUse = false
 		e.out.Warnings = append(e.out.Warnings, c.chk.deltaWarning())

@@ -60,7 +60,36 @@ func (d *decoder) newChunk(p *parser.Parser, sc *scanned) (*chunk, error) {
 	if d.jvm == "" && len(sc.jvm) > 0 {
 		d.jvm = jvmIdentity(d.buf, sc.jvm[0], sc.tm)
 	}
+	for _, ev := range sc.ends {
+		if ticks, th, ok := threadEnd(d.buf, ev, sc.tm); ok {
+			d.ended.add(c.thread(types.ThreadRef(th)), c.time(ticks))
+		}
+	}
 	return c, nil
+}
+
+// threadEnd reads a jdk.ThreadEnd event's start (in ticks) and thread
+// (its constant pool id); ok is false when it lacks them or cannot be read
+// (the end of a thread only says whether its last samples missed bytes).
+func threadEnd(b []byte, ev event, tm *def.TypeMap) (ticks, thread uint64, ok bool) {
+	c := tm.NameMap["jdk.ThreadEnd"]
+	k := newKinds(tm)
+	r := rawReader{b: b[:ev.end], pos: ev.start, budget: 1 << 16}
+	seen := 0
+	for i := range c.Fields {
+		f := &c.Fields[i]
+		switch {
+		case f.Name == "startTime" && !f.Array && !f.ConstantPool && k.byID[f.Type] == kindVarint:
+			ticks = r.varlong()
+			seen++
+		case f.Name == "thread" && !f.Array && f.ConstantPool:
+			thread = r.varlong()
+			seen++
+		default:
+			r.skipField(f, k, 0)
+		}
+	}
+	return ticks, thread, r.err == nil && seen == 2 && thread != 0
 }
 
 // jvmIdentity reads a jdk.JVMInformation event's pid and jvmStartTime

@@ -70,15 +70,19 @@ type decoder struct {
 	oldSnapshot []parse.Record
 	oldEvents   int
 
-	firsts     firstSamples
-	held       heldSamples
-	version    jdkVersion
-	vmVersion  bool // version came from java.vm.version (else java.version)
-	nextStack  uint64
-	stopped    error
-	n          counts
-	noObjSize  bool // OldObjectSample events without objectSize
-	badOldPool error
+	firsts firstSamples
+	held   heldSamples
+	// ended are when threads ended, and sampleTimes when every
+	// ObjectAllocationSample was taken (stalledTails).
+	ended       threadEnds
+	sampleTimes []int64
+	version     jdkVersion
+	vmVersion   bool // version came from java.vm.version (else java.version)
+	nextStack   uint64
+	stopped     error
+	n           counts
+	noObjSize   bool // OldObjectSample events without objectSize
+	badOldPool  error
 }
 
 // counts are the events read, by kind, for the profile's detail and
@@ -222,6 +226,7 @@ func (d *decoder) warnf(format string, args ...any) {
 
 // profile is what the recording says about itself, with its caveats.
 func (d *decoder) profile() (*parse.Profile, error) {
+	stalled := d.stalledTails()
 	d.flushSamples()
 	p := &d.prof
 	n := &d.n
@@ -254,6 +259,9 @@ func (d *decoder) profile() (*parse.Profile, error) {
 		if w := firstSampleWarning(d.version); w != "" {
 			d.warnf("%s%s", w, d.firsts.suspects())
 		}
+	}
+	if stalled != "" {
+		d.warnf("%s", stalled)
 	}
 	if n.ignoredTLAB > 0 {
 		d.warnf("%d ObjectAllocationInNewTLAB/OutsideTLAB events ignored: their chunks have ObjectAllocationSample events, which estimate the same allocations", n.ignoredTLAB)

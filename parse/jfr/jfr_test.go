@@ -469,3 +469,93 @@ func TestJVMHeap(t *testing.T) {
 		}
 	}
 }
+
+// TestStalledTails: a real recording of a program whose main allocates
+// 208 MB in about 65 ms (testdata/Burst.java): JFR's throttle takes all
+// its samples in the first milliseconds, and none in the 60–80 ms before
+// main ends. The weights sum to a small part of what main allocated, and
+// heapest says which thread and for how long it went unsampled. The
+// recordings whose threads are sampled to their ends say nothing.
+func TestStalledTails(t *testing.T) {
+	recs, p, err := collect(t, "burst", testfile.Gunzip(t, "testdata/jdk17-burst.jfr.gz"), parse.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec float64
+	for _, r := range recs {
+		if len(r.stack) > 0 && r.stack[0] == "Burst.rec" {
+			rec += r.alloc.Bytes
+		}
+	}
+	if rec <= 0 || rec > 50e6 {
+		t.Errorf("Burst.rec weighs %.0f bytes in all, want far below the 208 MB it allocated", rec)
+	}
+	var w string
+	for _, x := range p.Warnings {
+		if strings.Contains(x, "ended long after their last allocation sample") {
+			w = x
+		}
+	}
+	if !strings.Contains(w, "1 thread(s)") || !strings.Contains(w, " main (tid 1) 73ms without a sample before it ended (its 58 samples span 13ms)") {
+		t.Errorf("warning %q, want main's 73 ms without a sample", w)
+	}
+	for _, f := range []string{"jdk17-2chunks", "jdk25", "first-sample-jdk17", "jdk17-one-jvm-0"} {
+		_, p, err := collect(t, f, testfile.Gunzip(t, "testdata/"+f+".jfr.gz"), parse.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if slices.ContainsFunc(p.Warnings, func(x string) bool { return strings.Contains(x, "ended long after") }) {
+			t.Errorf("%s: %q", f, p.Warnings)
+		}
+	}
+}
+
+// TestStalledTailsRule: which threads' ends are named, from the times
+// alone. A thread is named when no sample of any thread came between its
+// last and its end, that time exceeds 10 ms and its samples' span, and it
+// had ten samples or more; the longest first, three at most.
+func TestStalledTailsRule(t *testing.T) {
+	type th struct {
+		name        string
+		times       []int64 // its samples, ms
+		end         int64   // ms; -1: did not end
+		alsoSampled []int64 // other threads' samples, ms
+	}
+	every := func(from, to, step int64) []int64 {
+		var ts []int64
+		for x := from; x <= to; x += step {
+			ts = append(ts, x)
+		}
+		return ts
+	}
+	for _, c := range []struct {
+		name    string
+		threads []th
+		want    string // "" for no warning
+	}{
+		{"burst then silence", []th{{"main", every(0, 9, 1), 80, nil}}, "1 thread(s) ended long after their last allocation sample, with no thread sampled in between: JFR's throttle took none then, and what they allocated in that time is on no row (the estimates miss it; docs/jfr.md): main 71ms without a sample before it ended (its 10 samples span 9ms)"},
+		{"others sampled in its tail (main joins its workers)", []th{{"main", every(0, 9, 1), 1500, nil}, {"worker", every(10, 1490, 10), 1495, nil}}, ""},
+		{"sampled to its end", []th{{"main", every(0, 990, 10), 1000, nil}}, ""},
+		{"tail shorter than its span", []th{{"main", every(0, 90, 10), 150, nil}}, ""},
+		{"tail under 10 ms", []th{{"main", every(0, 4, 1), 12, nil}}, ""},
+		{"too few samples", []th{{"main", every(0, 8, 1), 80, nil}}, ""},
+		{"did not end", []th{{"main", every(0, 9, 1), -1, nil}}, ""},
+		{"the longest first, three at most", []th{
+			{"a", every(0, 9, 1), 30, nil}, {"b", every(0, 9, 1), 90, nil}, {"c", every(0, 9, 1), 50, nil}, {"d", every(0, 9, 1), 70, nil}},
+			" b 81ms without a sample before it ended (its 10 samples span 9ms) d 61ms without a sample before it ended (its 10 samples span 9ms) c 41ms without a sample before it ended (its 10 samples span 9ms); and 1 more"},
+	} {
+		d := &decoder{sink: parse.SinkFunc(func(*parse.Record) {})}
+		for _, x := range c.threads {
+			for _, ms := range x.times {
+				d.sample(&parse.Record{Thread: x.name, Time: ms * 1e6, Alloc: parse.Counts{Bytes: 1000, Samples: 1}})
+			}
+			if x.end >= 0 {
+				d.ended.add(x.name, x.end*1e6)
+			}
+		}
+		got := d.stalledTails()
+		if c.want == "" && got != "" || c.want != "" && !strings.Contains(got, c.want) {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+}

@@ -52,10 +52,10 @@ type scanned struct {
 	tm *def.TypeMap
 	// counts are the events by type.
 	counts map[uint64]int
-	// checkpoints, old and jvm are the places of the checkpoint,
-	// jdk.OldObjectSample and jdk.JVMInformation events, which the library
-	// does not hand over.
-	checkpoints, old, jvm []event
+	// checkpoints, old, jvm and ends are the places of the checkpoint,
+	// jdk.OldObjectSample, jdk.JVMInformation and jdk.ThreadEnd events,
+	// which the library does not hand over.
+	checkpoints, old, jvm, ends []event
 }
 
 // validate checks a chunk: its metadata, its constant pool chain, and every
@@ -97,6 +97,8 @@ func validate(b []byte) (*scanned, error) {
 			out.old = append(out.old, ev)
 		case c.Name == "jdk.JVMInformation":
 			out.jvm = append(out.jvm, ev)
+		case c.Name == "jdk.ThreadEnd":
+			out.ends = append(out.ends, ev)
 		case boundEvents[c.Name]:
 			r := rawReader{b: v.b[:ev.end], pos: ev.start}
 			for i := range c.Fields {

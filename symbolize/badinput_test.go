@@ -82,6 +82,22 @@ func TestBadMappedFiles(t *testing.T) {
 	}
 }
 
+// TestOutsideEveryMapping: a frame in no mapping of the profile (a real
+// plugin's, dlclose'd before the dump: its library is no longer in the
+// process's maps) is left unsymbolized, and the warning says what such
+// code is.
+func TestOutsideEveryMapping(t *testing.T) {
+	p := &testProfile{
+		Records:  []parse.Record{{Stack: []parse.Frame{{Addr: 0x7fde27613138}, {Addr: 0x7fde27613165}, {Addr: 0x555555555456}}}},
+		MapsText: []byte(mapsLine(filepath.Join(t.TempDir(), "gone"))),
+	}
+	warnings, err := Symbolize(p, Options{})
+	want := "2 addresses outside every executable mapping of the profile left unsymbolized: code unmapped before the dump (a library the program dlclose'd)"
+	if err != nil || !slices.ContainsFunc(warnings, func(w string) bool { return strings.HasPrefix(w, want) }) {
+		t.Errorf("warnings %q, err %v: want one starting %q", warnings, err, want)
+	}
+}
+
 func TestUnreadableFile(t *testing.T) {
 	if os.Geteuid() == 0 {
 		t.Skip("skipping: running as root, file permissions do not stop reads")

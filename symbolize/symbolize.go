@@ -790,7 +790,7 @@ func (s *session) warnings() []string {
 		case len(s.maps) == 0:
 			out = append(out, fmt.Sprintf("the profile has no mappings (no MAPPED_LIBRARIES section?); %s unsymbolized; use --binary for a non-PIE executable", n))
 		default:
-			out = append(out, fmt.Sprintf("%s outside every executable mapping of the profile left unsymbolized", n))
+			out = append(out, fmt.Sprintf("%s outside every executable mapping of the profile left unsymbolized: code unmapped before the dump (a library the program dlclose'd) or not mapped from a file (generated code)", n))
 		}
 	}
 	return out

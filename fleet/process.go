@@ -601,7 +601,8 @@ const (
 
 // duplicateWords are a DuplicateKind's words: what one group is, what n
 // of them are, why summing is wrong, and what to do instead: hint when
-// --latest-per-process can choose, stuck when it cannot (Stuck).
+// --latest-per-process can choose, stuck when it cannot (Stuck; "": the
+// hint, for kinds it never chooses among).
 var duplicateWords = [...]struct{ one, many, harm, hint, stuck string }{
 	DumpsOfOneProcess: {"successive dumps of one process", "successive dumps of %d processes",
 		"summing them would count each process's memory once per dump",
@@ -613,16 +614,14 @@ var duplicateWords = [...]struct{ one, many, harm, hint, stuck string }{
 		"give only the newest dump of each (these dumps do not say when they were taken, and their names carry no jemalloc pid and sequence: --latest-per-process cannot tell which is newest), or --allow-duplicates if they are forked processes or independent samples (intervals then allow for their correlated sampling)"},
 	CopiesOfOneTrace: {"copies of one trace", "copies of %d traces",
 		"summing them would count each trace's allocations once per copy",
-		"give each trace once, or --allow-duplicates if they are independent samples",
-		"give each trace once, or --allow-duplicates if they are independent samples"},
+		"give each trace once, or --allow-duplicates if they are independent samples", ""},
 	DumpsOfOneRecording: {"dumps of one recording", "dumps of %d recordings",
 		"summing them would count the chunks they share once per dump",
 		"use --latest-per-process to keep the last dump of each recording (it holds the chunks of the ones before), or --allow-duplicates if they are independent samples",
 		"give only the last dump of each recording (it holds the chunks of the ones before, unless maxage or maxsize dropped them: then give dumps that share no chunk), or --allow-duplicates if they are independent samples"},
 	SnapshotsOfOneHeap: {"recordings of one JVM", "recordings of %d JVMs",
 		"each lists the JVM's sampled live objects (jdk.OldObjectSample) at its end, and summing them would count the objects alive at two ends once per recording",
-		"for in-use values give only the newest recording of each JVM; their allocations sum (a report of --value alloc_space or alloc_objects; pprof and Parquet output hold the in-use values too); or --allow-duplicates if they are independent samples",
-		"for in-use values give only the newest recording of each JVM; their allocations sum (a report of --value alloc_space or alloc_objects; pprof and Parquet output hold the in-use values too); or --allow-duplicates if they are independent samples"},
+		"for in-use values give only the newest recording of each JVM; their allocations sum (a report of --value alloc_space or alloc_objects; pprof and Parquet output hold the in-use values too); or --allow-duplicates if they are independent samples", ""},
 }
 
 func (e *DuplicateError) Error() string {
@@ -649,7 +648,7 @@ func (e *DuplicateError) Error() string {
 		fmt.Fprintf(&b, "\n  %s", strings.Join(g, ", "))
 	}
 	hint := w.hint
-	if e.Stuck {
+	if e.Stuck && w.stuck != "" {
 		hint = w.stuck
 	}
 	b.WriteString("\n" + hint)

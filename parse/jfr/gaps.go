@@ -129,8 +129,8 @@ func (e *threadEnds) add(thread string, at int64) {
 }
 
 // stalledTails is the warning of the threads whose tails stalled ("" for
-// none); d.sampleTimes are every
-// ObjectAllocationSample's time, and the held samples are not yet sent.
+// none), from every ObjectAllocationSample's time (d.sampleTimes) and the
+// threads' held samples, before they are sent.
 func (d *decoder) stalledTails() string {
 	if len(d.ended) == 0 {
 		return ""

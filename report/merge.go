@@ -137,6 +137,14 @@ func (b *Builder) Duplicates() *fleet.DuplicateError {
 		func(i int) int64 { return b.inputs[i].src.Time })
 }
 
+// Identity is what Duplicates compares of the first input b joined (its
+// identities, fleet.Keys, and when it was taken, parse.Source.Time), for
+// inputs read each into a Builder of its own (Parquet rows, input by
+// input).
+func (b *Builder) Identity() (keys []string, time int64) {
+	return b.identities(0, b.readsLive()), b.inputs[0].src.Time
+}
+
 // Restart drops what b joined, keeping the inputs it skipped, and
 // returns the joined inputs' paths but those of drop (indices as
 // Duplicates gives them), to be read again: --latest-per-process of

@@ -1,14 +1,19 @@
 package main
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/spf13/cobra"
 
 	"github.com/heapest/heapest/aggregate"
 	"github.com/heapest/heapest/ci"
 	"github.com/heapest/heapest/engine"
+	"github.com/heapest/heapest/fetch"
+	"github.com/heapest/heapest/fleet"
 	"github.com/heapest/heapest/parse"
 	"github.com/heapest/heapest/render"
 	"github.com/heapest/heapest/report"
@@ -35,35 +40,94 @@ func hasFormat(formats []render.Format, f render.Format) bool {
 // input has (or of --value) as heapest's Parquet rows: what an engine
 // merges with one GROUP BY (docs/parquet.md). Frames no symbol names are
 // keyed by module and offset, as a merge keys them, so that the rows of
-// different processes meet in one group.
+// different processes meet in one group. Inputs that are dumps of one
+// process or recording by their contents are refused as a merge refuses
+// them (an engine would sum their rows); with --latest-per-process the
+// rows are written again without the older ones.
 func (opts ReportOptions) writeParquet(cmd *cobra.Command, ropt report.Options, paths []string) error {
 	ropt.SingleInput, ropt.Top = true, 0
 	ropt.AllValues = ropt.DefaultValue || opts.ParquetRows == "samples"
-	return writeOutput(opts.Output, cmd.OutOrStdout(), func(out io.Writer) error {
+	stderr := opts.chatter(cmd.ErrOrStderr())
+	// With --latest-per-process, what the inputs say waits until it is
+	// known that they are not read again.
+	var held bytes.Buffer
+	said := stderr
+	if opts.LatestPerProcess {
+		said = &held
+	}
+	var refusal *fleet.DuplicateError
+	var written []string // the inputs whose rows were written, in order
+	err := writeOutput(opts.Output, cmd.OutOrStdout(), func(out io.Writer) error {
 		w := engine.NewWriter(out)
+		var ids []parquetIdentity
 		for _, path := range paths {
-			if err := opts.parquetInput(cmd, w, ropt, path); err != nil {
+			id, err := opts.parquetInput(w, ropt, path, said)
+			if err != nil {
 				if !opts.KeepGoing || len(paths) == 1 {
 					return err
 				}
-				fmt.Fprintf(opts.chatter(cmd.ErrOrStderr()), "heapest: warning: skipped %s: %v\n", path, err)
+				// Told now: a skipped input is not read again.
+				fmt.Fprintf(stderr, "heapest: warning: skipped %s: %v\n", path, err)
+				continue
 			}
+			written, ids = append(written, path), append(ids, id)
+		}
+		refusal = fleet.ContentsDuplicates(written, func(i int) []string { return ids[i].keys }, func(i int) int64 { return ids[i].time })
+		if refusal != nil && !opts.AllowDuplicates {
+			return errRefused
 		}
 		return w.Close()
 	})
-}
-
-// parquetInput writes the rows of one input.
-func (opts ReportOptions) parquetInput(cmd *cobra.Command, w *engine.Writer, ropt report.Options, path string) error {
-	b := report.NewBuilder(ropt)
-	if err := opts.load(b, []string{path}, cmd.ErrOrStderr()); err != nil {
+	var older []int
+	ok := false
+	if refusal != nil {
+		older, ok = refusal.Older()
+	}
+	if !errors.Is(err, errRefused) || !opts.LatestPerProcess || !ok {
+		stderr.Write(held.Bytes())
+		if errors.Is(err, errRefused) {
+			return refusal
+		}
 		return err
 	}
+	for _, p := range paths {
+		if p == "-" || fetch.IsURL(p) || opts.Output == "-" {
+			return fmt.Errorf("--latest-per-process: some inputs are dumps of one process or recording by their contents, which tell the newest only once all are read; the rows are then written again, and %s cannot be: save it to a file first", shown(p))
+		}
+	}
+	fmt.Fprintf(stderr, "heapest: --latest-per-process: left out %d older dump(s) of the same processes or recordings (by their contents)\n", len(older))
+	keep := slices.Clone(written)
+	for _, i := range slices.Backward(older) {
+		keep = slices.Delete(keep, i, i+1)
+	}
+	return opts.writeParquet(cmd, ropt, keep)
+}
+
+// errRefused stops a Parquet file being written: its inputs are dumps of
+// one process or recording.
+var errRefused = errors.New("inputs refused as dumps of one process")
+
+// parquetIdentity is what the same-process guard compares of an input
+// written (report.Builder.Identity).
+type parquetIdentity struct {
+	keys []string
+	time int64
+}
+
+// parquetInput writes the rows of one input, and returns its identity;
+// what the input says goes to stderr.
+func (opts ReportOptions) parquetInput(w *engine.Writer, ropt report.Options, path string, stderr io.Writer) (parquetIdentity, error) {
+	b := report.NewBuilder(ropt)
+	if err := opts.load(b, []string{path}, stderr); err != nil {
+		return parquetIdentity{}, err
+	}
+	var id parquetIdentity
+	id.keys, id.time = b.Identity()
 	src := b.Sources()[0] // one input: its source names every row
 	if opts.ParquetRows == "samples" {
-		return writeSamples(w, b, src)
+		return id, writeSamples(w, b, src)
 	}
-	return b.EachValue(func(v unbias.Value, by aggregate.By, groups []*aggregate.Group, total ci.Stats) error {
+	return id, b.EachValue(func(v unbias.Value, by aggregate.By, groups []*aggregate.Group, total ci.Stats) error {
 		return w.WriteGroups(src, v, by, groups, total)
 	})
 }

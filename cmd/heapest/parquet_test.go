@@ -1,12 +1,16 @@
 package main
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
+
+	"github.com/heapest/heapest/internal/testfile"
 )
 
 // samplesDir is ../shared/samples, beside the repository.
@@ -115,4 +119,46 @@ func closeJSON(a, b any) bool {
 		return true
 	}
 	return reflect.DeepEqual(a, b)
+}
+
+// TestParquetDumpsOfOneRecording: the Parquet rows of several inputs are
+// refused as a merge refuses them when the inputs are dumps of one
+// recording (an engine would sum the chunks they share), and no file is
+// left; --latest-per-process writes the rows of the dump that holds all
+// the chunks, the same rows as that dump's alone; --allow-duplicates
+// writes them all.
+func TestParquetDumpsOfOneRecording(t *testing.T) {
+	both := testfile.Gunzip(t, "../../parse/jfr/testdata/jdk17-2chunks.jfr.gz")
+	size := binary.BigEndian.Uint64(both[8:16]) // the first chunk's size, in its header
+	dir := t.TempDir()
+	d1, d2 := filepath.Join(dir, "d1.jfr"), filepath.Join(dir, "d2.jfr")
+	for p, b := range map[string][]byte{d1: both[:size], d2: both} {
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rows := filepath.Join(dir, "rows.parquet")
+	_, stderr, code := runCLI(t, "report", "-q", "--format", "parquet", "-o", rows, d1, d2)
+	if code != 2 || !strings.HasPrefix(stderr, "heapest: 2 inputs are dumps of one recording") {
+		t.Errorf("two dumps of one recording: exit %d, stderr %q", code, stderr)
+	}
+	if _, err := os.Stat(rows); !os.IsNotExist(err) {
+		t.Errorf("a refused Parquet file was written: %v", err)
+	}
+
+	alone := filepath.Join(dir, "d2.parquet")
+	mustRun(t, "report", "-q", "--format", "parquet", "-o", alone, d2)
+	_, stderr, code = runCLI(t, "report", "-q", "--format", "parquet", "--latest-per-process", "-o", rows, d2, d1)
+	if code != 0 {
+		t.Fatalf("--latest-per-process: exit %d\n%s", code, stderr)
+	}
+	want := mustRun(t, "report", "--top", "0", "--format", "csv", "--from-parquet", alone)
+	got := mustRun(t, "report", "--top", "0", "--format", "csv", "--from-parquet", rows)
+	if got != strings.ReplaceAll(want, alone, rows) {
+		t.Errorf("--latest-per-process rows, read back:\n%s\nwant d2's alone:\n%s", got, want)
+	}
+
+	if _, stderr, code := runCLI(t, "report", "-q", "--format", "parquet", "--allow-duplicates", "-o", rows, d1, d2); code != 0 {
+		t.Errorf("--allow-duplicates: exit %d\n%s", code, stderr)
+	}
 }

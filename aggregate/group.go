@@ -22,10 +22,12 @@ type Filter struct {
 }
 
 // NoThread and NoType are the keys of the samples that have no thread or
-// no type, by ByThread and ByType.
+// no type, by ByThread and ByType; MixedSize, by BySize, of those that
+// have no one size (a dump line of several sizes, a JFR weight).
 const (
-	NoThread = "(no thread)"
-	NoType   = "(no type)"
+	NoThread  = "(no thread)"
+	NoType    = "(no type)"
+	MixedSize = "mixed"
 )
 
 // Group is one row's statistics.

@@ -821,7 +821,7 @@ func sizeKey(size float64) string {
 	if size > 0 {
 		return strconv.FormatFloat(size, 'f', -1, 64)
 	}
-	return "mixed"
+	return MixedSize
 }
 
 // Total returns the statistics of every cell that passes f, per value.

@@ -390,21 +390,23 @@ func (r *Report) notice(w string) {
 	r.Warnings = append(r.Warnings, w)
 }
 
-// keyAbsent is the notice of a report by thread or type of inputs that
-// record none (a jemalloc dump's types, a Go profile's threads): its one
-// row is all of it. "" otherwise.
+// keyAbsent is the notice of a report by thread, type or size of inputs
+// that record none (a jemalloc dump's types, a Go profile's threads, a
+// JFR recording's sizes): its one row is all of it. "" otherwise.
 func keyAbsent(by aggregate.By, groups []*aggregate.Group, cut int) string {
 	none, what := "", ""
 	switch by {
 	case aggregate.ByThread:
-		none, what = aggregate.NoThread, "threads"
+		none, what = aggregate.NoThread, "the inputs record no threads"
 	case aggregate.ByType:
-		none, what = aggregate.NoType, "types"
+		none, what = aggregate.NoType, "the inputs record no types"
+	case aggregate.BySize:
+		none, what = aggregate.MixedSize, "no sample has one size of its own (a dump line of several sizes; JFR's weights, which are bytes, not an object's size)"
 	}
 	if none == "" || cut > 0 || len(groups) != 1 || groups[0].Key != none {
 		return ""
 	}
-	return fmt.Sprintf("--by %s: the inputs record no %s, so every sample is under %s", by, what, none)
+	return fmt.Sprintf("--by %s: %s, so every sample is under %s", by, what, none)
 }
 
 // profiles returns the joined inputs as parse.Profiles.

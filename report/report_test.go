@@ -294,8 +294,8 @@ func TestIntervalsMemo(t *testing.T) {
 	}
 }
 
-// TestKeyAbsent: a report by thread or type whose one row is the samples
-// without one warns that the inputs record none; a report with other rows
+// TestKeyAbsent: a report by thread, type or size whose one row is the
+// samples without one warns that the inputs record none; a report with other rows
 // beside it, a cut one, or one by another key does not.
 func TestKeyAbsent(t *testing.T) {
 	g := func(keys ...string) []*aggregate.Group {
@@ -318,6 +318,8 @@ func TestKeyAbsent(t *testing.T) {
 		{aggregate.ByThread, g(aggregate.NoType), 0, ""},
 		{aggregate.ByFunc, g(aggregate.NoType), 0, ""},
 		{aggregate.ByType, nil, 0, ""},
+		{aggregate.BySize, g(aggregate.MixedSize), 0, "--by size: no sample has one size of its own (a dump line of several sizes; JFR's weights, which are bytes, not an object's size), so every sample is under mixed"},
+		{aggregate.BySize, g("1024", aggregate.MixedSize), 0, ""},
 	} {
 		if got := keyAbsent(c.by, c.groups, c.cut); got != c.want {
 			t.Errorf("keyAbsent(%v, %d groups, cut %d) = %q, want %q", c.by, len(c.groups), c.cut, got, c.want)

@@ -400,6 +400,20 @@ func TestLatestPerProcessByTime(t *testing.T) {
 	if g, w := strings.ReplaceAll(string(got), all, one), string(want); g != w {
 		t.Errorf("merge --latest-per-process, reported:\n%s\nwant the last snapshot's merge of one:\n%s", g, w)
 	}
+
+	// Each snapshot converted alone (a fleet pipeline's step) keeps when
+	// it was taken: the conversions are chosen among as the snapshots.
+	var convs []string
+	for i := 1; i <= 3; i++ {
+		c := filepath.Join(dir, fmt.Sprintf("conv-%d.pb.gz", i))
+		run(t, nil, heapest, "merge", "-q", "-o", c, snap(i))
+		convs = append(convs, c)
+	}
+	want = run(t, nil, heapest, "report", "--top", "0", convs[2])
+	got, errOut, err = runErr(nil, heapest, "report", "--top", "0", "--latest-per-process", convs[1], convs[2], convs[0])
+	if err != nil || string(got) != string(want) {
+		t.Errorf("--latest-per-process of the conversions: %v\n%s\n%s\nwant the last one's report:\n%s", err, got, errOut, want)
+	}
 }
 
 // TestMergeForkedWorkers merges the dumps of a pre-fork server's workers:

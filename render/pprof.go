@@ -81,6 +81,7 @@ const (
 	pbLocation          = 4
 	pbFunction          = 5
 	pbStringTable       = 6
+	pbTimeNanos         = 9
 	pbPeriodType        = 11
 	pbPeriod            = 12
 	pbComment           = 13
@@ -129,6 +130,11 @@ func (e *pprofEncoder) header() error {
 	e.valueType(pbPeriodType, "space", "bytes")
 	if rate, ok := commonRate(e.s.Sources); ok {
 		e.varintField(pbPeriod, uint64(math.Round(rate)))
+	}
+	// The profile of one input was taken when it was: a conversion keeps
+	// what tells the newest of a process's snapshots (--latest-per-process).
+	if len(e.s.Sources) == 1 && e.s.Sources[0].Time > 0 {
+		e.varintField(pbTimeNanos, uint64(e.s.Sources[0].Time))
 	}
 	var ids []uint64
 	for _, c := range pprofComments(e.s) {

@@ -163,25 +163,28 @@ func (o *inputOptions) load(b *report.Builder, paths []string, stderr io.Writer)
 	if err != nil || older == nil {
 		return err
 	}
-	// Dumps of one process or recording whose names did not say so:
-	// which is newest is known only now that they were read, and the rest
-	// is read again.
-	for _, p := range paths {
-		if p == "-" || fetch.IsURL(p) {
-			return fmt.Errorf("--latest-per-process: some inputs are dumps of one process or recording by their contents, which tell the newest only once all are read; the ones kept are then read again, and %s cannot be: save it to a file first", shown(p))
-		}
+	if err := readAgain(stderr, paths, len(older)); err != nil {
+		return err
 	}
-	fmt.Fprintf(stderr, "heapest: --latest-per-process: left out %d older dump(s) of the same processes or recordings (by their contents)\n", len(older))
 	return o.load(b, b.Restart(older), stderr)
 }
 
-// shown is how an input is named in a message: standard input as
-// parse/formats names it.
-func shown(path string) string {
-	if path == "-" {
-		return "<stdin>"
+// readAgain says that --latest-per-process left out n older dumps of
+// processes or recordings that only their contents told apart, known only
+// now that the inputs were read: those kept are read again, which
+// standard input and URLs cannot be.
+func readAgain(stderr io.Writer, paths []string, n int) error {
+	for _, p := range paths {
+		if p == "-" || fetch.IsURL(p) {
+			name := p
+			if p == "-" {
+				name = "<stdin>" // as parse/formats names it
+			}
+			return fmt.Errorf("--latest-per-process: some inputs are dumps of one process or recording by their contents, which tell the newest only once all are read; the ones kept are then read again, and %s cannot be: save it to a file first", name)
+		}
 	}
-	return path
+	fmt.Fprintf(stderr, "heapest: --latest-per-process: left out %d older dump(s) of the same processes or recordings (by their contents)\n", n)
+	return nil
 }
 
 // loadSeveral is load of two inputs or more. older are the inputs

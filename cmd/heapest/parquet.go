@@ -12,7 +12,6 @@ import (
 	"github.com/heapest/heapest/aggregate"
 	"github.com/heapest/heapest/ci"
 	"github.com/heapest/heapest/engine"
-	"github.com/heapest/heapest/fetch"
 	"github.com/heapest/heapest/fleet"
 	"github.com/heapest/heapest/parse"
 	"github.com/heapest/heapest/render"
@@ -90,12 +89,12 @@ func (opts ReportOptions) writeParquet(cmd *cobra.Command, ropt report.Options, 
 		}
 		return err
 	}
-	for _, p := range paths {
-		if p == "-" || fetch.IsURL(p) || opts.Output == "-" {
-			return fmt.Errorf("--latest-per-process: some inputs are dumps of one process or recording by their contents, which tell the newest only once all are read; the rows are then written again, and %s cannot be: save it to a file first", shown(p))
-		}
+	if opts.Output == "-" {
+		return fmt.Errorf("--latest-per-process: some inputs are dumps of one process or recording by their contents, which tell the newest only once all are read; the rows are then written again, which standard output cannot be: give -o FILE")
 	}
-	fmt.Fprintf(stderr, "heapest: --latest-per-process: left out %d older dump(s) of the same processes or recordings (by their contents)\n", len(older))
+	if err := readAgain(stderr, paths, len(older)); err != nil {
+		return err
+	}
 	keep := slices.Clone(written)
 	for _, i := range slices.Backward(older) {
 		keep = slices.Delete(keep, i, i+1)

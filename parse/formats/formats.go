@@ -138,9 +138,23 @@ var compressions = []struct{ magic, name, tool string }{
 	{"PK\x03\x04", "zip", "unzip"},
 }
 
+// others are the magic numbers of files users take for heap profiles,
+// and what each is instead.
+var others = []struct{ magic, what string }{
+	{"JAVA PROFILE 1.0.", "a Java heap dump (hprof: every object alive, not a sampled profile); " +
+		"for Java heapest reads Flight Recorder recordings (java -XX:StartFlightRecording, jcmd PID JFR.dump)"},
+	{"\x7fELF", "an ELF file (a program, a library or a core dump), not a profile: " +
+		"a program is given with --binary or --symbol-path, to name a dump's frames"},
+	{"PERFILE2", "a Linux perf.data file: CPU samples, not a heap profile"},
+	// The stream header of FastSerialization: int32 20, then its name.
+	{"\x14\x00\x00\x00!FastSerialization.1", "a .NET FastSerialization file (a .gcdump heap snapshot, or an EventPipe trace older than NetTrace V4): " +
+		"heapest reads .nettrace traces with AllocationSampled events (dotnet-trace collect, .NET 10)"},
+}
+
 // notAProfile says what an input that no format recognised is, when
 // that is clear from its head: compressed, another jemalloc dump version,
-// heapest's Parquet rows, or text. "" means it may be a profile.proto.
+// heapest's Parquet rows, another kind of file (others), or text. ""
+// means it may be a profile.proto.
 func notAProfile(head []byte) string {
 	for _, c := range compressions {
 		if bytes.HasPrefix(head, []byte(c.magic)) {
@@ -156,6 +170,11 @@ func notAProfile(head []byte) string {
 	}
 	if bytes.HasPrefix(head, []byte("PAR1")) {
 		return "a Parquet file: heapest's statistics rows are read with --from-parquet"
+	}
+	for _, o := range others {
+		if bytes.HasPrefix(head, []byte(o.magic)) {
+			return o.what
+		}
 	}
 	if isText(head) {
 		line, _, _ := bytes.Cut(head, []byte("\n"))

@@ -1,0 +1,38 @@
+package formats
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/heapest/heapest/parse"
+)
+
+// TestNotAProfile: files that are surely no heap profile are named for
+// what they are, with what heapest reads instead, before the proto
+// reader (which would take their first byte for a field) sees them.
+func TestNotAProfile(t *testing.T) {
+	for _, c := range []struct {
+		name, head, want string
+	}{
+		{"hprof (jmap -dump)", "JAVA PROFILE 1.0.2\x00\x00\x00\x00\x08\x00\x00\x01", "a Java heap dump (hprof"},
+		{"ELF core dump", "\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x04\x00", "an ELF file"},
+		{"perf.data", "PERFILE2h\x00\x00\x00\x00\x00\x00\x00", "a Linux perf.data file"},
+		{".gcdump or .netperf", "\x14\x00\x00\x00!FastSerialization.1\x05\x01", "a .NET FastSerialization file"},
+		{"the name alone, no length before it", "!FastSerialization.1\x00\x01", ""},
+		{"bzip2", "BZh91AY&SY", "bzip2-compressed"},
+		{"Parquet", "PAR1\x15\x04", "a Parquet file"},
+		{"heap_v3", "heap_v3/524288\n", "a jemalloc heap_v3 dump"},
+		{"text", "desc: --time-unit=B\ncmd: ./a.out\n", `a text file no format recognises (it starts "desc: --time-unit=B")`},
+		{"a proto", "\x0a\x04\x08\x01\x10\x02", ""},
+	} {
+		if got := notAProfile([]byte(c.head)); c.want == "" && got != "" || !strings.HasPrefix(got, c.want) {
+			t.Errorf("%s: %q, want it to start %q", c.name, got, c.want)
+		}
+	}
+	// Read says it, naming the file.
+	_, err := Read("x.hprof", bytes.NewReader([]byte("JAVA PROFILE 1.0.2\x00\x00\x00\x00\x08")), parse.Options{}, parse.SinkFunc(func(*parse.Record) {}))
+	if err == nil || !strings.HasPrefix(err.Error(), "x.hprof: a Java heap dump (hprof") {
+		t.Errorf("Read: %v", err)
+	}
+}

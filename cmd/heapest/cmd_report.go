@@ -321,7 +321,9 @@ func compile(flag, expr string) (*regexp.Regexp, error) {
 	}
 	re, err := regexp.Compile(expr)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", flag, err)
+		// C++ and Java names are full of characters a regular expression
+		// reads as its own: operator new[], vector<int>::at(unsigned long).
+		return nil, fmt.Errorf("%s: %v (a regular expression: match a name as written with %s '%s')", flag, err, flag, regexp.QuoteMeta(expr))
 	}
 	return re, nil
 }

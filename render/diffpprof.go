@@ -5,6 +5,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
+	"github.com/heapest/heapest/parse/pprof"
 	"github.com/heapest/heapest/report"
 )
 
@@ -18,7 +19,7 @@ func WriteDiffPprof(w io.Writer, base, new *report.Report) error {
 	p := &profile.Profile{
 		SampleType:        []*profile.ValueType{{Type: new.Value.String(), Unit: unit}},
 		DefaultSampleType: new.Value.String(),
-		Comments:          []string{"heapest diff: unbiased estimates of NEW, and of BASE negated (tag pprof::base)"},
+		Comments:          []string{pprof.DiffComment},
 	}
 	funcs := map[string]*profile.Location{}
 	loc := func(name string) *profile.Location {

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -28,5 +29,17 @@ func TestReportOutputFile(t *testing.T) {
 	entries, _ := os.ReadDir(dir)
 	if len(entries) != 1 {
 		t.Errorf("left behind: %v", entries)
+	}
+}
+
+// TestReportOfDiffOutput: heapest diff's pprof output is a difference (its
+// BASE rows negated), not a heap profile; read as one, it is refused for
+// what it is, with what to do instead.
+func TestReportOfDiffOutput(t *testing.T) {
+	d := filepath.Join(t.TempDir(), "d.pb.gz")
+	mustRun(t, "diff", "-q", "--format", "pprof", "-o", d, "testdata/growth.pb.gz", "../../parse/pprof/testdata/go-heap.pb.gz")
+	_, stderr, code := runCLI(t, "report", d)
+	if want := "heapest: " + d + ": heapest diff's pprof output: NEW's estimates and BASE's negated, a difference and no heap profile"; code != 2 || !strings.HasPrefix(stderr, want) {
+		t.Errorf("exit %d, stderr %q: want %q", code, stderr, want)
 	}
 }

@@ -29,6 +29,11 @@ import (
 // heapest; its version changes when the label encoding does.
 const HeapestMarker = "heapest-pprof/2"
 
+// DiffComment is the comment of heapest diff's pprof output: NEW's
+// estimates and BASE's negated, which pprof shows as a diff and which is
+// no heap profile to read again.
+const DiffComment = "heapest diff: unbiased estimates of NEW, and of BASE negated (tag pprof::base)"
+
 // heapestMarkerV1 marks heapest's output with one statistics label per value.
 const heapestMarkerV1 = "heapest-pprof/1"
 

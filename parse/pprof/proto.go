@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/heapest/heapest/parse"
@@ -289,6 +290,10 @@ func (c *sampleChecker) check(i int, s *sample) error {
 }
 
 func (c *sampleChecker) negative(i, col int, s *sample) error {
+	if slices.Contains(c.d.Comments, DiffComment) {
+		return &parse.Error{File: c.d.name, Offset: -1, Msg: "heapest diff's pprof output: NEW's estimates and BASE's negated, " +
+			"a difference and no heap profile; open it with go tool pprof, or give heapest diff the two profiles"}
+	}
 	return &parse.Error{File: c.d.name, Offset: -1, Msg: fmt.Sprintf(
 		"sample %d: negative %s value %d (a heap profile has none; a diff of two profiles cannot be unbiased)",
 		i, c.d.SampleType[col].Type, s.Value[col])}

@@ -1,6 +1,7 @@
 package jfr
 
 import (
+	"slices"
 	"strconv"
 
 	"github.com/grafana/jfr-parser/parser"
@@ -60,36 +61,56 @@ func (d *decoder) newChunk(p *parser.Parser, sc *scanned) (*chunk, error) {
 	if d.jvm == "" && len(sc.jvm) > 0 {
 		d.jvm = jvmIdentity(d.buf, sc.jvm[0], sc.tm)
 	}
-	for _, ev := range sc.ends {
-		if ticks, th, ok := threadEnd(d.buf, ev, sc.tm); ok {
-			d.ended.add(c.thread(types.ThreadRef(th)), c.time(ticks))
-		}
-	}
+	c.threadTimes(sc)
 	return c, nil
 }
 
-// threadEnd reads a jdk.ThreadEnd event's start (in ticks) and thread
-// (its constant pool id); ok is false when it lacks them or cannot be read
-// (the end of a thread only says whether its last samples missed bytes).
-func threadEnd(b []byte, ev event, tm *def.TypeMap) (ticks, thread uint64, ok bool) {
-	c := tm.NameMap["jdk.ThreadEnd"]
-	k := newKinds(tm)
+// threadTimes notes when threads started, ended and were blocked
+// (stalledTails), from the chunk's raw events.
+func (c *chunk) threadTimes(sc *scanned) {
+	d := c.d
+	k := newKinds(sc.tm)
+	for _, ev := range sc.begins {
+		if v, ok := rawFields(d.buf, ev, sc.tm, k, "startTime", "thread"); ok && v[1] != 0 {
+			d.started.add(c.thread(types.ThreadRef(v[1])), c.time(v[0]))
+		}
+	}
+	for _, ev := range sc.ends {
+		if v, ok := rawFields(d.buf, ev, sc.tm, k, "startTime", "thread"); ok && v[1] != 0 {
+			d.ended.add(c.thread(types.ThreadRef(v[1])), c.time(v[0]))
+		}
+	}
+	for _, ev := range sc.blocked {
+		if v, ok := rawFields(d.buf, ev, sc.tm, k, "startTime", "duration", "eventThread"); ok && v[2] != 0 && c.hdr.TicksPerSecond > 0 {
+			from := c.time(v[0])
+			d.blocked.add(c.thread(types.ThreadRef(v[2])), from, from+int64(float64(v[1])*1e9/float64(c.hdr.TicksPerSecond)))
+		}
+	}
+}
+
+// rawFields reads the named fields of an event, each a compressed
+// integer (a number, or a constant pool id), in the order named; ok is
+// false when one is missing or the event cannot be read (a thread's
+// times only say whether bytes it allocated went unsampled).
+func rawFields(b []byte, ev event, tm *def.TypeMap, k *kinds, names ...string) (vals []uint64, ok bool) {
+	c := tm.IDMap[def.TypeID(ev.typ)]
+	if c == nil {
+		return nil, false
+	}
+	vals = make([]uint64, len(names))
 	r := rawReader{b: b[:ev.end], pos: ev.start, budget: 1 << 16}
 	seen := 0
 	for i := range c.Fields {
 		f := &c.Fields[i]
-		switch {
-		case f.Name == "startTime" && !f.Array && !f.ConstantPool && k.byID[f.Type] == kindVarint:
-			ticks = r.varlong()
-			seen++
-		case f.Name == "thread" && !f.Array && f.ConstantPool:
-			thread = r.varlong()
-			seen++
-		default:
+		j := slices.Index(names, f.Name)
+		if j < 0 || f.Array || !f.ConstantPool && k.byID[f.Type] != kindVarint {
 			r.skipField(f, k, 0)
+			continue
 		}
+		vals[j] = r.varlong()
+		seen++
 	}
-	return ticks, thread, r.err == nil && seen == 2 && thread != 0
+	return vals, r.err == nil && seen == len(names)
 }
 
 // jvmIdentity reads a jdk.JVMInformation event's pid and jvmStartTime
@@ -97,29 +118,11 @@ func threadEnd(b []byte, ev event, tm *def.TypeMap) (ticks, thread uint64, ok bo
 // as "PID@START"; "" when the event lacks them or cannot be read (the
 // identity only guards against summing one JVM's old objects twice).
 func jvmIdentity(b []byte, ev event, tm *def.TypeMap) string {
-	c := tm.NameMap["jdk.JVMInformation"]
-	k := newKinds(tm)
-	r := rawReader{b: b[:ev.end], pos: ev.start, budget: 1 << 16}
-	var pid, start uint64
-	var seen int
-	for i := range c.Fields {
-		f := &c.Fields[i]
-		if (f.Name == "pid" || f.Name == "jvmStartTime") && !f.Array && !f.ConstantPool && k.byID[f.Type] == kindVarint {
-			v := r.varlong()
-			if f.Name == "pid" {
-				pid = v
-			} else {
-				start = v
-			}
-			seen++
-			continue
-		}
-		r.skipField(f, k, 0)
-	}
-	if r.err != nil || seen != 2 || pid == 0 || start == 0 {
+	v, ok := rawFields(b, ev, tm, newKinds(tm), "pid", "jvmStartTime")
+	if !ok || v[0] == 0 || v[1] == 0 {
 		return ""
 	}
-	return strconv.FormatUint(pid, 10) + "@" + strconv.FormatUint(start, 10)
+	return strconv.FormatUint(v[0], 10) + "@" + strconv.FormatUint(v[1], 10)
 }
 
 // checkWeight refuses a recording whose ObjectAllocationSample weight is

@@ -72,17 +72,18 @@ type decoder struct {
 
 	firsts firstSamples
 	held   heldSamples
-	// ended are when threads ended, and sampleTimes when every
-	// ObjectAllocationSample was taken (stalledTails).
-	ended       threadEnds
-	sampleTimes []int64
-	version     jdkVersion
-	vmVersion   bool // version came from java.vm.version (else java.version)
-	nextStack   uint64
-	stopped     error
-	n           counts
-	noObjSize   bool // OldObjectSample events without objectSize
-	badOldPool  error
+	// started and ended are when threads started and ended, and
+	// blocked when they waited (stalledTails).
+	started    threadTimes
+	ended      threadTimes
+	blocked    blockedTimes
+	version    jdkVersion
+	vmVersion  bool // version came from java.vm.version (else java.version)
+	nextStack  uint64
+	stopped    error
+	n          counts
+	noObjSize  bool // OldObjectSample events without objectSize
+	badOldPool error
 }
 
 // counts are the events read, by kind, for the profile's detail and
@@ -226,7 +227,10 @@ func (d *decoder) warnf(format string, args ...any) {
 
 // profile is what the recording says about itself, with its caveats.
 func (d *decoder) profile() (*parse.Profile, error) {
-	stalled := d.stalledTails()
+	stalled := ""
+	if d.n.samples > 0 { // only the throttled samples leave tails unsampled
+		stalled = d.stalledTails()
+	}
 	d.flushSamples()
 	p := &d.prof
 	n := &d.n

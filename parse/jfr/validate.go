@@ -52,11 +52,16 @@ type scanned struct {
 	tm *def.TypeMap
 	// counts are the events by type.
 	counts map[uint64]int
-	// checkpoints, old, jvm and ends are the places of the checkpoint,
-	// jdk.OldObjectSample, jdk.JVMInformation and jdk.ThreadEnd events,
-	// which the library does not hand over.
-	checkpoints, old, jvm, ends []event
+	// checkpoints, old, jvm, begins, ends and blocked are the places of
+	// the checkpoint, jdk.OldObjectSample, jdk.JVMInformation,
+	// jdk.ThreadStart, jdk.ThreadEnd and blockedEvents events, which the
+	// library does not hand over.
+	checkpoints, old, jvm, begins, ends, blocked []event
 }
+
+// blockedEvents are the events of a thread waiting (for a monitor, parked
+// or asleep), with their durations: a thread so blocked allocates nothing.
+var blockedEvents = map[string]bool{"jdk.JavaMonitorWait": true, "jdk.ThreadPark": true, "jdk.ThreadSleep": true}
 
 // validate checks a chunk: its metadata, its constant pool chain, and every
 // event the library decodes; and returns the chunk's metadata and where
@@ -97,8 +102,12 @@ func validate(b []byte) (*scanned, error) {
 			out.old = append(out.old, ev)
 		case c.Name == "jdk.JVMInformation":
 			out.jvm = append(out.jvm, ev)
+		case c.Name == "jdk.ThreadStart":
+			out.begins = append(out.begins, ev)
 		case c.Name == "jdk.ThreadEnd":
 			out.ends = append(out.ends, ev)
+		case blockedEvents[c.Name]:
+			out.blocked = append(out.blocked, ev)
 		case boundEvents[c.Name]:
 			r := rawReader{b: v.b[:ev.end], pos: ev.start}
 			for i := range c.Fields {

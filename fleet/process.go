@@ -296,7 +296,7 @@ func ContentsDuplicates(paths []string, keysOf func(i int) []string, timeOf func
 	if e == nil {
 		return nil
 	}
-	e.Stuck = !decided
+	e.stuck = !decided
 	if decided {
 		e.older = slices.Sorted(slices.Values(older))
 	}
@@ -354,16 +354,18 @@ func olderOf(kind DuplicateKind, members []int, keysOf func(i int) []string, tim
 			}
 		}
 	case DumpsOfOneRecording:
+		keys := make([][]string, len(members))
 		chunks := map[string]bool{}
-		for _, i := range members {
-			for _, k := range keysOf(i) {
+		for j, i := range members {
+			keys[j] = keysOf(i)
+			for _, k := range keys[j] {
 				if strings.HasPrefix(k, jfrPrefix) {
 					chunks[k] = true
 				}
 			}
 		}
-		for _, i := range members {
-			if holdsAll(keysOf(i), chunks) {
+		for j, i := range members {
+			if holdsAll(keys[j], chunks) {
 				keep = i
 			}
 		}
@@ -560,22 +562,25 @@ type DuplicateError struct {
 	How string
 	// Kind is what each group is, which the message and its hint say.
 	Kind DuplicateKind
-	// Stuck is set when --latest-per-process cannot choose among the
+	// stuck is set when --latest-per-process cannot choose among the
 	// inputs of a group, which their contents told apart (dumps that do
 	// not say when they were taken, copies of a trace, recordings of
 	// one JVM, dumps of a recording none of which holds all the chunks):
 	// the hint then says what to give instead.
-	Stuck bool
+	stuck bool
 	// older are the inputs (by index) that a newer one of their group
-	// supersedes, when none is Stuck.
+	// supersedes, when no group is stuck.
 	older []int
 }
 
 // Older returns the inputs, by index among those checked, that another
 // dump of the same process or recording supersedes (ContentsDuplicates);
-// ok is false when they cannot be chosen (Stuck), or were not looked for
-// (a refusal by file names).
+// ok is false when they cannot be chosen, were not looked for (a refusal
+// by file names), or there is no refusal (e nil).
 func (e *DuplicateError) Older() (older []int, ok bool) {
+	if e == nil {
+		return nil, false
+	}
 	return e.older, len(e.older) > 0
 }
 
@@ -601,7 +606,7 @@ const (
 
 // duplicateWords are a DuplicateKind's words: what one group is, what n
 // of them are, why summing is wrong, and what to do instead: hint when
-// --latest-per-process can choose, stuck when it cannot (Stuck; "": the
+// --latest-per-process can choose, stuck when it cannot (stuck; "": the
 // hint, for kinds it never chooses among).
 var duplicateWords = [...]struct{ one, many, harm, hint, stuck string }{
 	DumpsOfOneProcess: {"successive dumps of one process", "successive dumps of %d processes",
@@ -648,7 +653,7 @@ func (e *DuplicateError) Error() string {
 		fmt.Fprintf(&b, "\n  %s", strings.Join(g, ", "))
 	}
 	hint := w.hint
-	if e.Stuck && w.stuck != "" {
+	if e.stuck && w.stuck != "" {
 		hint = w.stuck
 	}
 	b.WriteString("\n" + hint)

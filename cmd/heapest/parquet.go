@@ -77,11 +77,7 @@ func (opts ReportOptions) writeParquet(cmd *cobra.Command, ropt report.Options, 
 		}
 		return w.Close()
 	})
-	var older []int
-	ok := false
-	if refusal != nil {
-		older, ok = refusal.Older()
-	}
+	older, ok := refusal.Older()
 	if !errors.Is(err, errRefused) || !opts.LatestPerProcess || !ok {
 		stderr.Write(held.Bytes())
 		if errors.Is(err, errRefused) {

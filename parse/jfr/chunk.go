@@ -59,7 +59,7 @@ func (d *decoder) newChunk(p *parser.Parser, sc *scanned) (*chunk, error) {
 		}
 	}
 	if d.jvm == "" && len(sc.jvm) > 0 {
-		d.jvm = jvmIdentity(d.buf, sc.jvm[0], sc.tm)
+		d.jvm = jvmIdentity(d.buf, sc.jvm[0], sc.tm, sc.kindsOf())
 	}
 	c.threadTimes(sc)
 	return c, nil
@@ -69,7 +69,10 @@ func (d *decoder) newChunk(p *parser.Parser, sc *scanned) (*chunk, error) {
 // (stalledTails), from the chunk's raw events.
 func (c *chunk) threadTimes(sc *scanned) {
 	d := c.d
-	k := newKinds(sc.tm)
+	if len(sc.begins)+len(sc.ends)+len(sc.blocked) == 0 {
+		return
+	}
+	k := sc.kindsOf()
 	for _, ev := range sc.begins {
 		if v, ok := rawFields(d.buf, ev, sc.tm, k, "startTime", "thread"); ok && v[1] != 0 {
 			d.started.add(c.thread(types.ThreadRef(v[1])), c.time(v[0]))
@@ -117,8 +120,8 @@ func rawFields(b []byte, ev event, tm *def.TypeMap, k *kinds, names ...string) (
 // (milliseconds since the epoch), which tell one JVM from every other,
 // as "PID@START"; "" when the event lacks them or cannot be read (the
 // identity only guards against summing one JVM's old objects twice).
-func jvmIdentity(b []byte, ev event, tm *def.TypeMap) string {
-	v, ok := rawFields(b, ev, tm, newKinds(tm), "pid", "jvmStartTime")
+func jvmIdentity(b []byte, ev event, tm *def.TypeMap, k *kinds) string {
+	v, ok := rawFields(b, ev, tm, k, "pid", "jvmStartTime")
 	if !ok || v[0] == 0 || v[1] == 0 {
 		return ""
 	}
@@ -328,7 +331,7 @@ func uitoa(v uint64) string {
 func (c *chunk) oldSamples(sc *scanned) error {
 	d := c.d
 	buf := d.buf
-	k := newKinds(sc.tm)
+	k := sc.kindsOf()
 	layout, err := newOldSampleLayout(sc.tm.NameMap["jdk.OldObjectSample"], k)
 	if err != nil {
 		return d.errAt(d.off, err, "chunk %d: jdk.OldObjectSample", d.chunks+1)

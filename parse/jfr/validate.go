@@ -57,6 +57,16 @@ type scanned struct {
 	// jdk.ThreadStart, jdk.ThreadEnd and blockedEvents events, which the
 	// library does not hand over.
 	checkpoints, old, jvm, begins, ends, blocked []event
+	// k are tm's value kinds, made once (kindsOf).
+	k *kinds
+}
+
+// kindsOf returns the chunk's value kinds (newKinds), made on first need.
+func (s *scanned) kindsOf() *kinds {
+	if s.k == nil {
+		s.k = newKinds(s.tm)
+	}
+	return s.k
 }
 
 // blockedEvents are the events of a thread waiting (for a monitor, parked

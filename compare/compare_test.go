@@ -234,3 +234,33 @@ func TestJoin(t *testing.T) {
 		t.Errorf("Join: %v, want %v", got, want)
 	}
 }
+
+// Changed counts the rows called changed by the sign of their change, over
+// every row, whatever top keeps: what heapest diff --fail-on fails on.
+func TestChangedByDirection(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for trial := range 30 {
+		base, new := randomSides(rng)
+		all, top := mustNew(t, base, new, 0), mustNew(t, base, new, 2)
+		var up, down int
+		for _, r := range all.Rows {
+			switch {
+			case r.Significant && r.Diff > 0:
+				up++
+			case r.Significant && r.Diff < 0:
+				down++
+			}
+		}
+		for _, d := range []*Diff{all, top} {
+			for dir, want := range map[Direction]int{Increase: up, Decrease: down, Change: up + down, 0: 0} {
+				if got := d.Changed(dir); got != want {
+					t.Errorf("trial %d, %d rows kept: Changed(%q) = %d, want %d", trial, len(d.Rows), dir, got, want)
+				}
+			}
+		}
+	}
+	d := mustNew(t, map[string]float64{"a": 50, "b": 50, "c": 5}, map[string]float64{"a": 5, "b": 52, "c": 50}, 0)
+	if d.Changed(Increase) != 1 || d.Changed(Decrease) != 1 || d.Changed(Change) != 2 {
+		t.Errorf("a shrank, c grew: increased %d, decreased %d, changed %d", d.Changed(Increase), d.Changed(Decrease), d.Changed(Change))
+	}
+}

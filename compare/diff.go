@@ -26,9 +26,12 @@ type Diff struct {
 	// Tests is m, the rows tested; Discoveries R, those selected; Level
 	// the confidence of the rows' intervals.
 	Tests, Discoveries int
-	Level              float64
-	Rows               []Row
-	Total              Row
+	// Increased and Decreased split the Discoveries by the sign of their
+	// change, over every row (not only those top keeps).
+	Increased, Decreased int
+	Level                float64
+	Rows                 []Row
+	Total                Row
 	// Omitted counts the rows cut by top.
 	Omitted int
 }
@@ -64,6 +67,12 @@ func New(base, new *report.Report, m ci.Method, top int) (*Diff, error) {
 			sc[i].q = qs[t]
 			if qs[t] <= alpha {
 				d.Discoveries++
+				switch {
+				case sc[i].diff > 0:
+					d.Increased++
+				case sc[i].diff < 0:
+					d.Decreased++
+				}
 			}
 		}
 	}
@@ -104,6 +113,42 @@ func New(base, new *report.Report, m ci.Method, top int) (*Diff, error) {
 		}
 	}
 	return d, nil
+}
+
+// Direction is a sign of change, as heapest diff --fail-on names it.
+type Direction int
+
+// The directions; the zero Direction is none.
+const (
+	Increase Direction = iota + 1 // NEW above BASE
+	Decrease                      // NEW below BASE
+	Change                        // either
+)
+
+func (dir Direction) String() string {
+	switch dir {
+	case Increase:
+		return "increase"
+	case Decrease:
+		return "decrease"
+	case Change:
+		return "change"
+	}
+	return ""
+}
+
+// Changed returns how many rows were called changed in direction dir, of
+// every row tested. The total is not one of them.
+func (d *Diff) Changed(dir Direction) int {
+	switch dir {
+	case Increase:
+		return d.Increased
+	case Decrease:
+		return d.Decreased
+	case Change:
+		return d.Discoveries
+	}
+	return 0
 }
 
 // score is what ordering and correcting a pair's test need of it: its

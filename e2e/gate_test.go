@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -397,6 +398,7 @@ type aaPair struct {
 	rows, sig    int // diff rows with a sample on either side, and those significant
 	allRows      int // every diff row
 	totalSig     bool
+	diffFailed   bool // diff --fail-on change failed
 }
 
 // gateAA is the A/A study: pairs of dumps of one truth, each pair gated
@@ -437,10 +439,11 @@ func gateAA(t *testing.T, p gateProg) {
 				}
 			}
 		}
-		d, err := heapestDiff(heapest, pr.base, pr.new)
+		d, failed, err := heapestDiff(heapest, pr.base, pr.new)
 		if err != nil {
 			return err
 		}
+		pr.diffFailed = failed
 		for _, r := range d.Rows {
 			pr.allRows++
 			if r.Base > 0 || r.New > 0 {
@@ -458,7 +461,7 @@ func gateAA(t *testing.T, p gateProg) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var fails, inconcl, rows, sig, allRows, pairsWithSig, totalSig int
+	var fails, inconcl, rows, sig, allRows, diffFails, totalSig int
 	failedKeys := map[string]int{}
 	for _, pr := range pairs {
 		fails += pr.gate
@@ -471,8 +474,8 @@ func gateAA(t *testing.T, p gateProg) {
 		rows += pr.rows
 		sig += pr.sig
 		allRows += pr.allRows
-		if pr.sig > 0 {
-			pairsWithSig++
+		if pr.diffFailed {
+			diffFails++
 		}
 		if pr.totalSig {
 			totalSig++
@@ -493,13 +496,19 @@ func gateAA(t *testing.T, p gateProg) {
 		ss += d * d
 	}
 	se := math.Sqrt(ss*float64(n)/float64(max(n-1, 1))) / float64(max(rows, 1))
-	t.Logf("%s, %d A/A pairs: `diff --top 0` marked %d of %d rows significant = %.2f%% ± %.2f%% (standard error, pairs as clusters; %d rows had nothing on either side); %d pairs had a significant row; the total (at 95%%, not a BH test) was significant in %d = %.2f%%",
-		p.what, n, sig, rows, 100*share, 100*se, allRows-rows, pairsWithSig, totalSig, 100*float64(totalSig)/float64(n))
+	t.Logf("%s, %d A/A pairs: `diff --top 0` marked %d of %d rows significant = %.2f%% ± %.2f%% (standard error, pairs as clusters; %d rows had nothing on either side); `diff --fail-on change` failed %d = %.2f%% ± %.2f%%; the total (at 95%%, not a BH test) was significant in %d = %.2f%%",
+		p.what, n, sig, rows, 100*share, 100*se, allRows-rows, diffFails, 100*float64(diffFails)/float64(n), 100*math.Sqrt(float64(diffFails)*float64(n-diffFails)/float64(n))/float64(n), totalSig, 100*float64(totalSig)/float64(n))
 
 	// The pairs are independent, so the false alarms are a binomial count:
 	// at most 5% plus what a 5% rate exceeds once in a thousand studies.
 	if most := binomUpper(n, 0.05, studyAlpha); fails > most {
 		t.Errorf("%s: the gate failed %d of %d A/A pairs: more than %d, the most a 5%% false-alarm rate gives (p < %g)", p.what, fails, n, most, studyAlpha)
+	}
+	// When nothing changed every row diff marks is a false discovery, so
+	// Benjamini–Hochberg's false discovery rate is the chance of marking
+	// any: diff --fail-on fails at most 5% of A/A pairs.
+	if most := binomUpper(n, 0.05, studyAlpha); diffFails > most {
+		t.Errorf("%s: diff --fail-on change failed %d of %d A/A pairs: more than %d, the most a 5%% false-alarm rate gives (p < %g)", p.what, diffFails, n, most, studyAlpha)
 	}
 	// A pair's rows are not independent of each other (one pair's
 	// discoveries come together, from one Benjamini–Hochberg cut), but each
@@ -546,18 +555,35 @@ func keepFalseAlarm(t *testing.T, p gateProg, base, new string, failed []string)
 	t.Logf("false alarm on %v: %s", failed, cmd)
 }
 
-// heapestDiff runs `heapest diff --format json --top 0 base new`, which
-// must exit 0.
-func heapestDiff(heapest, base, new string) (diffJSON, error) {
-	var d diffJSON
-	out, errOut, err := runErr(nil, heapest, "diff", "--format", "json", "--top", "0", base, new)
+// heapestDiff runs `heapest diff --fail-on change --format json --top 0
+// base new`, which must exit 1 exactly when a row is significant, and 0
+// otherwise; failed says which.
+func heapestDiff(heapest, base, new string) (d diffJSON, failed bool, err error) {
+	return heapestDiffOn(heapest, "change", base, new)
+}
+
+// heapestDiffOn is heapestDiff with --fail-on dir: it must exit 1 exactly
+// when a row changed that way is significant.
+func heapestDiffOn(heapest, dir, base, new string) (d diffJSON, failed bool, err error) {
+	args := []string{"diff", "--fail-on", dir, "--format", "json", "--top", "0", base, new}
+	out, errOut, err := runErr(nil, heapest, args...)
+	var exit *exec.ExitError
+	if errors.As(err, &exit) && exit.ExitCode() == 1 {
+		failed, err = true, nil
+	}
 	if err != nil {
-		return d, fmt.Errorf("heapest diff --format json --top 0 %s %s: %v\n%s", base, new, err, errOut)
+		return d, false, fmt.Errorf("heapest %s: %v\n%s", strings.Join(args, " "), err, errOut)
 	}
 	if err := json.Unmarshal(out, &d); err != nil {
-		return d, fmt.Errorf("heapest diff JSON: %v\n%s", err, out)
+		return d, false, fmt.Errorf("heapest diff JSON: %v\n%s", err, out)
 	}
-	return d, nil
+	sig := slices.ContainsFunc(d.Rows, func(r diffRow) bool {
+		return r.Significant && (dir == "change" || dir == "increase" && r.Diff > 0 || dir == "decrease" && r.Diff < 0)
+	})
+	if sig != failed {
+		return d, false, fmt.Errorf("heapest %s: failed %v, but a row significant %v\n%s", strings.Join(args, " "), failed, sig, errOut)
+	}
+	return d, failed, nil
 }
 
 // sortedCounts renders a count per key, most first.
@@ -597,6 +623,9 @@ type powerResult struct {
 	trueFails    map[string]int // failing rows whose true growth exceeds the threshold
 	falseFails   map[string]int // failing rows whose true growth does not
 	inconclusive int
+	// diffFails counts the runs `diff --fail-on increase` failed, and
+	// diffNamed those of them that marked the grown site increased.
+	diffFails, diffNamed int
 }
 
 // trueRatios is each row's true ratio NEW/BASE: per site from the
@@ -629,6 +658,8 @@ func gatePower(t *testing.T, p gateProg, heapest string, factor float64, runs, s
 		named         bool
 		trues, falses []string
 		inconclusive  bool
+		diffFailed    bool
+		diffNamed     bool
 	}
 	res := make([]one, runs)
 	var growRatio float64
@@ -693,6 +724,12 @@ func gatePower(t *testing.T, p gateProg, heapest string, factor float64, runs, s
 		if code == 1 && len(r.trues)+len(r.falses) == 0 {
 			return fmt.Errorf("heapest ci --baseline %s %s: failed, but its JSON names no failing row: %s", base, newer, out)
 		}
+		d, failed, err := heapestDiffOn(heapest, "increase", base, newer)
+		if err != nil {
+			return err
+		}
+		r.diffFailed = failed
+		r.diffNamed = slices.ContainsFunc(d.Rows, func(row diffRow) bool { return row.Key == p.grow && row.Significant && row.Diff > 0 })
 		res[i] = r
 		return nil
 	})
@@ -708,6 +745,12 @@ func gatePower(t *testing.T, p gateProg, heapest string, factor float64, runs, s
 		if r.inconclusive {
 			pr.inconclusive++
 		}
+		if r.diffFailed {
+			pr.diffFails++
+			if r.diffNamed {
+				pr.diffNamed++
+			}
+		}
 		for _, k := range r.trues {
 			pr.trueFails[k]++
 		}
@@ -716,9 +759,9 @@ func gatePower(t *testing.T, p gateProg, heapest string, factor float64, runs, s
 		}
 	}
 	power := float64(pr.fails) / float64(runs)
-	t.Logf("%s, %s ×%g (true ratio %.4f): `ci --baseline BASE --threshold 10%% NEW` failed %d of %d = %.1f%% ± %.1f%% (standard error); %d of the failures name %s; %d warned of an inconclusive gate; failing rows grown by more than 10%%: %s; failing rows not: %s",
+	t.Logf("%s, %s ×%g (true ratio %.4f): `ci --baseline BASE --threshold 10%% NEW` failed %d of %d = %.1f%% ± %.1f%% (standard error); %d of the failures name %s; %d warned of an inconclusive gate; failing rows grown by more than 10%%: %s; failing rows not: %s; `diff --fail-on increase` failed %d = %.1f%%, %d of them marking %s increased",
 		p.what, p.grow, factor, growRatio, pr.fails, runs, 100*power, 100*math.Sqrt(power*(1-power)/float64(runs)), pr.namedGrow, p.grow, pr.inconclusive,
-		sortedCounts(pr.trueFails), sortedCounts(pr.falseFails))
+		sortedCounts(pr.trueFails), sortedCounts(pr.falseFails), pr.diffFails, 100*float64(pr.diffFails)/float64(runs), pr.diffNamed, p.grow)
 	return pr
 }
 
@@ -739,6 +782,9 @@ func TestGatePowerJemalloc(t *testing.T) {
 	}
 	if double.namedGrow != double.fails {
 		t.Errorf("%d of %d failing gates did not name %s as a failing row", double.fails-double.namedGrow, double.fails, p.grow)
+	}
+	if least := binomLower(runs, 0.90, studyAlpha); double.diffNamed < least {
+		t.Errorf("diff --fail-on increase failed marking site_grow ×2 increased in %d of %d runs: fewer than %d, the least 90%% power gives (p < %g)", double.diffNamed, runs, least, studyAlpha)
 	}
 	// Every other site is unchanged: a failing row among them is a false
 	// alarm, held to the A/A study's rate.

@@ -60,6 +60,17 @@ func diffSummary(d *compare.Diff) string {
 		d.Discoveries, d.Tests, level(1-d.Confidence), level(d.Level))
 }
 
+// DiffGate is heapest diff --fail-on's verdict: whether a row changed in
+// direction dir, of how many tested, and how they were judged.
+func DiffGate(d *compare.Diff, dir compare.Direction) string {
+	past := map[compare.Direction]string{compare.Increase: "increased", compare.Decrease: "decreased", compare.Change: "changed"}[dir]
+	how := fmt.Sprintf("(Benjamini–Hochberg, false discovery rate %s%%)", level(1-d.Confidence))
+	if n := d.Changed(dir); n > 0 {
+		return fmt.Sprintf("FAIL: %d of %d rows %s significantly %s", n, d.Tests, past, how)
+	}
+	return fmt.Sprintf("PASS: none of %d rows %s significantly %s", d.Tests, past, how)
+}
+
 // level writes a confidence level as a percentage with the digits it needs.
 func level(l float64) string {
 	return strconv.FormatFloat(math.Round(l*1e6)/1e4, 'f', -1, 64)

@@ -12,10 +12,12 @@ import (
 	"github.com/heapest/heapest/report"
 )
 
-// DiffOptions are the flags of heapest diff: report's, and --base.
+// DiffOptions are the flags of heapest diff: report's, --base and
+// --fail-on.
 type DiffOptions struct {
 	ReportOptions
-	Base []string
+	Base   []string
+	FailOn compare.Direction
 }
 
 func newDiffCommand() *cobra.Command {
@@ -38,16 +40,25 @@ header states (Benjamini–Yekutieli), so that "~" means exactly that the
 interval includes no change. The total is compared on its own, at the
 confidence itself. See docs/statistics.md.
 
+With --fail-on increase (decrease, change), diff is a gate: it exits 1 when
+a row is called changed that way, of every row (not only those --top shows),
+and says so on standard error. When nothing changed, the chance that it
+fails is at most 1 − confidence. The total is not one of the rows: a total
+that grew with no row marked passes. heapest ci --baseline gates with a
+threshold (--threshold 10%), the total among its tests.
+
 --format pprof writes a profile that pprof shows as a diff, as pprof's own
 -diff_base does: NEW's unbiased estimates per stack, and BASE's negated and
-tagged pprof::base. A diff is not a gate: its exit status is 0 whatever
-changed; heapest ci --baseline gates.
+tagged pprof::base.
 ` + exitStatusHelp,
 		Example: `  # What changed between two dumps of a service?
   heapest diff before.heap after.heap
 
   # Several dumps a side, merged; every row, as JSON
   heapest diff --top 0 --format json 'base/*.heap' 'new/*.heap'
+
+  # Fail a CI job when a function's memory grew significantly
+  heapest diff --fail-on increase base.pb.gz new.pb.gz
 
   # As a pprof diff profile
   heapest diff -o diff.pb.gz --format pprof base.pb.gz new.pb.gz
@@ -58,6 +69,8 @@ changed; heapest ci --baseline gates.
 	}
 	opts.addFlagsFormats(cmd, diffFormatChoices)
 	cmd.Flags().StringArrayVar(&opts.Base, "base", nil, "the baseline `BASE` (file, directory or glob; repeatable, merged): every argument is then NEW")
+	enumVar(cmd, &opts.FailOn, "fail-on", []compare.Direction{compare.Increase, compare.Decrease, compare.Change}, true,
+		"exit 1 when a row is called changed this way (of every row; the total is not one): a gate that fails with no change at most 1 − confidence of the time")
 	return cmd
 }
 
@@ -81,6 +94,9 @@ func runDiff(cmd *cobra.Command, opts DiffOptions, args []string) error {
 	}
 	if opts.FleetSize != 0 {
 		return usageError{fmt.Errorf("--fleet-size applies to report and merge")}
+	}
+	if opts.FailOn != 0 && opts.Format == render.Pprof {
+		return usageError{fmt.Errorf("--fail-on judges the rows of a table, CSV or JSON diff, and a pprof diff has none: write the profile in a run of its own")}
 	}
 	ropt, err := opts.reportOptions(cmd)
 	if err != nil {
@@ -126,7 +142,25 @@ func runDiff(cmd *cobra.Command, opts DiffOptions, args []string) error {
 	if err != nil {
 		return err
 	}
-	return writeOutput(opts.Output, cmd.OutOrStdout(), func(w io.Writer) error {
+	err = writeOutput(opts.Output, cmd.OutOrStdout(), func(w io.Writer) error {
 		return render.WriteDiff(w, d, opts.Format)
 	})
+	if err != nil || opts.FailOn == 0 {
+		return err
+	}
+	return opts.verdict(cmd.ErrOrStderr(), d)
+}
+
+// verdict tells on w whether the gate of --fail-on passed (not with
+// --quiet) or failed (always), and returns errGateFailed when it failed.
+func (o DiffOptions) verdict(w io.Writer, d *compare.Diff) error {
+	failed := d.Changed(o.FailOn) > 0
+	if !failed {
+		w = o.chatter(w)
+	}
+	fmt.Fprintf(w, "heapest: diff --fail-on %s: %s\n", o.FailOn, render.DiffGate(d, o.FailOn))
+	if failed {
+		return errGateFailed
+	}
+	return nil
 }

@@ -5,7 +5,7 @@ import "errors"
 // Exit statuses, the same for every command.
 const (
 	exitOK         = 0
-	exitGateFailed = 1 // a gate of heapest ci failed
+	exitGateFailed = 1 // a gate of heapest ci, or heapest diff --fail-on, failed
 	exitUsage      = 2 // usage or input error
 )
 
@@ -29,5 +29,5 @@ func exitCode(err error) int {
 const exitStatusHelp = `
 EXIT STATUS
   0  success
-  1  a gate of heapest ci failed
+  1  a gate failed: heapest ci's, or heapest diff --fail-on
   2  usage error, or an input that cannot be read`

@@ -397,6 +397,16 @@ func TestPprofProducers(t *testing.T) {
 	}
 	goP.DurationNanos = 2e9
 	goDelta = encode(t, goP)
+	// Rust's jemalloc_pprof: inuse_space alone, period type space/bytes,
+	// no period, an "executableInfo=" comment per mapping.
+	jpP, err := profile.Parse(bytes.NewReader(mk([][2]string{{"inuse_space", "bytes"}}, 0, "", []int64{123456}, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	jpP.Comments = []string{"executableInfo=3;1000;1000"}
+	jemallocPprof := encode(t, jpP)
+	jpP.Comments = []string{"written by hand"}
+	inuseSpaceOnly := encode(t, jpP)
 	tcTypes := [][2]string{{"objects", "count"}, {"space", "bytes"}, {"resident_space", "bytes"}}
 	// One tcmalloc sample: 100 objects of 64 bytes (request 60), 6400 bytes.
 	tc := mk(tcTypes, 0, "space", []int64{100, 6400, 6400}, map[string][]int64{"bytes": {64}, "request": {60}})
@@ -416,6 +426,8 @@ func TestPprofProducers(t *testing.T) {
 		{"heapprofd without rate", "pprof-heapprofd", hp, parse.Options{}, 3, parse.Unknown, "--rate"},
 		{"heapprofd --rate", "pprof-heapprofd", hp, parse.Options{Rate: 4096}, 3, parse.Bernoulli, "raw sampled counts"},
 		{"unknown producer", "pprof", node, parse.Options{}, 0, parse.Unknown, "unknown heap profile producer"},
+		{"jemalloc_pprof conversion", "pprof", jemallocPprof, parse.Options{}, 0, parse.Unknown, "converted to pprof by Rust's jemalloc_pprof"},
+		{"inuse_space alone, another producer", "pprof", inuseSpaceOnly, parse.Options{}, 0, parse.Unknown, "unknown heap profile producer"},
 		{"unknown delta profile", "pprof", delta, parse.Options{}, 0, parse.Unknown, "(negative in 1 samples), not heap contents; only alloc_* is read"},
 		{"unknown delta profile that grew", "pprof", grown, parse.Options{}, 0, parse.Unknown, "differences of two snapshots, not heap contents; only alloc_* is read"},
 		{"Go delta profile that grew", "pprof-go", goDelta, parse.Options{}, 0, parse.Bernoulli, "delta profile over 2s: its in-use values are differences"},

@@ -3,6 +3,7 @@ package pprof
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/heapest/heapest/parse"
 )
@@ -301,6 +302,25 @@ func readHeapprofd(d *decoded, t sampleTypes, opt parse.Options, sink parse.Sink
 	return e.finish(rate), nil
 }
 
+// isJemallocPprof reports whether d has the shape of a jemalloc dump that
+// Rust's jemalloc_pprof crate converted (pprof_util's
+// StackProfile::to_pprof, as its dump_pprof calls it): one sample type,
+// inuse_space in bytes, period type space/bytes with no period, and, for
+// mappings, only Polar Signals' "executableInfo=" comments. Its values
+// are jeprof's adjustment of each stack's sampled totals, truncated.
+func isJemallocPprof(d *decoded) bool {
+	if len(d.SampleType) != 1 || d.SampleType[0] != (valueType{"inuse_space", "bytes"}) ||
+		d.PeriodType == nil || *d.PeriodType != (valueType{"space", "bytes"}) || d.Period != 0 {
+		return false
+	}
+	for _, c := range d.Comments {
+		if !strings.HasPrefix(c, "executableInfo=") {
+			return false
+		}
+	}
+	return true
+}
+
 func heapprofdCounts(s *sample, cnt, size int) parse.Counts {
 	var c parse.Counts
 	if size >= 0 {
@@ -322,8 +342,14 @@ func heapprofdCounts(s *sample, cnt, size int) parse.Counts {
 // Unknown), and a warning says so. A guess is never shown as an interval.
 func readUnknown(d *decoded, t sampleTypes, opt parse.Options, sink parse.Sink) (*parse.Profile, error) {
 	out := newProfile(d, "pprof")
-	out.Warnings = append(out.Warnings, fmt.Sprintf(
-		"unknown heap profile producer (sample types %s, period %d): values shown as estimates, without intervals", typeList(d), d.Period))
+	if isJemallocPprof(d) {
+		out.Warnings = append(out.Warnings, "a jemalloc heap dump converted to pprof by Rust's jemalloc_pprof (pprof_util): "+
+			"its values are jeprof's estimates, the sample counts behind them gone, so they are shown without intervals; "+
+			"for intervals give heapest the dump jemalloc wrote (prof.dump; JemallocProfCtl::dump)")
+	} else {
+		out.Warnings = append(out.Warnings, fmt.Sprintf(
+			"unknown heap profile producer (sample types %s, period %d): values shown as estimates, without intervals", typeList(d), d.Period))
+	}
 	if opt.Rate > 0 {
 		out.Warnings = append(out.Warnings, fmt.Sprintf(
 			"--rate %g ignored: an unknown producer's values are shown as estimates, which need no sampling period", opt.Rate))

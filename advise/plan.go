@@ -27,11 +27,13 @@ type Knobs struct {
 	// JemallocLg is lg_prof_sample: the period rounded down to a power of
 	// two (jemalloc samples at 2^lg), so that the target is still met.
 	JemallocLg int
-	// GoMemProfileRate is runtime.MemProfileRate, and TcmallocSample
+	// GoMemProfileRate is runtime.MemProfileRate, TcmallocSample
 	// TCMALLOC_SAMPLE_PARAMETER (gperftools) or SetProfileSamplingRate
-	// (tcmalloc): the period in whole bytes.
+	// (tcmalloc), and V8Interval the intervalBytes V8's heap profiler
+	// starts with (Node.js): the period in whole bytes.
 	GoMemProfileRate int64
 	TcmallocSample   int64
+	V8Interval       int64
 	// SamplesPerGiB is the samples taken per GiB allocated in small
 	// objects, 2^30/R: the overhead, which grows as R shrinks.
 	SamplesPerGiB float64
@@ -42,7 +44,7 @@ func KnobsFor(rate float64) Knobs {
 	rate = math.Max(rate, 1)
 	lg := int(math.Floor(math.Log2(rate)))
 	whole := int64(math.Floor(rate))
-	return Knobs{Rate: rate, JemallocLg: min(lg, 62), GoMemProfileRate: whole, TcmallocSample: whole,
+	return Knobs{Rate: rate, JemallocLg: min(lg, 62), GoMemProfileRate: whole, TcmallocSample: whole, V8Interval: whole,
 		SamplesPerGiB: (1 << 30) / rate}
 }
 

@@ -215,6 +215,8 @@ func TestMoreSamples(t *testing.T) {
 		{2, Options{Inputs: 3, Format: "jemalloc", Rate: 4096, Correlated: 3}, false,
 			"about 3 more dumps, of processes not forked from the parent these 3 share (forked siblings sample alike) or a sampling period of 2.00KiB (lg_prof_sample 11)"},
 		{1.5, Options{Inputs: 1, Format: "pprof-go", Rate: 524288}, true, "about 1 more profile on each side or a sampling period of 341KiB (runtime.MemProfileRate = 349525)"},
+		{1.5, Options{Inputs: 1, Format: "pprof-v8", Rate: 131072}, false,
+			"about 1 more profile or a sampling period of 85.3KiB (the V8 heap profiler's sampling interval, intervalBytes = 87381)"},
 		{4, Options{}, false, "about 4 times the samples"},
 		{1e7, Options{Inputs: 2}, false, "far more than this run has"},
 	} {

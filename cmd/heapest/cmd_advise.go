@@ -314,6 +314,7 @@ func (v *adviceView) writeSettings(w io.Writer) {
 	fmt.Fprintf(w, "  Go        runtime.MemProfileRate = %d  (default 524288)\n", k.GoMemProfileRate)
 	fmt.Fprintf(w, "  tcmalloc  TCMALLOC_SAMPLE_PARAMETER=%d (gperftools; unset, it does not sample); MallocExtension::SetProfileSamplingRate(%d) (tcmalloc; default 2 MiB)\n",
 		k.TcmallocSample, k.TcmallocSample)
+	fmt.Fprintf(w, "  Node.js   heap.start(%d, depth) (pprof-nodejs, @datadog/pprof: V8's intervalBytes; default 524288)\n", k.V8Interval)
 	fmt.Fprintf(w, "  .NET      not tunable: AllocationSampled samples every 100 KiB on average; %s\n", dotnetText(p.DotnetDumps))
 	fmt.Fprintf(w, "Overhead: about %s samples per GiB allocated in small objects (2^30/R)", units.Format(k.SamplesPerGiB, false))
 	if p.Current > 0 {
@@ -432,6 +433,7 @@ type settingsJSON struct {
 	JemallocRate     float64 `json:"jemalloc_rate"`
 	GoMemProfileRate int64   `json:"go_mem_profile_rate"`
 	TcmallocSample   int64   `json:"tcmalloc_sample_parameter"`
+	V8Interval       int64   `json:"v8_interval_bytes"`
 	SamplesPerGiB    float64 `json:"samples_per_gib"`
 }
 
@@ -443,7 +445,7 @@ type adviceDotnetJSON struct {
 
 func settings(k advise.Knobs) *settingsJSON {
 	return &settingsJSON{Rate: k.Rate, JemallocLg: k.JemallocLg, JemallocRate: k.JemallocRate(),
-		GoMemProfileRate: k.GoMemProfileRate, TcmallocSample: k.TcmallocSample, SamplesPerGiB: k.SamplesPerGiB}
+		GoMemProfileRate: k.GoMemProfileRate, TcmallocSample: k.TcmallocSample, V8Interval: k.V8Interval, SamplesPerGiB: k.SamplesPerGiB}
 }
 
 // writeJSON prints the advice for programs.

@@ -1,8 +1,8 @@
 // Package pprof reads heap profiles of the pprof family into parse
 // records: profile.proto files (Go runtime, tcmalloc, heapprofd via
-// traceconv, unknown producers, and heapest's own pprof output, whose
-// statistics are read back exactly with ci.Stats.UnmarshalText) and the
-// legacy text heap profiles (gperftools and jemalloc 3 heap_v2, Go's
+// traceconv, Node.js's V8, unknown producers, and heapest's own pprof
+// output, whose statistics are read back exactly with
+// ci.Stats.UnmarshalText) and the legacy text heap profiles (gperftools and jemalloc 3 heap_v2, Go's
 // debug=1 text, gperftools' full heap profile).
 //
 // Legacy text is streamed line by line: each stack line is one record,

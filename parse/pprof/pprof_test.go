@@ -645,12 +645,16 @@ func FuzzPprofProducers(f *testing.F) {
 			data = data[1:]
 			return b
 		}
-		fn := &profile.Function{ID: 1, Name: "f"}
+		// A file of JavaScript makes the profile V8's when its types are.
+		fn := &profile.Function{ID: 1, Name: "f", Filename: []string{"", "app.js", "node:internal/main"}[next()%3]}
 		loc := &profile.Location{ID: 1, Address: 0x10, Line: []profile.Line{{Function: fn}}}
 		p := &profile.Profile{Period: int64(next() * next()), DurationNanos: int64(next() % 2),
 			Function: []*profile.Function{fn}, Location: []*profile.Location{loc}}
-		if next()%2 == 0 {
+		switch next() % 3 {
+		case 0:
 			p.PeriodType = &profile.ValueType{Type: "space", Unit: "bytes"}
+		case 1:
+			p.PeriodType = &profile.ValueType{Type: "inuse_space", Unit: "bytes"}
 		}
 		if next()%4 == 0 {
 			p.Comments = []string{pprof.HeapestMarker}

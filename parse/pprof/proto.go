@@ -116,6 +116,8 @@ func readProducer(d *decoded, types sampleTypes, opt parse.Options, sink parse.S
 		return readScaledHeap(d, types, opt, "pprof-go", sink)
 	case types.isHeapprofd():
 		return readHeapprofd(d, types, opt, sink)
+	case isV8(d, types):
+		return readV8(d, types, opt, sink)
 	case types.isObjectsSpace() && d.Period == 1:
 		return readComplete(d, types, opt, sink)
 	case types.isObjectsSpace() && d.Period <= 0:

@@ -315,6 +315,8 @@ func moreSamples(k float64, opt Options, perSide bool) string {
 			s += fmt.Sprintf(" (lg_prof_sample %d)", int(math.Floor(math.Log2(r))))
 		case "pprof-go":
 			s += fmt.Sprintf(" (runtime.MemProfileRate = %d)", int(math.Floor(r)))
+		case "heapprofile":
+			s += fmt.Sprintf(" (node --heap-prof-interval=%d)", int(math.Floor(r)))
 		case "pprof-v8":
 			s += fmt.Sprintf(" (the V8 heap profiler's sampling interval, intervalBytes = %d)", int(math.Floor(r)))
 		}

@@ -217,6 +217,8 @@ func TestMoreSamples(t *testing.T) {
 		{1.5, Options{Inputs: 1, Format: "pprof-go", Rate: 524288}, true, "about 1 more profile on each side or a sampling period of 341KiB (runtime.MemProfileRate = 349525)"},
 		{1.5, Options{Inputs: 1, Format: "pprof-v8", Rate: 131072}, false,
 			"about 1 more profile or a sampling period of 85.3KiB (the V8 heap profiler's sampling interval, intervalBytes = 87381)"},
+		{2, Options{Inputs: 1, Format: "heapprofile", Rate: 524288}, false,
+			"about 1 more profile or a sampling period of 256KiB (node --heap-prof-interval=262144)"},
 		{4, Options{}, false, "about 4 times the samples"},
 		{1e7, Options{Inputs: 2}, false, "far more than this run has"},
 	} {

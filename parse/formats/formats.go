@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/heapest/heapest/parse"
+	"github.com/heapest/heapest/parse/heapprofile"
 	"github.com/heapest/heapest/parse/jemalloc"
 	"github.com/heapest/heapest/parse/jfr"
 	"github.com/heapest/heapest/parse/memray"
@@ -44,6 +45,7 @@ var List = []Format{
 	{Name: "nettrace", Detect: nettrace.Detect, Parse: nettrace.Parse},
 	{Name: "jfr", Detect: jfr.Detect, Parse: jfr.Parse},
 	{Name: "memray", Detect: memray.Detect, Parse: memray.Parse},
+	{Name: "heapprofile", Detect: heapprofile.Detect, Parse: heapprofile.Parse},
 	{Name: "pprof", Detect: pprof.Detect, Parse: pprof.Parse},
 }
 
@@ -146,6 +148,10 @@ var others = []struct{ magic, what string }{
 	{"\x7fELF", "an ELF file (a program, a library or a core dump), not a profile: " +
 		"a program is given with --binary or --symbol-path, to name a dump's frames"},
 	{"PERFILE2", "a Linux perf.data file: CPU samples, not a heap profile"},
+	// V8's other JSON, as Node and Chrome write it.
+	{`{"snapshot":{"meta":`, "a V8 heap snapshot (.heapsnapshot: every object alive, not a sampled profile); " +
+		"for Node.js heapest reads sampling heap profiles: node --heap-prof writes them (.heapprofile), or @datadog/pprof's and pprof-nodejs's pprof files"},
+	{`{"nodes":[{"id":1,"callFrame":`, "a V8 CPU profile (.cpuprofile), not a heap profile: node --heap-prof writes Node.js's heap profiles"},
 	// The stream header of FastSerialization: int32 20, then its name.
 	{"\x14\x00\x00\x00!FastSerialization.1", "a .NET FastSerialization file (a .gcdump heap snapshot, or an EventPipe trace older than NetTrace V4): " +
 		"heapest reads .nettrace traces with AllocationSampled events (dotnet-trace collect, .NET 10)"},
@@ -182,7 +188,7 @@ func notAProfile(head []byte) string {
 			line = append(line[:57:57], "..."...)
 		}
 		return fmt.Sprintf("a text file no format recognises (it starts %q); heapest reads jemalloc heap_v2 dumps, "+
-			"gperftools, Go and Java heap profile text, pprof protos (gzipped or not), nettrace, JFR and memray files", line)
+			"gperftools, Go and Java heap profile text, pprof protos (gzipped or not), nettrace, JFR, memray and V8 .heapprofile files", line)
 	}
 	return ""
 }

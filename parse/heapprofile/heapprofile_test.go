@@ -1,0 +1,280 @@
+package heapprofile
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/heapest/heapest/parse"
+)
+
+// collect parses data and keeps copies of the records.
+func collect(t *testing.T, data []byte, opt parse.Options) (*parse.Profile, []parse.Record, error) {
+	t.Helper()
+	var recs []parse.Record
+	p, err := Parse("test.heapprofile", bufio.NewReader(bytes.NewReader(data)), opt, parse.SinkFunc(func(r *parse.Record) {
+		c := *r
+		c.Stack = slices.Clone(r.Stack)
+		recs = append(recs, c)
+	}))
+	return p, recs, err
+}
+
+// simNode is a node of a simulated profile: its function, and the
+// objects sampled there, n of each size.
+type simNode struct {
+	name  string
+	sizes map[int64]int64
+}
+
+// simulate writes the JSON V8's inspector writes for nodes (each a child
+// of the root) sampled at rate: each sample as b·round(s(b)), each node's
+// selfSize as the sum over sizes of b·round(n·s(b)).
+func simulate(t *testing.T, rate float64, nodes []simNode) []byte {
+	t.Helper()
+	type cf struct {
+		FunctionName string `json:"functionName"`
+		URL          string `json:"url"`
+		LineNumber   int    `json:"lineNumber"`
+		ColumnNumber int    `json:"columnNumber"`
+	}
+	type jn struct {
+		CallFrame cf    `json:"callFrame"`
+		SelfSize  int64 `json:"selfSize"`
+		ID        int   `json:"id"`
+		Children  []jn  `json:"children"`
+	}
+	type js struct {
+		Size    int64 `json:"size"`
+		NodeID  int   `json:"nodeId"`
+		Ordinal int   `json:"ordinal"`
+	}
+	root := jn{CallFrame: cf{FunctionName: "(root)", LineNumber: -1, ColumnNumber: -1}, ID: 1, Children: []jn{}}
+	var samples []js
+	for i, n := range nodes {
+		node := jn{CallFrame: cf{FunctionName: n.name, URL: "file:///app.js", LineNumber: i, ColumnNumber: 2}, ID: i + 2, Children: []jn{}}
+		for b, cnt := range n.sizes {
+			node.SelfSize += b * scaled(cnt, b, rate)
+			for range cnt {
+				samples = append(samples, js{Size: b * scaled(1, b, rate), NodeID: i + 2, Ordinal: len(samples) + 1})
+			}
+		}
+		root.Children = append(root.Children, node)
+	}
+	data, err := json.Marshal(struct {
+		Head    jn   `json:"head"`
+		Samples []js `json:"samples"`
+	}{root, samples})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// TestSizes: every object size is among the sizes its sample value
+// allows, at every interval; small objects share values.
+func TestSizes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 2000 {
+		rate := float64(int64(1) << (10 + rng.IntN(12)))
+		b := int64(8 + rng.IntN(8)*8)
+		if rng.IntN(2) == 0 {
+			b = 4 * (1 + rng.Int64N(int64(rate))) // sizes are multiples of 4 (align)
+		}
+		v := b * scaled(1, b, rate)
+		if got := newSolver(readBudget).sizes(v, rate); !slices.Contains(got, b) {
+			t.Fatalf("sizes(%d, %v) = %v, lacks %d", v, rate, got, b)
+		}
+	}
+	if got, want := newSolver(readBudget).sizes(131088, 131072), []int64{16, 24, 48}; !slices.Equal(got, want) {
+		t.Errorf("sizes(131088, 131072) = %v, want %v", got, want)
+	}
+	if got := newSolver(readBudget).sizes(3<<20, 131072); !slices.Equal(got, []int64{3 << 20}) {
+		t.Errorf("a 3 MiB object at 128 KiB: sizes %v", got)
+	}
+}
+
+// TestSimulatedProfiles: profiles written as V8 writes them are read at
+// the interval they were sampled at, found from their samples; a node
+// whose values allow several sizes gets the one its selfSize gives, and
+// V8's own bytes and counts.
+func TestSimulatedProfiles(t *testing.T) {
+	for _, rate := range []float64{4096, 32768, 100000, 131072, 524288, 1 << 20} {
+		t.Run(fmt.Sprint(rate), func(t *testing.T) {
+			nodes := []simNode{
+				{"small", map[int64]int64{24: 40}},
+				{"arrays", map[int64]int64{8048: 30, 8064: 25}},
+				{"big", map[int64]int64{2 << 20: 2}},
+				{"mixed", map[int64]int64{32: 7, 4096: 3}},
+			}
+			p, recs, err := collect(t, simulate(t, rate, nodes), parse.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Source.Rate != rate || p.Source.Format != "heapprofile" {
+				t.Fatalf("rate %v, format %q (detail %q, warnings %q)", p.Source.Rate, p.Source.Format, p.Source.Detail, p.Warnings)
+			}
+			var samples float64
+			bytesOf := map[string]float64{}
+			for _, r := range recs {
+				if r.Scheme != parse.Bernoulli || r.Rate != rate || r.InUse.Enc != parse.Scaled {
+					t.Errorf("record %+v", r)
+				}
+				samples += r.InUse.Samples
+				bytesOf[r.Stack[0].Func] += r.InUse.Bytes
+			}
+			if samples != 40+30+25+2+7+3 {
+				t.Errorf("%v samples", samples)
+			}
+			// The "small" node's value is shared by other sizes; its
+			// selfSize tells, and its bytes are V8's.
+			if want := float64(24 * scaled(40, 24, rate)); bytesOf["small"] != want {
+				t.Errorf("small: %v bytes, want V8's %v", bytesOf["small"], want)
+			}
+		})
+	}
+}
+
+// TestRealProfiles: node --heap-prof's files (testdata/README.md) are
+// read at the interval they were written with.
+func TestRealProfiles(t *testing.T) {
+	for file, rate := range map[string]float64{"node20-512k.heapprofile": 524288, "node20-128k.heapprofile": 131072} {
+		data, err := os.ReadFile("testdata/" + file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !Detect(data) {
+			t.Fatalf("%s not detected", file)
+		}
+		p, recs, err := collect(t, data, parse.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Source.Rate != rate || !strings.HasPrefix(p.Source.Detail, "interval found from its samples") {
+			t.Errorf("%s: rate %v, detail %q", file, p.Source.Rate, p.Source.Detail)
+		}
+		var siteA float64
+		for _, r := range recs {
+			if r.Stack[0].Func == "siteA" {
+				siteA += r.InUse.Bytes
+			}
+		}
+		// About 32 MB, within what one profile's sampling gives.
+		if siteA < 20e6 || siteA > 45e6 {
+			t.Errorf("%s: siteA %v bytes", file, siteA)
+		}
+	}
+}
+
+// TestRate: --rate is used, and checked; a profile no round interval
+// explains asks for it.
+func TestRate(t *testing.T) {
+	data := simulate(t, 131072, []simNode{{"small", map[int64]int64{24: 40, 48: 3}}, {"arrays", map[int64]int64{8048: 30}}})
+	p, _, err := collect(t, data, parse.Options{Rate: 131072})
+	if err != nil || strings.Contains(strings.Join(p.Warnings, "\n"), "--rate") || p.Source.Rate != 131072 {
+		t.Fatalf("--rate as sampled: %v, warnings %q", err, p.Warnings)
+	}
+	p, _, err = collect(t, data, parse.Options{Rate: 65536})
+	if err != nil || p.Source.Rate != 65536 || !strings.Contains(strings.Join(p.Warnings, "\n"), "--rate 65536 does not explain the profile") {
+		t.Fatalf("--rate wrong: %v, warnings %q", err, p.Warnings)
+	}
+	// selfSizes no interval gives (a 3 written before each): none fits.
+	bad := bytes.ReplaceAll(data, []byte(`"selfSize":`), []byte(`"selfSize":3`))
+	if _, _, err := collect(t, bad, parse.Options{}); err == nil || !strings.Contains(err.Error(), "pass it with --rate") {
+		t.Errorf("sizes no interval explains: %v", err)
+	}
+}
+
+// TestBadInput: what is not a V8 heap profile is an error naming the
+// byte and what was expected.
+func TestBadInput(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{`{"head":{"callFrame":{"functionName":"(root)"},"id":1,"children":[]},"samples":[{"size":-1,"nodeId":1}]}`, "size -1"},
+		{`{"head":{"callFrame":{"functionName":"(root)"},"id":1,"children":[{"callFrame":{},"id":1}]}}`, "node id 1 appears twice"},
+		{`{"head":{"callFrame":{"functionName":"(root)"},"id":1,"children":[]},"samples":[{"size":5}]}`, "want its size and nodeId"},
+		{`{"head":{"callFrame":{"functionName":"(root)"},"id":1,"children":[]},"samples":[{"size":5,"nodeId":1}]}`, "at the root node"},
+		{`{"head":{"callFrame":{"functionName":"(root)"},"id":1,"children":[]},"samples":[{"size":5,`, "reading sample 1"},
+		{`{"samples":[]}`, `no "head"`},
+		{`[1,2]`, "expected the profile object"},
+	} {
+		_, _, err := collect(t, []byte(tt.in), parse.Options{})
+		var pe *parse.Error
+		if !errors.As(err, &pe) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: error %v, want a parse error with %q", tt.in, err, tt.want)
+		}
+	}
+}
+
+// TestSamplesBeforeHead: samples written before the tree are held until
+// it is read, and give the same records.
+func TestSamplesBeforeHead(t *testing.T) {
+	data := simulate(t, 32768, []simNode{{"a", map[int64]int64{64: 9}}, {"b", map[int64]int64{4096: 4}}})
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	swapped := fmt.Sprintf(`{"samples":%s,"head":%s}`, doc["samples"], doc["head"])
+	_, want, err := collect(t, data, parse.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, got, err := collect(t, []byte(swapped), parse.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("samples first:\n%v\nhead first:\n%v", got, want)
+	}
+}
+
+// TestNoSamples: a profile without samples (older writers) gives V8's
+// estimates, without intervals, and says so.
+func TestNoSamples(t *testing.T) {
+	in := `{"head":{"callFrame":{"functionName":"(root)","lineNumber":-1},"selfSize":0,"id":1,"children":[{"callFrame":{"functionName":"f"},"selfSize":4096,"id":2,"children":[]}]}}`
+	p, recs, err := collect(t, []byte(in), parse.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 1 || recs[0].Scheme != parse.Unknown || recs[0].InUse.Bytes != 4096 || !strings.Contains(strings.Join(p.Warnings, ""), "no \"samples\"") {
+		t.Errorf("records %+v, warnings %q", recs, p.Warnings)
+	}
+}
+
+// TestDetect: the head of every writer's JSON, whitespace or not, and no
+// other V8 JSON.
+func TestDetect(t *testing.T) {
+	for in, want := range map[string]bool{
+		`{"head":{"callFrame":{"functionName":"(root)"`:          true,
+		"{\n  \"head\": {\n    \"callFrame\": {":                 true,
+		"\xef\xbb\xbf{\"head\":{\"callFrame\":":                  true,
+		`{"nodes":[{"id":1,"callFrame":{"functionName":"(root)"`: false, // a .cpuprofile
+		`{"snapshot":{"meta":{"node_fields":`:                    false, // a .heapsnapshot
+		`{"head":{"id":1}}`:                                      false,
+	} {
+		if got := Detect([]byte(in)); got != want {
+			t.Errorf("Detect(%q) = %v", in, got)
+		}
+	}
+}
+
+// frameName names as pprof-nodejs does.
+func TestFrameName(t *testing.T) {
+	for cf, want := range map[callFrame]string{
+		{FunctionName: "f"}:                            "f",
+		{LineNumber: 4, ColumnNumber: 9}:               "(anonymous:L#5:C#10)",
+		{LineNumber: -1, ColumnNumber: -1}:             "(anonymous)",
+		{FunctionName: "x", LineNumber: math.MaxInt32}: "x",
+	} {
+		if got := frameName(cf); got != want {
+			t.Errorf("frameName(%+v) = %q, want %q", cf, got, want)
+		}
+	}
+}

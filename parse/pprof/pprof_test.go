@@ -554,6 +554,13 @@ func TestPprofBadInput(t *testing.T) {
 	noPeriod := goHeapProfile(0, [][2]int64{{1, 64}}, true)
 	noPeriod.Sample[0].Value = []int64{1, 64, 1, 64}
 	cpu := &profile.Profile{SampleType: []*profile.ValueType{{Type: "cpu", Unit: "nanoseconds"}}}
+	types := func(tys ...string) *profile.Profile {
+		p := &profile.Profile{}
+		for _, ty := range tys {
+			p.SampleType = append(p.SampleType, &profile.ValueType{Type: ty, Unit: "count"})
+		}
+		return p
+	}
 	// Bombs whose head looks like the format, so that detection passes and
 	// the bound is what stops them: empty protobuf samples, and a legacy
 	// header followed by blank lines.
@@ -577,7 +584,11 @@ func TestPprofBadInput(t *testing.T) {
 		{"wrong unit", encode(t, unit), parse.Options{}, "unit"},
 		{"negative value", encode(t, neg), parse.Options{}, "negative"},
 		{"missing period", encode(t, noPeriod), parse.Options{}, "sampling period"},
-		{"not a heap profile", encode(t, cpu), parse.Options{}, "not a heap profile"},
+		{"CPU profile", encode(t, cpu), parse.Options{}, "a CPU profile (sample types cpu/nanoseconds), not a heap profile"},
+		{"Go goroutine profile", encode(t, types("goroutine")), parse.Options{}, "a goroutine profile, not a heap profile"},
+		{"mutex profile", encode(t, types("contentions", "delay")), parse.Options{}, "a mutex or block profile"},
+		{"JFR converted by Pyroscope", encode(t, types("alloc_in_new_tlab_objects", "alloc_in_new_tlab_bytes")), parse.Options{}, "a JFR recording converted to pprof"},
+		{"not a heap profile", encode(t, types("frobs")), parse.Options{}, "not a heap profile: sample types frobs/count"},
 		{"legacy bad header", []byte("heap profile: 1: 2 [3: 4] @ heapx/12\n"), parse.Options{}, "unknown profile kind"},
 		{"legacy no period", []byte("heap profile: 1: 2 [1: 2] @ heap_v2\n"), parse.Options{}, "sampling period"},
 		{"legacy bad line", []byte("heap profile: 1: 2 [1: 2] @ heap_v2/4096\n1: 2 [1: 2]\n"), parse.Options{}, "expected"},

@@ -129,9 +129,33 @@ func readProducer(d *decoded, types sampleTypes, opt parse.Options, sink parse.S
 	case types.inuseSpace >= 0 || types.allocSpace >= 0:
 		return readUnknown(d, types, opt, sink)
 	}
-	return nil, &parse.Error{File: d.name, Offset: -1, Msg: fmt.Sprintf(
-		"not a heap profile: sample types %s (expected inuse_space/alloc_space, objects/space or heapprofd's malloc sizes)",
-		typeList(d))}
+	return nil, &parse.Error{File: d.name, Offset: -1, Msg: notHeap(d)}
+}
+
+// notHeap says what a profile with no heap sample types is, where its
+// types tell, and what to give instead.
+func notHeap(d *decoded) string {
+	has := func(names ...string) bool {
+		for _, st := range d.SampleType {
+			if slices.Contains(names, st.Type) {
+				return true
+			}
+		}
+		return false
+	}
+	types := typeList(d)
+	switch {
+	case has("alloc_in_new_tlab_bytes", "alloc_outside_tlab_bytes", "alloc_sample_bytes", "live", "malloc_bytes"):
+		return fmt.Sprintf("a JFR recording converted to pprof (grafana/jfr-parser, as Pyroscope converts Java profiles: sample types %s): "+
+			"its allocation events' weights summed per stack, which give no interval; give heapest the .jfr recording itself", types)
+	case has("cpu", "wall", "samples") && !has("space", "bytes"):
+		return fmt.Sprintf("a CPU profile (sample types %s), not a heap profile: for a Go program take /debug/pprof/heap (or pprof.WriteHeapProfile)", types)
+	case has("contentions", "delay"):
+		return fmt.Sprintf("a mutex or block profile (sample types %s), not a heap profile", types)
+	case has("goroutine", "threadcreate"):
+		return fmt.Sprintf("a %s profile, not a heap profile: for a Go program take /debug/pprof/heap", d.SampleType[0].Type)
+	}
+	return fmt.Sprintf("not a heap profile: sample types %s (expected inuse_space/alloc_space, objects/space or heapprofd's malloc sizes)", types)
 }
 
 // sampleTypes holds the column of each sample type heapest understands, -1

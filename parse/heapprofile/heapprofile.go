@@ -321,8 +321,11 @@ func (rd *reader) send(sink parse.Sink) (*parse.Profile, error) {
 		}
 	})
 	if unknown > 0 {
-		p.Warnings = append(p.Warnings, fmt.Sprintf("%d of %d samples are of objects whose size the profile does not tell (it writes each as its estimated bytes, which objects of several sizes give): their bytes have intervals; their object counts, as of the smallest size each allows, are the most they can be, without intervals",
-			unknown, rd.samples))
+		// The counts go to the source line, so that the warning reads the
+		// same for every profile of a fleet, and is said once.
+		p.Source.Detail += fmt.Sprintf("; %d of %d samples of an object size it does not tell", unknown, rd.samples)
+		p.Warnings = append(p.Warnings, "some samples are of objects whose size the profile does not tell (it writes each as its estimated bytes, which objects of several sizes give): "+
+			"their bytes have intervals; their object counts, as of the smallest size each allows, are the most they can be, without intervals")
 	}
 	return p, nil
 }

@@ -373,35 +373,82 @@ func skippedText(total int, skipped []report.Skip) string {
 // warnings prints the warnings of many inputs, saying each distinct
 // warning once with the number of inputs it applies to: a fleet of dumps
 // of one binary would otherwise repeat the same line a thousand times.
+// Warnings that differ only in their counts ("33 addresses outside
+// every function symbol" in one dump, "47" in the next) are one: the
+// first is said, and how many others were like it.
 type warnings struct {
 	w     io.Writer
-	order []string
-	first map[string]string
+	order []string          // shapes, in the order first seen
+	first map[string]string // shape -> its first warning
+	path  map[string]string // shape -> the input of its first warning
 	count map[string]int
+	same  map[string]bool // shape -> every warning of it was the first's text
 }
 
 func newWarnings(w io.Writer) *warnings {
-	return &warnings{w: w, first: map[string]string{}, count: map[string]int{}}
+	return &warnings{w: w, first: map[string]string{}, path: map[string]string{}, count: map[string]int{}, same: map[string]bool{}}
 }
 
 func (ws *warnings) add(path string, list []string) {
 	for _, w := range list {
-		if ws.count[w] == 0 {
-			ws.order = append(ws.order, w)
-			ws.first[w] = path
+		k := warningShape(w)
+		if ws.count[k] == 0 {
+			ws.order = append(ws.order, k)
+			ws.first[k], ws.path[k], ws.same[k] = w, path, true
+		} else if w != ws.first[k] {
+			ws.same[k] = false
 		}
-		ws.count[w]++
+		ws.count[k]++
 	}
 }
 
 func (ws *warnings) flush() {
-	for _, w := range ws.order {
+	for _, k := range ws.order {
 		more := ""
-		if n := ws.count[w]; n > 1 {
+		switch n := ws.count[k]; {
+		case n > 1 && ws.same[k]:
 			more = fmt.Sprintf(" (and %d more)", n-1)
+		case n > 1:
+			more = fmt.Sprintf(" (and %d more like it, with other counts)", n-1)
 		}
-		fmt.Fprintf(ws.w, "heapest: warning: %s%s: %s\n", ws.first[w], more, w)
+		fmt.Fprintf(ws.w, "heapest: warning: %s%s: %s\n", ws.path[k], more, ws.first[k])
 	}
+}
+
+// warningShape is a warning with its standalone numbers (words of digits,
+// with the commas, points and percent sign of a count) made #: numbers
+// within a word, as a library's version or a path has, stay.
+func warningShape(w string) string {
+	words := strings.Split(w, " ")
+	for i, word := range words {
+		core := strings.TrimRight(strings.TrimLeft(word, "(["), ")],;:%")
+		if core != "" && strings.Trim(core, "0123456789,.") == "" && strings.ContainsAny(core, "0123456789") {
+			words[i] = strings.Replace(word, core, "#", 1)
+			if i+1 < len(words) {
+				words[i+1] = singular(words[i+1]) // "1 address", "3 addresses"
+			}
+		}
+	}
+	return strings.Join(words, " ")
+}
+
+// singular is the English singular of a counted noun: addresses →
+// address, samples → sample.
+func singular(w string) string {
+	if end := strings.TrimRight(w, ",;:.)"); end != w {
+		return singular(end) + w[len(end):]
+	}
+	if strings.HasSuffix(w, "ss") {
+		return w // address, process: singular already
+	}
+	if s, ok := strings.CutSuffix(w, "es"); ok {
+		for _, end := range []string{"ss", "sh", "ch", "x"} {
+			if strings.HasSuffix(s, end) {
+				return s
+			}
+		}
+	}
+	return strings.TrimSuffix(w, "s")
 }
 
 // isTerminal reports whether w is a terminal: progress is shown only there.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -43,5 +44,38 @@ func TestMergeGCFollowsLiveHeap(t *testing.T) {
 	}
 	if got := debug.SetGCPercent(pct); got != pct {
 		t.Errorf("GC percent after restore %d, want %d", got, pct)
+	}
+}
+
+// TestWarningsOfMany: the warnings of many inputs are said once each, and
+// those that differ only in their counts are one (a fleet's dumps of one
+// binary each count their own unnamed addresses); numbers within a word
+// (a library's version) tell warnings apart.
+func TestWarningsOfMany(t *testing.T) {
+	ws := newWarnings(nil)
+	var out bytes.Buffer
+	ws.w = &out
+	ws.add("a.heap", []string{"/bin/pg: 1 address outside every function symbol", "/lib/libc.so.6: 2 addresses unsymbolized", "same text"})
+	ws.add("b.heap", []string{"/bin/pg: 33 addresses outside every function symbol", "/lib/libc.so.7: 2 addresses unsymbolized", "same text"})
+	ws.add("c.heap", []string{"/bin/pg: 1,024 addresses outside every function symbol", "same text"})
+	ws.flush()
+	want := `heapest: warning: a.heap (and 2 more like it, with other counts): /bin/pg: 1 address outside every function symbol
+heapest: warning: a.heap: /lib/libc.so.6: 2 addresses unsymbolized
+heapest: warning: a.heap (and 2 more): same text
+heapest: warning: b.heap: /lib/libc.so.7: 2 addresses unsymbolized
+`
+	if out.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", out.String(), want)
+	}
+	for w, shape := range map[string]string{
+		"3 processes forked":           "# process forked",
+		"1 process forked":             "# process forked",
+		"12 samples (4.5%) of 1 input": "# sample (#%) of # input",
+		"libfoo.so.1.2 and v2":         "libfoo.so.1.2 and v2",
+		"2 matches, 3 boxes":           "# match, # box",
+	} {
+		if got := warningShape(w); got != shape {
+			t.Errorf("warningShape(%q) = %q, want %q", w, got, shape)
+		}
 	}
 }

@@ -148,6 +148,8 @@ var others = []struct{ magic, what string }{
 	{"\x7fELF", "an ELF file (a program, a library or a core dump), not a profile: " +
 		"a program is given with --binary or --symbol-path, to name a dump's frames"},
 	{"PERFILE2", "a Linux perf.data file: CPU samples, not a heap profile"},
+	// memray's HeaderRecord: its magic with the NUL, then the version.
+	{"memray\x00", "a memray capture file (memray run's .bin, once lz4 -d took off its compression): heapest reads its CSV export, memray transform csv FILE"},
 	// V8's other JSON, as Node and Chrome write it.
 	{`{"snapshot":{"meta":`, "a V8 heap snapshot (.heapsnapshot: every object alive, not a sampled profile); " +
 		"for Node.js heapest reads sampling heap profiles: node --heap-prof writes them (.heapprofile), or @datadog/pprof's and pprof-nodejs's pprof files"},

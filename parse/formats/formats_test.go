@@ -20,6 +20,7 @@ func TestNotAProfile(t *testing.T) {
 		{"perf.data", "PERFILE2h\x00\x00\x00\x00\x00\x00\x00", "a Linux perf.data file"},
 		{".gcdump or .netperf", "\x14\x00\x00\x00!FastSerialization.1\x05\x01", "a .NET FastSerialization file"},
 		{"the name alone, no length before it", "!FastSerialization.1\x00\x01", ""},
+		{"memray capture", "memray\x00\x07\x00\x00\x00\x01", "a memray capture file"},
 		{"V8 heap snapshot", `{"snapshot":{"meta":{"node_fields":["type"`, "a V8 heap snapshot"},
 		{"V8 CPU profile", `{"nodes":[{"id":1,"callFrame":{"functionName":"(root)"`, "a V8 CPU profile"},
 		{"bzip2", "BZh91AY&SY", "bzip2-compressed"},

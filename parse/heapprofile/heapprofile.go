@@ -90,7 +90,7 @@ type reader struct {
 	opt     parse.Options
 	nodes   []node
 	byID    map[int64]int32
-	groups  map[[2]int64]int64 // (node index, size) -> samples
+	groups  map[[2]int64]int64 // (node index, value) -> samples
 	samples int64
 	orphans int64 // samples of nodes the tree lacks
 	// held are samples read before the head, kept until it is.
@@ -233,7 +233,7 @@ func (rd *reader) readSamples(dec *json.Decoder) error {
 	return rd.delim(dec, ']', "the end of the samples")
 }
 
-// add counts one sampled object at its node and size.
+// add counts one sampled object at its node and value.
 func (rd *reader) add(s jsonSample) error {
 	if s.Size == nil || s.NodeID == nil {
 		return errors.New("want its size and nodeId")
@@ -284,42 +284,7 @@ func (rd *reader) send(sink parse.Sink) (*parse.Profile, error) {
 	if warn != "" {
 		p.Warnings = append(p.Warnings, warn)
 	}
-	st := rd.stacks()
-	var rec parse.Record
-	rec.Scheme, rec.Rate = parse.Bernoulli, rate
-	var unknown int64
-	sv := newSolver(readBudget)
-	eachNode(groups, func(gs []group) {
-		res := resolve(gs, rd.nodes[gs[0].node].selfSize, rate, sv)
-		rec.Stack, rec.FrameIDs, rec.StackID = st.of(gs[0].node)
-		for i, g := range gs {
-			if res.split == nil {
-				// The size is one of several: the bytes are V8's estimate
-				// whatever it is; the objects are counted as of the
-				// smallest size the value allows, the most they can be.
-				objects := g.n
-				if sz := sv.sizes(g.v, rate); len(sz) > 0 {
-					objects = g.n * (g.v / sz[0])
-				}
-				rec.InUse = parse.Counts{Objects: float64(objects), Bytes: float64(g.n * g.v), Samples: float64(g.n), Enc: parse.Scaled}
-				unknown += g.n
-				p.Records++
-				sink.Record(&rec)
-				continue
-			}
-			for j, n := range res.split[i] {
-				if n == 0 {
-					continue
-				}
-				// V8's own counts and bytes, as the node's selfSize sums them.
-				b := res.sizes[i][j]
-				k := scaled(n, b, rate)
-				rec.InUse = parse.Counts{Objects: float64(k), Bytes: float64(k * b), Samples: float64(n), Size: float64(b), Enc: parse.Scaled}
-				p.Records++
-				sink.Record(&rec)
-			}
-		}
-	})
+	unknown := rd.sendGroups(groups, rate, p, sink)
 	if unknown > 0 {
 		// The counts go to the source line, so that the warning reads the
 		// same for every profile of a fleet, and is said once.
@@ -328,6 +293,50 @@ func (rd *reader) send(sink parse.Sink) (*parse.Profile, error) {
 			"their bytes have intervals; their object counts, as of the smallest size each allows, are the most they can be, without intervals")
 	}
 	return p, nil
+}
+
+// sendGroups sends each node's records at rate: per size, V8's own
+// counts and bytes where its selfSize tells the sizes behind its values
+// (resolve), else per value. It returns the samples of untold sizes.
+func (rd *reader) sendGroups(groups []group, rate float64, p *parse.Profile, sink parse.Sink) (unknown int64) {
+	st := rd.stacks()
+	sv := newSolver(readBudget)
+	rec := parse.Record{Scheme: parse.Bernoulli, Rate: rate}
+	send := func(c parse.Counts) {
+		rec.InUse = c
+		p.Records++
+		sink.Record(&rec)
+	}
+	eachNode(groups, func(gs []group) {
+		res := resolve(gs, rd.nodes[gs[0].node].selfSize, rate, sv)
+		rec.Stack, rec.FrameIDs, rec.StackID = st.of(gs[0].node)
+		for i, g := range gs {
+			if res.split == nil {
+				send(untold(g, sv.sizes(g.v, rate)))
+				unknown += g.n
+				continue
+			}
+			for j, n := range res.split[i] {
+				if n > 0 {
+					b := res.sizes[i][j]
+					k := scaled(n, b, rate)
+					send(parse.Counts{Objects: float64(k), Bytes: float64(k * b), Samples: float64(n), Size: float64(b), Enc: parse.Scaled})
+				}
+			}
+		}
+	})
+	return unknown
+}
+
+// untold are the counts of a value whose size is one of several: its
+// bytes are V8's estimate whichever it is; its objects are counted as of
+// the smallest size the value allows, the most they can be.
+func untold(g group, sizes []int64) parse.Counts {
+	objects := g.n
+	if len(sizes) > 0 {
+		objects = g.n * (g.v / sizes[0])
+	}
+	return parse.Counts{Objects: float64(objects), Bytes: float64(g.n * g.v), Samples: float64(g.n), Enc: parse.Scaled}
 }
 
 // sendEstimates sends each node's selfSize as an estimate without an

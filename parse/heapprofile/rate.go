@@ -127,10 +127,12 @@ type resolution struct {
 }
 
 // resolve judges the groups of one node (its values v, n samples each)
-// against its selfSize: it tries every way of sharing each value's
-// samples among the sizes that write it (24- and 48-byte objects both
-// write 131088 at 128 KiB), V8's sum being the sum over sizes b of
-// b·round(n_b·s(b)).
+// against its selfSize, V8's sum over sizes b of b·round(n_b·s(b)). One
+// size a value is tried first (most nodes allocate one size a value),
+// and taken when exactly one such fits; then every way of sharing each
+// value's samples among the sizes that write it (24- and 48-byte objects
+// both write 131088 at 128 KiB), which says how near selfSize any comes,
+// and is taken when exactly one fits.
 func resolve(groups []group, selfSize float64, rate float64, sv *solver) resolution {
 	r := resolution{sizes: make([][]int64, len(groups))}
 	scales := make([][]float64, len(groups))
@@ -143,14 +145,32 @@ func resolve(groups []group, selfSize float64, rate float64, sv *solver) resolut
 			scales[i] = append(scales[i], scale(float64(b), rate))
 		}
 	}
-	r.solvable, r.best = true, math.Inf(1)
+	r.solvable = true
+	whole := r.wholeFit(groups, scales, selfSize, sv)
+	split, exact := r.splits(groups, scales, selfSize, sv)
+	switch {
+	case whole != nil:
+		r.split = whole
+	case r.checked && exact == 1:
+		r.split = split
+	}
+	return r
+}
+
+// splits tries every way of sharing each group's samples among its
+// sizes, within maxTries and the solver's budget: it sets r.best and
+// r.checked, and returns the first split that gives selfSize exactly and
+// how many do.
+func (r *resolution) splits(groups []group, scales [][]float64, selfSize float64, sv *solver) (first [][]int64, exact int) {
+	r.best = math.Inf(1)
 	split := make([][]int64, len(groups))
 	for i := range split {
 		split[i] = make([]int64, len(r.sizes[i]))
 	}
-	tries, exact := 0, 0
-	// share gives group i's size j and on count samples of the left, and
-	// goes on to the next group; false stops: too many tries.
+	tries := 0
+	// share gives group i's size j, and each after it, the left of the
+	// group's samples, and goes on to the next group; false stops: too
+	// many tries.
 	var share func(i, j int, left, sum int64) bool
 	share = func(i, j int, left, sum int64) bool {
 		if i == len(groups) {
@@ -162,41 +182,38 @@ func resolve(groups []group, selfSize float64, rate float64, sv *solver) resolut
 			r.best = min(r.best, d)
 			if d == 0 {
 				if exact++; exact == 1 {
-					r.split = clone2(split)
+					first = clone2(split)
 				}
 			}
 			return true
 		}
-		sz := r.sizes[i]
+		sz, sc := r.sizes[i], scales[i]
 		if j == len(sz)-1 {
 			split[i][j] = left
 			next := int64(0)
 			if i+1 < len(groups) {
 				next = groups[i+1].n
 			}
-			return share(i+1, 0, next, sum+sz[j]*int64(math.Floor(float64(left)*scales[i][j]+0.5)))
+			return share(i+1, 0, next, sum+sz[j]*int64(math.Floor(float64(left)*sc[j]+0.5)))
 		}
 		for c := int64(0); c <= left; c++ {
 			split[i][j] = c
-			if !share(i, j+1, left-c, sum+sz[j]*int64(math.Floor(float64(c)*scales[i][j]+0.5))) {
+			if !share(i, j+1, left-c, sum+sz[j]*int64(math.Floor(float64(c)*sc[j]+0.5))) {
 				return false
 			}
 		}
 		return true
 	}
-	// One size a value first: an exact fit there is taken, as most
-	// nodes allocate one size per value. Then every split.
-	if whole := r.wholeFit(groups, scales, selfSize, sv); whole != nil {
-		r.split = whole
-	}
-	exactWhole := r.split != nil
 	r.checked = share(0, 0, groups[0].n, 0)
-	switch {
-	case exactWhole:
-	case !r.checked || exact > 1:
-		r.split = nil
+	return first, exact
+}
+
+func clone2(s [][]int64) [][]int64 {
+	out := make([][]int64, len(s))
+	for i := range s {
+		out[i] = slices.Clone(s[i])
 	}
-	return r
+	return out
 }
 
 // wholeFit returns the split that gives each value's samples all to one
@@ -238,14 +255,6 @@ func (r *resolution) wholeFit(groups []group, scales [][]float64, selfSize float
 		split[i][j] = groups[i].n
 	}
 	return split
-}
-
-func clone2(s [][]int64) [][]int64 {
-	out := make([][]int64, len(s))
-	for i := range s {
-		out[i] = slices.Clone(s[i])
-	}
-	return out
 }
 
 // tolerance is how far from selfSize, relatively, a node's closest split

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the test suite needs on a fresh Debian machine: jemalloc with
-# profiling (and its jeprof), gperftools, binutils, chromium and chromedriver.
+# profiling (and its jeprof), gperftools, binutils, chromium and chromedriver,
+# Node.js with @datadog/pprof.
 # Idempotent; a no-op when everything is present. Needs root (or sudo) for
 # apt-get.
 set -euo pipefail
@@ -24,6 +25,9 @@ command -v hyperfine >/dev/null || need+=(hyperfine)
 # chromedriver.
 command -v chromium >/dev/null || need+=(chromium)
 command -v chromedriver >/dev/null || need+=(chromium-driver)
+# e2e/node_test.go runs Node.js programs under V8's heap profiler.
+command -v node >/dev/null || need+=(nodejs)
+command -v npm >/dev/null || need+=(npm)
 if ((${#need[@]})); then
   sudo=""
   [[ $(id -u) == 0 ]] || sudo="sudo"
@@ -32,3 +36,9 @@ if ((${#need[@]})); then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >/dev/null
 fi
 go mod download
+# e2e/node_test.go's pprof route: @datadog/pprof (prebuilt for Node 16 and
+# later), from the npm registry, where the test looks for it.
+node_modules=${HEAPEST_NODE_MODULES:-$HOME/.cache/heapest/node}
+if [[ ! -d $node_modules/node_modules/@datadog/pprof ]]; then
+  npm install --prefix "$node_modules" --no-audit --no-fund --loglevel=error @datadog/pprof@5.20.0 >/dev/null
+fi

@@ -656,8 +656,10 @@ func FuzzPprofProducers(f *testing.F) {
 			data = data[1:]
 			return b
 		}
-		// A file of JavaScript makes the profile V8's when its types are.
-		fn := &profile.Function{ID: 1, Name: "f", Filename: []string{"", "app.js", "node:internal/main"}[next()%3]}
+		// A file of JavaScript makes the profile V8's when its types are;
+		// "(external)" is @datadog/pprof's measured row.
+		k := next()
+		fn := &profile.Function{ID: 1, Name: []string{"f", "(external)"}[k%2], Filename: []string{"", "app.js", "node:internal/main"}[k/2%3]}
 		loc := &profile.Location{ID: 1, Address: 0x10, Line: []profile.Line{{Function: fn}}}
 		p := &profile.Profile{Period: int64(next() * next()), DurationNanos: int64(next() % 2),
 			Function: []*profile.Function{fn}, Location: []*profile.Location{loc}}

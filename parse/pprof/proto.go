@@ -358,6 +358,10 @@ type converter struct {
 	// values, when set, says which values (bit i for value i) counts
 	// reads for the in-use counts and which for the allocations.
 	values func() (inUse, alloc uint64)
+	// measured, when set, says which samples no sampler took: a value the
+	// producer measured and wrote as a sample (@datadog/pprof's
+	// "(external)"), sent as exact.
+	measured func(s *sample) bool
 }
 
 // emitter sends records: it owns the one Record, its stack and the sums
@@ -542,6 +546,12 @@ func emit(e *emitter, c converter) (n emitted, err error) {
 			return nil
 		}
 		e.rec.InUse, e.rec.Alloc = inuse, alloc
+		if c.measured != nil {
+			e.rec.Scheme, e.rec.Rate = c.scheme, c.rate
+			if c.measured(s) {
+				e.rec.Scheme, e.rec.Rate = parse.Exact, 1
+			}
+		}
 		if drop {
 			e.rec.InUse = parse.Counts{}
 		}

@@ -81,11 +81,16 @@ func readV8(d *decoded, t sampleTypes, opt parse.Options, sink parse.Sink) (*par
 	out.HasInUse = true
 	var inv inverter
 	e := newEmitter(d, out, sink)
+	external := func(s *sample) bool { return isExternal(d, s) }
 	n, err := emit(e, converter{chk: &sampleChecker{d: d, t: t}, scheme: parse.Bernoulli, rate: rate, dropInUse: true,
 		counts: func(s *sample) (inuse, alloc parse.Counts) {
+			if external(s) {
+				return parse.Counts{Bytes: float64(s.Value[sp]), Enc: parse.Raw}, parse.Counts{}
+			}
 			return inv.invertV8(s.Value[cnt], s.Value[sp], rate), parse.Counts{}
 		},
-		values: func() (inUse, alloc uint64) { return bit(cnt) | bit(sp), 0 }})
+		values:   func() (inUse, alloc uint64) { return bit(cnt) | bit(sp), 0 },
+		measured: external})
 	if err != nil {
 		return nil, err
 	}
@@ -95,6 +100,23 @@ func readV8(d *decoded, t sampleTypes, opt parse.Options, sink parse.Sink) (*par
 			n.approx, out.Records))
 	}
 	return e.finish(rate), nil
+}
+
+// isExternal reports whether s is @datadog/pprof's "(external)" row: the
+// external memory (ArrayBuffers, Buffers) process.memoryUsage() measured
+// when the profile was taken, written as one object at a frame of its own.
+// No sampler took it: it is exact, and no object count.
+func isExternal(d *decoded, s *sample) bool {
+	locs := s.decodeLocs()
+	if len(locs) != 1 {
+		return false
+	}
+	i, ok := d.stacks.locs.get(locs[0])
+	if !ok {
+		return false
+	}
+	fr := d.stacks.frames[d.stacks.start[i]:d.stacks.start[i+1]]
+	return len(fr) == 1 && fr[0].Func == "(external)"
 }
 
 // invertV8 recovers the raw count n of a V8 sample of count objects taking

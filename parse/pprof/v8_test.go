@@ -91,7 +91,8 @@ func TestV8HeapProfile(t *testing.T) {
 
 // TestV8RealProfile: a real Node.js heap profile (@datadog/pprof; see
 // testdata/README.md) is read as V8's, every sample's raw count inverts
-// exactly, and the estimates are V8's own (its scaled values).
+// exactly, the estimates are V8's own (its scaled values), and the
+// external memory @datadog/pprof measured and wrote as a sample is exact.
 func TestV8RealProfile(t *testing.T) {
 	p, err := readFile("testdata/node-datadog-heap.pb.gz", parse.Options{})
 	if err != nil {
@@ -101,15 +102,25 @@ func TestV8RealProfile(t *testing.T) {
 		t.Fatalf("format %q, warnings %q", p.Source.Format, p.Warnings)
 	}
 	var space, samples float64
+	external := 0
 	for _, r := range p.Records {
-		if r.InUse.Approx || r.InUse.Samples < 1 || r.InUse.Samples != math.Round(r.InUse.Samples) {
+		if len(r.Stack) == 1 && r.Stack[0].Func == "(external)" {
+			// @datadog/pprof's measured external memory: exact, no sample.
+			external++
+			if r.Scheme != parse.Exact || r.InUse.Objects != 0 || r.InUse.Bytes != 1579539 {
+				t.Errorf("(external): %+v, scheme %v", r.InUse, r.Scheme)
+			}
+			space += r.InUse.Bytes
+			continue
+		}
+		if r.Scheme != parse.Bernoulli || r.InUse.Approx || r.InUse.Samples < 1 || r.InUse.Samples != math.Round(r.InUse.Samples) {
 			t.Errorf("record %+v: not an exact raw count", r.InUse)
 		}
 		space += r.InUse.Bytes
 		samples += r.InUse.Samples
 	}
 	// go tool pprof -raw: the inuse_space column sums to 52,742,771.
-	if space != 52742771 || samples < 300 {
+	if space != 52742771 || samples < 300 || external != 1 {
 		t.Errorf("space %v, %v raw samples", space, samples)
 	}
 }

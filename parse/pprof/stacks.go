@@ -179,7 +179,12 @@ func (d *decoded) check(s *sample, locs bool) error {
 	for _, l := range s.labels {
 		_, err1 := d.strBytes(int64(l.key))
 		_, err2 := d.strBytes(int64(l.str))
-		_, err3 := d.strBytes(int64(l.unit))
+		var err3 error
+		if l.str == 0 {
+			// A unit is read only for a number, as pprof reads it (a
+			// label with a string has no unit to check).
+			_, err3 = d.strBytes(int64(l.unit))
+		}
 		if err := errors.Join(err1, err2, err3); err != nil {
 			return err
 		}

@@ -144,6 +144,49 @@ func pairUp(base, new *report.Report) []pair {
 	return ps
 }
 
+// Overlap counts the rows of a comparison by the sides that have them.
+type Overlap struct{ Shared, BaseOnly, NewOnly int }
+
+// Disjoint reports whether both sides have rows and none is on both: two
+// profiles of different programs, or of one named differently on each
+// side (symbolized on one only), where every row is new or gone.
+func (o Overlap) Disjoint() bool { return o.Shared == 0 && o.BaseOnly > 0 && o.NewOnly > 0 }
+
+func overlapOf(ps []pair) Overlap {
+	var o Overlap
+	for _, p := range ps {
+		switch {
+		case p.base >= 0 && p.new >= 0:
+			o.Shared++
+		case p.base >= 0:
+			o.BaseOnly++
+		default:
+			o.NewOnly++
+		}
+	}
+	return o
+}
+
+// OverlapOf counts the rows rs pairs (Join's) by the sides that have them.
+func OverlapOf(rs Rows) Overlap {
+	if j, ok := rs.(joined); ok {
+		return overlapOf(j.pairs)
+	}
+	var o Overlap
+	for i := range rs.Len() {
+		r := rs.Row(i)
+		switch {
+		case r.Base.N > 0 && r.New.N > 0:
+			o.Shared++
+		case r.Base.N > 0:
+			o.BaseOnly++
+		case r.New.N > 0:
+			o.NewOnly++
+		}
+	}
+	return o
+}
+
 // pairRow is p's row, its change not yet computed.
 func (p pair) pairRow(base, new *report.Report) Row {
 	var r Row

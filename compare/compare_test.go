@@ -264,3 +264,31 @@ func TestChangedByDirection(t *testing.T) {
 		t.Errorf("a shrank, c grew: increased %d, decreased %d, changed %d", d.Changed(Increase), d.Changed(Decrease), d.Changed(Change))
 	}
 }
+
+// The overlap of two reports counts their rows by the sides that have
+// them, whether from the pairs or the rows made; disjoint means both have
+// rows and share none.
+func TestOverlap(t *testing.T) {
+	for _, tt := range []struct {
+		base, new map[string]float64
+		want      Overlap
+		disjoint  bool
+	}{
+		{map[string]float64{"a": 3, "b": 4}, map[string]float64{"b": 5, "c": 1}, Overlap{Shared: 1, BaseOnly: 1, NewOnly: 1}, false},
+		{map[string]float64{"a": 3}, map[string]float64{"c": 1, "d": 2}, Overlap{BaseOnly: 1, NewOnly: 2}, true},
+		{map[string]float64{"a": 3}, map[string]float64{}, Overlap{BaseOnly: 1}, false},
+		{map[string]float64{"a": 3, "z": 0}, map[string]float64{"z": 2}, Overlap{BaseOnly: 1, NewOnly: 1}, true}, // a row with nothing is no row
+	} {
+		rows := Join(rep(tt.base), rep(tt.new))
+		made := make(RowSlice, rows.Len())
+		for i := range made {
+			made[i] = rows.Row(i)
+		}
+		d := mustNew(t, tt.base, tt.new, 1)
+		for name, got := range map[string]Overlap{"Join": OverlapOf(rows), "rows": OverlapOf(made), "Diff": d.Overlap} {
+			if got != tt.want || got.Disjoint() != tt.disjoint {
+				t.Errorf("%v vs %v, %s: %+v (disjoint %v), want %+v", tt.base, tt.new, name, got, got.Disjoint(), tt.want)
+			}
+		}
+	}
+}

@@ -34,6 +34,8 @@ type Diff struct {
 	Total                Row
 	// Omitted counts the rows cut by top.
 	Omitted int
+	// Overlap counts every row by the sides that have it.
+	Overlap Overlap
 }
 
 // New compares two reports of the same value and grouping, each with
@@ -46,6 +48,7 @@ func New(base, new *report.Report, m ci.Method, top int) (*Diff, error) {
 	alpha := 1 - new.Confidence
 	d := &Diff{Base: base, New: new, Confidence: new.Confidence}
 	ps := pairUp(base, new)
+	d.Overlap = overlapOf(ps)
 	sc := make([]score, len(ps))
 	var pvals []float64
 	for i, p := range ps {

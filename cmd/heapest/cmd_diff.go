@@ -142,6 +142,7 @@ func runDiff(cmd *cobra.Command, opts DiffOptions, args []string) error {
 	if err != nil {
 		return err
 	}
+	warnDisjoint(opts.chatter(cmd.ErrOrStderr()), d.Overlap)
 	err = writeOutput(opts.Output, cmd.OutOrStdout(), func(w io.Writer) error {
 		return render.WriteDiff(w, d, opts.Format)
 	})
@@ -149,6 +150,16 @@ func runDiff(cmd *cobra.Command, opts DiffOptions, args []string) error {
 		return err
 	}
 	return opts.verdict(cmd.ErrOrStderr(), d)
+}
+
+// warnDisjoint says when BASE and NEW have no row in common: a comparison
+// of them calls every row new or gone, and a gate on it fails.
+func warnDisjoint(w io.Writer, o compare.Overlap) {
+	if o.Disjoint() {
+		fmt.Fprintf(w, "heapest: warning: BASE and NEW have no row in common (%d only in BASE, %d only in NEW): "+
+			"profiles of different programs, or of one named differently on each side (symbolized on one only: --binary or --symbol-path given to one); every row is new or gone\n",
+			o.BaseOnly, o.NewOnly)
+	}
 }
 
 // verdict tells on w whether the gate of --fail-on passed (not with

@@ -174,6 +174,7 @@ func runGates(cmd *cobra.Command, opts CIOptions, args []string) error {
 		rows = compare.Join(g.Base, newR)
 		t := compare.Total(g.Base, newR)
 		total = &t
+		warnDisjoint(opts.chatter(cmd.ErrOrStderr()), compare.OverlapOf(rows))
 	}
 	res, err := gate.Evaluate(budgets, rows, total, gate.Options{
 		Confidence: ropt.Confidence, Method: ropt.Method, Holm: opts.Correction == "holm",

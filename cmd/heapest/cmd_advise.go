@@ -314,7 +314,7 @@ func (v *adviceView) writeSettings(w io.Writer) {
 	fmt.Fprintf(w, "  Go        runtime.MemProfileRate = %d  (default 524288)\n", k.GoMemProfileRate)
 	fmt.Fprintf(w, "  tcmalloc  TCMALLOC_SAMPLE_PARAMETER=%d (gperftools; unset, it does not sample); MallocExtension::SetProfileSamplingRate(%d) (tcmalloc; default 2 MiB)\n",
 		k.TcmallocSample, k.TcmallocSample)
-	fmt.Fprintf(w, "  Node.js   heap.start(%d, depth) (pprof-nodejs, @datadog/pprof: V8's intervalBytes; default 524288)\n", k.V8Interval)
+	fmt.Fprintf(w, "  Node.js   node --heap-prof-interval=%d (default 524288); heap.start(%d, depth) (pprof-nodejs, @datadog/pprof)\n", k.V8Interval, k.V8Interval)
 	fmt.Fprintf(w, "  .NET      not tunable: AllocationSampled samples every 100 KiB on average; %s\n", dotnetText(p.DotnetDumps))
 	fmt.Fprintf(w, "Overhead: about %s samples per GiB allocated in small objects (2^30/R)", units.Format(k.SamplesPerGiB, false))
 	if p.Current > 0 {

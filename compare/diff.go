@@ -26,10 +26,10 @@ type Diff struct {
 	// Tests is m, the rows tested; Discoveries R, those selected; Level
 	// the confidence of the rows' intervals.
 	Tests, Discoveries int
+	Level              float64
 	// Increased and Decreased split the Discoveries by the sign of their
 	// change, over every row (not only those top keeps).
 	Increased, Decreased int
-	Level                float64
 	Rows                 []Row
 	Total                Row
 	// Omitted counts the rows cut by top.

@@ -278,3 +278,20 @@ func TestFrameName(t *testing.T) {
 		}
 	}
 }
+
+// A node whose sizes cannot be told gets V8's sum for it: ten samples of
+// 4,032-byte objects every 32 KiB each write 4032·round(8.64) = 36,288,
+// 4% over what they stand for; V8's selfSize rounds 10·8.64 once.
+func TestUntoldShare(t *testing.T) {
+	const rate = 32768
+	gs := []group{{node: 1, v: 36288, n: 10}}
+	self := float64(4032 * scaled(10, 4032, rate))
+	c := untold(gs[0], []int64{4032, 4536}, untoldShare(gs, self))
+	if c.Bytes != self || c.Samples != 10 || c.Size != 0 || math.Abs(c.Objects-self/4032) > 1e-9 {
+		t.Errorf("untold: %+v, want %v bytes (V8's selfSize)", c, self)
+	}
+	// A selfSize far from the values is not V8's rounding: values as written.
+	if got := untoldShare(gs, 3*36288*10); got != 1 {
+		t.Errorf("share of a selfSize 3 times the values: %v", got)
+	}
+}

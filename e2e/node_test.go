@@ -154,5 +154,19 @@ func TestNodeHeapProfiles(t *testing.T) {
 		if d := math.Abs(m1 - m2); d > 4*math.Hypot(se1, se2) {
 			t.Errorf("%s: the forms' means differ by %.0f bytes, %.1f standard errors", k, d, d/math.Hypot(se1, se2))
 		}
+		if k == "siteA" {
+			// 4,000 arrays of 8,048 or 8,064 bytes (V8 allocates each with
+			// its elements, and with or without a memento), and keepA's
+			// own store.
+			lo, hi := 4000*8048.0, 4000*8064.0+64<<10
+			for _, m := range []struct {
+				what     string
+				mean, se float64
+			}{{".heapprofile", m1, se1}, {"pprof", m2, se2}} {
+				if m.mean < lo-4*m.se || m.mean > hi+4*m.se {
+					t.Errorf("%s siteA: mean %.0f bytes (± %.0f), not near the %.0f to %.0f its arrays hold", m.what, m.mean, m.se, lo, hi)
+				}
+			}
+		}
 	}
 }

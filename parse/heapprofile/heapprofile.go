@@ -250,9 +250,6 @@ func (rd *reader) add(s jsonSample) error {
 		rd.orphans++
 		return nil
 	}
-	if i == 0 {
-		return errors.New("at the root node, which is no frame")
-	}
 	rd.groups[[2]int64{int64(i), int64(size)}]++
 	rd.samples++
 	return nil

@@ -2,8 +2,9 @@ package heapprofile
 
 import "github.com/heapest/heapest/parse"
 
-// stackTable makes each node's stack once, leaf first, the root left out;
-// frames of one name share one frame id.
+// stackTable makes each node's stack once, leaf first, the root left out
+// (but for a sample at the root itself); frames of one name share one
+// frame id.
 type stackTable struct {
 	nodes  []node
 	ids    map[string]uint32
@@ -21,8 +22,7 @@ func (t *stackTable) of(i int32) ([]parse.Frame, []uint32, uint64) {
 	if t.frames[i] == nil {
 		var fr []parse.Frame
 		var ids []uint32
-		for j := i; j > 0; j = t.nodes[j].parent {
-			name := t.nodes[j].name
+		add := func(name string) {
 			id, ok := t.ids[name]
 			if !ok {
 				id = uint32(len(t.ids) + 1)
@@ -31,8 +31,13 @@ func (t *stackTable) of(i int32) ([]parse.Frame, []uint32, uint64) {
 			fr = append(fr, parse.Frame{Func: name})
 			ids = append(ids, id)
 		}
-		if fr == nil {
-			fr = []parse.Frame{}
+		for j := i; j > 0; j = t.nodes[j].parent {
+			add(t.nodes[j].name)
+		}
+		if i == 0 {
+			// A sample at the root itself (V8 puts allocations with no
+			// JavaScript under pseudo-frames instead): the root is its frame.
+			add(t.nodes[0].name)
 		}
 		t.frames[i], t.fids[i] = fr, ids
 	}

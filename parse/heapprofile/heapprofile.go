@@ -306,7 +306,7 @@ func (rd *reader) sendGroups(groups []group, rate float64, p *parse.Profile, sin
 	}
 	eachNode(groups, func(gs []group) {
 		self := rd.nodes[gs[0].node].selfSize
-		res := resolve(gs, self, rate, sv)
+		res := resolve(gs, self, rate, sv, readTries)
 		rec.Stack, rec.FrameIDs, rec.StackID = st.of(gs[0].node)
 		if res.split == nil {
 			share := untoldShare(gs, self)

@@ -38,7 +38,7 @@ type simNode struct {
 // simulate writes the JSON V8's inspector writes for nodes (each a child
 // of the root) sampled at rate: each sample as b·round(s(b)), each node's
 // selfSize as the sum over sizes of b·round(n·s(b)).
-func simulate(t *testing.T, rate float64, nodes []simNode) []byte {
+func simulate(t testing.TB, rate float64, nodes []simNode) []byte {
 	t.Helper()
 	type cf struct {
 		FunctionName string `json:"functionName"`

@@ -1,6 +1,7 @@
 package heapprofile
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -83,12 +84,12 @@ type solver struct {
 	left int
 }
 
-// The budgets: finding the interval tries a hundred of them; reading the
-// profile at one resolves each node once. A real profile takes a
-// thousandth of them.
+// The budgets: finding the interval judges each interval tried on one of
+// its own; reading the profile at one resolves each node once. A real
+// profile takes a thousandth of them.
 const (
-	findBudget = 1 << 23
-	readBudget = 1 << 24
+	findBudget = 1 << 21
+	readBudget = 1 << 22
 )
 
 func newSolver(budget int) *solver { return &solver{memo: map[[2]float64][]int64{}, left: budget} }
@@ -107,9 +108,16 @@ func (sv *solver) sizes(v int64, rate float64) []int64 {
 	return s
 }
 
-// maxTries bounds the splits of a node's samples among sizes resolve
-// tries against its selfSize.
-const maxTries = 20000
+// readTries bounds the splits of a node's samples among sizes resolve
+// tries against its selfSize when the profile is read; checkTries when an
+// interval is judged, on checkNodes nodes: a few hundred nodes tell a
+// wrong interval, and a profile of thousands would otherwise take
+// seconds for each interval tried.
+const (
+	readTries  = 5000
+	checkTries = 2000
+	checkNodes = 300
+)
 
 // resolution is what a node's selfSize says of the sizes behind its
 // values.
@@ -133,7 +141,7 @@ type resolution struct {
 // value's samples among the sizes that write it (24- and 48-byte objects
 // both write 131088 at 128 KiB), which says how near selfSize any comes,
 // and is taken when exactly one fits.
-func resolve(groups []group, selfSize float64, rate float64, sv *solver) resolution {
+func resolve(groups []group, selfSize float64, rate float64, sv *solver, maxTries int) resolution {
 	r := resolution{sizes: make([][]int64, len(groups))}
 	scales := make([][]float64, len(groups))
 	for i, g := range groups {
@@ -146,8 +154,8 @@ func resolve(groups []group, selfSize float64, rate float64, sv *solver) resolut
 		}
 	}
 	r.solvable = true
-	whole := r.wholeFit(groups, scales, selfSize, sv)
-	split, exact := r.splits(groups, scales, selfSize, sv)
+	whole := r.wholeFit(groups, scales, selfSize, sv, maxTries)
+	split, exact := r.splits(groups, scales, selfSize, sv, maxTries)
 	switch {
 	case whole != nil:
 		r.split = whole
@@ -161,7 +169,7 @@ func resolve(groups []group, selfSize float64, rate float64, sv *solver) resolut
 // sizes, within maxTries and the solver's budget: it sets r.best and
 // r.checked, and returns the first split that gives selfSize exactly and
 // how many do.
-func (r *resolution) splits(groups []group, scales [][]float64, selfSize float64, sv *solver) (first [][]int64, exact int) {
+func (r *resolution) splits(groups []group, scales [][]float64, selfSize float64, sv *solver, maxTries int) (first [][]int64, exact int) {
 	r.best = math.Inf(1)
 	split := make([][]int64, len(groups))
 	for i := range split {
@@ -219,7 +227,7 @@ func clone2(s [][]int64) [][]int64 {
 // wholeFit returns the split that gives each value's samples all to one
 // size, when exactly one such gives selfSize (nil otherwise, or when
 // there are more than maxTries of them).
-func (r *resolution) wholeFit(groups []group, scales [][]float64, selfSize float64, sv *solver) [][]int64 {
+func (r *resolution) wholeFit(groups []group, scales [][]float64, selfSize float64, sv *solver, maxTries int) [][]int64 {
 	combos := 1
 	for i := range groups {
 		if combos *= len(r.sizes[i]); combos > maxTries || combos > sv.left {
@@ -279,19 +287,38 @@ type fit struct{ unsolvable, misfits int }
 
 func (f fit) ok() bool { return f.unsolvable == 0 && f.misfits == 0 }
 
-// check judges rate against the profile's nodes (groups sorted by node).
-func check(nodes []node, groups []group, rate float64, sv *solver) fit {
+// check judges rate against the profile's nodes (each node's groups), as
+// far as the solver's budget goes.
+func check(nodes []node, byNode [][]group, rate float64, sv *solver) fit {
 	var f fit
-	eachNode(groups, func(gs []group) {
-		r := resolve(gs, nodes[gs[0].node].selfSize, rate, sv)
+	for _, gs := range byNode {
+		if sv.exhausted() {
+			break
+		}
+		r := resolve(gs, nodes[gs[0].node].selfSize, rate, sv, checkTries)
 		switch {
 		case !r.solvable:
 			f.unsolvable++
 		case r.checked && r.best > tolerance:
 			f.misfits++
 		}
-	})
+	}
 	return f
+}
+
+// heaviest returns the groups of at most n nodes, those with the most
+// samples first (the nodes whose selfSize says the most).
+func heaviest(groups []group, n int) [][]group {
+	var out [][]group
+	eachNode(groups, func(gs []group) { out = append(out, gs) })
+	weight := func(gs []group) (w int64) {
+		for _, g := range gs {
+			w += g.n
+		}
+		return w
+	}
+	slices.SortStableFunc(out, func(a, b []group) int { return cmp.Compare(weight(b), weight(a)) })
+	return out[:min(n, len(out))]
 }
 
 // eachNode calls fn with the groups of each node in turn.
@@ -315,8 +342,9 @@ func eachNode(groups []group, fn func([]group)) {
 // that fits is taken: a smaller one reads those values as larger objects.
 func findRate(nodes []node, groups []group, opt float64) (rate float64, detail, warn string, err error) {
 	sv := newSolver(findBudget)
+	byNode := heaviest(groups, checkNodes)
 	if opt > 0 {
-		if f := check(nodes, groups, opt, sv); !f.ok() && !sv.exhausted() {
+		if f := check(nodes, byNode, opt, sv); !f.ok() {
 			warn = fmt.Sprintf("--rate %s does not explain the profile (%d sample values no object size gives at it, %d nodes whose selfSize it does not give): V8 sampled at another interval; the estimates use --rate",
 				round(opt), f.unsolvable, f.misfits)
 		}
@@ -330,12 +358,10 @@ func findRate(nodes []node, groups []group, opt float64) (rate float64, detail, 
 		vmin = min(vmin, g.v)
 	}
 	for _, r := range candidates(float64(vmin)) {
-		ok := check(nodes, groups, r, sv).ok()
-		if sv.exhausted() {
-			return 0, "", "", fmt.Errorf("the sampling interval is not in the file, and its samples are too many and varied to find it from: pass it with --rate (node --heap-prof-interval, %d unless set; DevTools samples every %d)",
-				nodeDefault, devtoolsDefault)
-		}
-		if ok {
+		// Each interval is judged on a budget of its own; one that nothing
+		// checked contradicts is taken.
+		sv.left = findBudget
+		if check(nodes, byNode, r, sv).ok() {
 			return r, "interval found from its samples", "", nil
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/heapest/heapest/internal/testfile"
 	"github.com/heapest/heapest/parse"
 )
 
@@ -303,5 +304,24 @@ func TestRootSample(t *testing.T) {
 	_, recs, err := collect(t, []byte(in), parse.Options{Rate: 131072})
 	if err != nil || len(recs) != 1 || len(recs[0].Stack) != 1 || recs[0].Stack[0].Func != "(root)" {
 		t.Fatalf("records %+v, err %v", recs, err)
+	}
+}
+
+// TestManyNodes: a real profile of thousands of nodes (testdata/many.js,
+// 2,900 of them) is read at the interval it was written with; judging
+// each interval on every node ran out the search's budget, and the
+// profile was refused.
+func TestManyNodes(t *testing.T) {
+	data := testfile.Gunzip(t, "testdata/node20-many-16k.heapprofile.gz")
+	p, recs, err := collect(t, data, parse.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stacks := map[uint64]bool{}
+	for _, r := range recs {
+		stacks[r.StackID] = true
+	}
+	if p.Source.Rate != 16384 || len(stacks) < 2000 {
+		t.Errorf("rate %v, %d nodes with samples", p.Source.Rate, len(stacks))
 	}
 }

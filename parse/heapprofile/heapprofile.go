@@ -78,6 +78,9 @@ type group struct {
 // node and sample value (rate.go) to sink. opt.Rate, when set, is the
 // sampling interval; otherwise it is found from the samples (findRate).
 func Parse(name string, r *bufio.Reader, opt parse.Options, sink parse.Sink) (*parse.Profile, error) {
+	if bom, _ := r.Peek(3); string(bom) == "\xef\xbb\xbf" {
+		r.Discard(3) // a byte-order mark, as an editor saving on Windows writes: no JSON
+	}
 	rd := &reader{name: name, opt: opt, byID: map[int64]int32{}, groups: map[[2]int64]int64{}}
 	if err := rd.read(r); err != nil {
 		return nil, err

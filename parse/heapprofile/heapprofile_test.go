@@ -325,3 +325,14 @@ func TestManyNodes(t *testing.T) {
 		t.Errorf("rate %v, %d nodes with samples", p.Source.Rate, len(stacks))
 	}
 }
+
+// A byte-order mark before the JSON, which Detect passes, is read past.
+func TestByteOrderMark(t *testing.T) {
+	data := append([]byte("\xef\xbb\xbf"), simulate(t, 32768, []simNode{{"a", map[int64]int64{64: 9}}})...)
+	if !Detect(data) {
+		t.Fatal("not detected")
+	}
+	if _, recs, err := collect(t, data, parse.Options{}); err != nil || len(recs) == 0 {
+		t.Fatalf("%d records, %v", len(recs), err)
+	}
+}

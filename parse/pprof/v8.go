@@ -48,7 +48,7 @@ func isV8(d *decoded, t sampleTypes) bool {
 // profile has: its pseudo-frames ("(external)", "(program)", "(garbage
 // collector)", "(root)"), pprof-nodejs's name of an anonymous function
 // ("(anonymous:L#1:C#1)"), or code of Node's own (node:internal/...) or
-// in a JavaScript file.
+// in a JavaScript (or source-mapped TypeScript) file.
 func v8Frame(name, file []byte) bool {
 	switch string(name) {
 	case "(external)", "(program)", "(garbage collector)", "(root)":
@@ -57,7 +57,9 @@ func v8Frame(name, file []byte) bool {
 	if bytes.HasPrefix(name, []byte("(anonymous:L#")) || bytes.HasPrefix(file, []byte("node:")) {
 		return true
 	}
-	for _, ext := range []string{".js", ".mjs", ".cjs"} {
+	// TypeScript's where a source map named the frames (pprof-nodejs's
+	// sourceMapper).
+	for _, ext := range []string{".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx"} {
 		if bytes.HasSuffix(file, []byte(ext)) {
 			return true
 		}

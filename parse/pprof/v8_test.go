@@ -47,6 +47,7 @@ func TestV8HeapProfile(t *testing.T) {
 	}{
 		{"pprof-nodejs", [2]string{"objects", "space"}, "/srv/app/server.js", "pprof-v8"},
 		{"@datadog/pprof", [2]string{"inuse_objects", "inuse_space"}, "node:internal/modules/cjs/loader", "pprof-v8"},
+		{"source-mapped TypeScript", [2]string{"inuse_objects", "inuse_space"}, "/srv/app/src/cache.ts", "pprof-v8"},
 		{"objects/space, no JavaScript", [2]string{"objects", "space"}, "alloc.c", "pprof"},
 		{"inuse_* alone, no JavaScript", [2]string{"inuse_objects", "inuse_space"}, "", "pprof"},
 	} {

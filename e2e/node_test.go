@@ -87,17 +87,15 @@ func nodeCoverage(t *testing.T, what, key string, rs []nodeRow) (mean, se float6
 	}
 	mean /= float64(len(rs))
 	var ss float64
-	covered := 0
+	var c coverage
 	for _, r := range rs {
 		ss += (r.est - mean) * (r.est - mean)
-		if r.lo <= mean && mean <= r.hi {
-			covered++
-		}
+		c.add(r.lo, mean, r.hi)
 	}
 	se = math.Sqrt(ss/float64(len(rs)-1)) / math.Sqrt(float64(len(rs)))
-	t.Logf("%s %s: %d runs, mean %.0f bytes (± %.2f%%), each run's interval holds it in %d", what, key, len(rs), mean, 100*se/mean, covered)
-	if least := binomLower(len(rs), 0.95, studyAlpha); covered < least {
-		t.Errorf("%s %s: intervals held the runs' mean in %d of %d: fewer than %d, the least 95%% intervals give (p < %g)", what, key, covered, len(rs), least, studyAlpha)
+	t.Logf("%s %s: %d runs, mean %.0f bytes (± %.2f%%), each run's interval holds it in %d", what, key, len(rs), mean, 100*se/mean, c.hit)
+	if least := binomLower(len(rs), 0.95, studyAlpha); c.hit < least {
+		t.Errorf("%s %s: intervals held the runs' mean in %d of %d: fewer than %d, the least 95%% intervals give (p < %g)", what, key, c.hit, len(rs), least, studyAlpha)
 	}
 	return mean, se
 }

@@ -154,12 +154,12 @@ func resolve(groups []group, selfSize float64, rate float64, sv *solver, maxTrie
 		}
 	}
 	r.solvable = true
-	whole := r.wholeFit(groups, scales, selfSize, sv, maxTries)
-	split, exact := r.splits(groups, scales, selfSize, sv, maxTries)
-	switch {
-	case whole != nil:
-		r.split = whole
-	case r.checked && exact == 1:
+	if whole := r.wholeFit(groups, scales, selfSize, sv, maxTries); whole != nil {
+		// One of the splits gives selfSize exactly: nothing comes nearer.
+		r.split, r.checked, r.best = whole, true, 0
+		return r
+	}
+	if split, exact := r.splits(groups, scales, selfSize, sv, maxTries); r.checked && exact == 1 {
 		r.split = split
 	}
 	return r

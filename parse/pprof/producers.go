@@ -72,11 +72,7 @@ func readScaledHeap(d *decoded, t sampleTypes, opt parse.Options, format string,
 	if err != nil {
 		return nil, err
 	}
-	if n.approx > 0 {
-		out.Warnings = append(out.Warnings, fmt.Sprintf(
-			"%d of %d samples do not invert to whole raw counts (missing \"bytes\" label, or values rescaled after writing); their sample counts are approximate",
-			n.approx, out.Records))
-	}
+	n.warnApprox(out, "do not invert to whole raw counts (missing \"bytes\" label, or values rescaled after writing)")
 	if n.empty > 0 && out.Source.Detail == "" {
 		out.Source.Detail = fmt.Sprintf("%d all-zero samples skipped", n.empty)
 	}

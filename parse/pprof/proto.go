@@ -494,6 +494,14 @@ type emitted struct {
 	empty, approx int
 }
 
+// warnApprox warns of the samples whose pairs emit flagged approximate,
+// saying why they are (what they are not).
+func (n emitted) warnApprox(out *parse.Profile, why string) {
+	if n.approx > 0 {
+		out.Warnings = append(out.Warnings, fmt.Sprintf("%d of %d samples %s; their sample counts are approximate", n.approx, out.Records, why))
+	}
+}
+
 // emit checks every sample, converts it with c and sends a record for each
 // that has something to estimate. A sample whose values and labels repeat
 // the previous one's converts to the same pairs, which are reused.

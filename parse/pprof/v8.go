@@ -2,7 +2,6 @@ package pprof
 
 import (
 	"bytes"
-	"fmt"
 	"math"
 
 	"github.com/heapest/heapest/parse"
@@ -96,11 +95,7 @@ func readV8(d *decoded, t sampleTypes, opt parse.Options, sink parse.Sink) (*par
 	if err != nil {
 		return nil, err
 	}
-	if n.approx > 0 {
-		out.Warnings = append(out.Warnings, fmt.Sprintf(
-			"%d of %d samples are not V8's (space not a whole number of objects of one size, or a count V8's scaling does not give); their sample counts are approximate",
-			n.approx, out.Records))
-	}
+	n.warnApprox(out, "are not V8's (space not a whole number of objects of one size, or a count V8's scaling does not give)")
 	return e.finish(rate), nil
 }
 

@@ -211,3 +211,56 @@ func TestGroupsTopOrder(t *testing.T) {
 		}
 	}
 }
+
+// Hide drops the hidden functions' frames wherever they are in a stack;
+// stacks that differed only there become one, and a stack left with no
+// frame is no stack.
+func TestHide(t *testing.T) {
+	unsym := parse.Record{Stack: []parse.Frame{{Addr: 0xabc}, {Addr: 0x1000, Func: "main"}}, Scheme: parse.Bernoulli,
+		Rate: 1 << 19, InUse: parse.Counts{Objects: 1, Bytes: 48, Size: 48}}
+	recs := []parse.Record{
+		rec(1, "xmalloc", "a", "main"),
+		rec(2, "xmalloc", "b", "main"),
+		rec(4, "a", "main"),
+		rec(8, "xmalloc", "xmalloc_wrap", "a", "main"), // hidden twice over
+		rec(16, "xmalloc"),                             // nothing left
+		unsym,
+	}
+	for _, tt := range []struct {
+		hide string
+		hid  bool
+		want map[string]float64 // --by stack key: samples
+	}{
+		{"^xmalloc", true, map[string]float64{"main;a": 13, "main;b": 2, "(no stack)": 16, "main;0xabc": 1}},
+		{"^b$", true, map[string]float64{"main;a;xmalloc": 1, "main;xmalloc": 2, "main;a": 4, "main;a;xmalloc_wrap;xmalloc": 8, "xmalloc": 16, "main;0xabc": 1}},
+		{"^0xabc$", true, map[string]float64{"main;a;xmalloc": 1, "main;b;xmalloc": 2, "main;a": 4, "main;a;xmalloc_wrap;xmalloc": 8, "xmalloc": 16, "main": 1}},
+		{"^main$", true, map[string]float64{"a;xmalloc": 1, "b;xmalloc": 2, "a": 4, "a;xmalloc_wrap;xmalloc": 8, "xmalloc": 16, "0xabc": 1}},
+		{".", true, map[string]float64{"(no stack)": 32}},
+		{"^nothing$", false, map[string]float64{"main;a;xmalloc": 1, "main;b;xmalloc": 2, "main;a": 4, "main;a;xmalloc_wrap;xmalloc": 8, "xmalloc": 16, "main;0xabc": 1}},
+	} {
+		c := NewCollector([]unbias.Value{unbias.InUseSpace}, KeysFor(ByStack), Window{}, 0)
+		for i := range recs {
+			r := recs[i]
+			c.Record(&r)
+		}
+		tb := NewTable([]unbias.Value{unbias.InUseSpace}, KeysFor(ByStack))
+		tb.Hide(regexp.MustCompile(tt.hide))
+		if err := c.Finish(tb, nil, &parse.Profile{}); err != nil {
+			t.Fatal(err)
+		}
+		if tb.Hid() != tt.hid {
+			t.Errorf("--hide %s: Hid() = %v, want %v", tt.hide, tb.Hid(), tt.hid)
+		}
+		got := map[string]float64{}
+		gs, _, _ := tb.Groups(ByStack, Filter{}, 0, 0)
+		for _, g := range gs {
+			got[g.Key] = g.Flat.Samples
+		}
+		if fmt.Sprint(got) != fmt.Sprint(tt.want) {
+			t.Errorf("--hide %s: rows %v, want %v", tt.hide, got, tt.want)
+		}
+		if tot := tb.Total(Filter{})[0].Samples; tot != 32 {
+			t.Errorf("--hide %s: total %v samples, want all 32", tt.hide, tot)
+		}
+	}
+}

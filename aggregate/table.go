@@ -2,6 +2,8 @@ package aggregate
 
 import (
 	"fmt"
+	"regexp"
+	"slices"
 	"strconv"
 
 	"github.com/heapest/heapest/ci"
@@ -128,13 +130,58 @@ type Table struct {
 	// byModule keys unnamed frames by module and offset (see
 	// KeyByModule).
 	byModule bool
+	// hide matches the names of the functions Hide drops from stacks;
+	// hidden holds its verdict per function id (0: not asked yet,
+	// keptFunc, hiddenFunc), and hid says some function matched.
+	hide   *regexp.Regexp
+	hidden []uint8
+	hid    bool
 }
+
+// Verdicts of Table.hidden.
+const (
+	keptFunc   = 1
+	hiddenFunc = 2
+)
 
 // KeyByModule makes frames that no namer could name keyed by the module
 // they lie in and their offset in it, when the namer knows them
 // (ModuleNamer), instead of by address: in a merge, one library loaded at
 // different addresses in two processes is then one set of rows.
 func (t *Table) KeyByModule() { t.byModule = true }
+
+// Hide makes the frames whose function name matches re (pprof's -hide)
+// gone from every stack the table takes after it, wherever they are in
+// it: their samples count at the rest of their stack, whose first frame
+// left is the leaf, and a stack left with no frame is no stack. Frames
+// are hidden before anything groups or filters them: --focus and
+// --ignore see what is left.
+func (t *Table) Hide(re *regexp.Regexp) { t.hide = re }
+
+// Hid reports whether a function was hidden (Hide) from a stack.
+func (t *Table) Hid() bool { return t.hid }
+
+// dropHidden removes the hidden functions (Hide) from the stack ids,
+// matching each function's name once.
+func (t *Table) dropHidden(ids []uint32) []uint32 {
+	kept := ids[:0]
+	for _, fn := range ids {
+		if int(fn) >= len(t.hidden) {
+			n := max(int(fn)+1, len(t.funcs.names))
+			t.hidden = slices.Grow(t.hidden, n-len(t.hidden))[:n]
+		}
+		if t.hidden[fn] == 0 {
+			t.hidden[fn] = keptFunc
+			if t.hide.MatchString(t.funcName(fn)) {
+				t.hidden[fn], t.hid = hiddenFunc, true
+			}
+		}
+		if t.hidden[fn] == keptFunc {
+			kept = append(kept, fn)
+		}
+	}
+	return kept
+}
 
 // NewTable returns an empty Table for values and keys (those of the
 // Collectors that will be finished into it).
@@ -559,6 +606,8 @@ func (m *finisher) mapAll(stacks []uint32) {
 		own = own && m.ownTwice
 		if own {
 			m.buf = m.buf[:from]
+		} else if m.t.hide != nil {
+			m.buf = m.buf[:from+len(m.t.dropHidden(m.buf[from:]))]
 		}
 		m.ends = append(m.ends, len(m.buf))
 		m.hashes = append(m.hashes, hashIDs(m.buf[from:]))

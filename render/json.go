@@ -28,6 +28,9 @@ type jsonReport struct {
 	// before them.
 	Filters    *jsonFilters `json:"filters,omitempty"`
 	Unfiltered *float64     `json:"unfiltered_total,omitempty"`
+	// Hide is --hide: the frames of functions it matches are gone from
+	// every stack.
+	Hide string `json:"hide,omitempty"`
 	// Warnings are the inputs' warnings, as standard error shows them.
 	Warnings []string `json:"warnings,omitempty"`
 }
@@ -86,7 +89,7 @@ func newJSONMerged(r *report.Report) *jsonMerged {
 func writeJSON(w io.Writer, r *report.Report) error {
 	l := newLayout(r)
 	out := jsonReport{Confidence: r.Confidence, Value: r.Value.String(), Unit: r.Value.Unit(), By: r.By.String(),
-		Total: jsonTotal(l.machine, &r.Total), Rows: []jsonObject{}, Omitted: r.Omitted, Notes: r.Notes, Merged: newJSONMerged(r), Warnings: r.Warnings}
+		Total: jsonTotal(l.machine, &r.Total), Rows: []jsonObject{}, Omitted: r.Omitted, Notes: r.Notes, Merged: newJSONMerged(r), Hide: r.Hidden, Warnings: r.Warnings}
 	if r.Filters != nil {
 		u := r.Unfiltered
 		out.Filters, out.Unfiltered = &jsonFilters{Focus: r.Filters.Focus, Ignore: r.Filters.Ignore}, &u

@@ -189,6 +189,9 @@ func writeValueLine(w io.Writer, r *report.Report) {
 	if r.Filters != nil {
 		fmt.Fprintf(w, "Active filters: %s (percentages are of the unfiltered total, %s)\n", r.Filters, human(r.Unfiltered, r.Value.IsSpace()))
 	}
+	if r.Hidden != "" {
+		fmt.Fprintf(w, "Hidden frames: %s (their samples count at the frames that called them)\n", r.Hidden)
+	}
 	fmt.Fprintln(w)
 }
 

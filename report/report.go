@@ -30,6 +30,9 @@ type Options struct {
 	// Top limits the rows (0: all).
 	Top           int
 	Focus, Ignore *regexp.Regexp
+	// Hide drops the frames whose function it matches from every stack
+	// (aggregate.Table.Hide).
+	Hide *regexp.Regexp
 	// From and To select a time window of traces (ns from the trace
 	// start; To ≤ 0: the end) when Window is set.
 	From, To int64
@@ -121,6 +124,9 @@ type Report struct {
 	// as pprof's are.
 	Filters    *Filters
 	Unfiltered float64
+	// Hidden is --hide as given: frames of functions it matches are gone
+	// from every stack, their samples counted at the rest of it.
+	Hidden string
 	// Notices are warnings about the report itself (the filters leave
 	// nothing; a grouping the inputs have no key of), beside the inputs'
 	// own: the commands print them, and Warnings holds them too.
@@ -166,6 +172,8 @@ type Builder struct {
 	inputs []joined
 	// skipped are the inputs AddFiles left out.
 	skipped []Skip
+	// hid says --hide hid a frame of some input.
+	hid bool
 	// fleet gathers what Options.FleetSize needs.
 	fleet *fleetSums
 	// strs interns the strings the inputs' sources share.
@@ -259,6 +267,9 @@ func (b *Builder) load(read Reader, namer Namer, sizeHint int64) (*parse.Profile
 	// address: the same in every process (a merge's inputs load their
 	// libraries at different addresses), and a name a user can look up.
 	t.KeyByModule()
+	if b.opt.Hide != nil {
+		t.Hide(b.opt.Hide)
+	}
 	if err := c.Finish(t, n, p); err != nil {
 		return nil, nil, err
 	}
@@ -305,6 +316,7 @@ func (b *Builder) join(p *parse.Profile, t *aggregate.Table) {
 	// The samples each source rests on are counted on its own table,
 	// before it joins the others.
 	totals := t.Total(b.filter())
+	b.hid = b.hid || t.Hid()
 	if b.opt.FleetSize > 0 {
 		b.addFleet(p, t, totals)
 	}
@@ -576,6 +588,12 @@ func (b *Builder) Report() (*Report, error) {
 		r.Unfiltered = b.table.Total(aggregate.Filter{})[vi].Estimate
 		if r.Total.Stats.N == 0 && r.Unfiltered > 0 {
 			r.notice("the filters (" + r.Filters.String() + ") match no sample")
+		}
+	}
+	if opt.Hide != nil {
+		r.Hidden = opt.Hide.String()
+		if !b.hid && (opt.By == aggregate.ByFunc || opt.By == aggregate.ByStack || opt.By == aggregate.ByLeaf) {
+			r.notice("--hide " + r.Hidden + " matches no frame")
 		}
 	}
 	if none := keyAbsent(opt.By, groups, cut); none != "" {

@@ -27,6 +27,7 @@ type ReportOptions struct {
 	Top       int
 	Focus     string
 	Ignore    string
+	Hide      string
 	Format    render.Format
 	Output    string
 	From, To  time.Duration
@@ -255,6 +256,7 @@ func (o *ReportOptions) addSelectFlags(cmd *cobra.Command) {
 	f.IntVar(&o.Top, "top", 20, "show the `N` largest rows (0: all)")
 	f.StringVar(&o.Focus, "focus", "", "keep only samples with a frame (or type) matching `REGEX`")
 	f.StringVar(&o.Ignore, "ignore", "", "drop samples with a frame (or type) matching `REGEX`")
+	f.StringVar(&o.Hide, "hide", "", "drop the frames of functions matching `REGEX` from every stack (pprof's -hide): their samples count at the frames left, the first of them the leaf (e.g. an allocator wrapper's: --hide '^zmalloc')")
 	f.DurationVar(&o.From, "from", 0, "traces and JFR recordings: only events at or after this `time` from the start (e.g. 1m30s)")
 	f.DurationVar(&o.To, "to", 0, "traces and JFR recordings: only events before this `time` from the start")
 }
@@ -286,6 +288,9 @@ func (o ReportOptions) reportOptions(cmd *cobra.Command) (report.Options, error)
 		return r, err
 	}
 	if r.Ignore, err = compile("--ignore", o.Ignore); err != nil {
+		return r, err
+	}
+	if r.Hide, err = compile("--hide", o.Hide); err != nil {
 		return r, err
 	}
 	if o.FleetSize != 0 {

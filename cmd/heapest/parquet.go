@@ -150,7 +150,7 @@ var fromParquetFlags = []string{"from", "to", "jemalloc-unbias", "rate", "binary
 
 // groupedFlags are the flags that need the samples themselves, which
 // grouped rows no longer have (sample rows do).
-var groupedFlags = []string{"focus", "ignore", "fleet-size"}
+var groupedFlags = []string{"focus", "ignore", "hide", "fleet-size"}
 
 // readParquet reads heapest's Parquet rows. Sample rows become the records
 // of one profile in b, which every report flag then groups; grouped rows

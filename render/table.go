@@ -189,10 +189,16 @@ func writeValueLine(w io.Writer, r *report.Report) {
 	if r.Filters != nil {
 		fmt.Fprintf(w, "Active filters: %s (percentages are of the unfiltered total, %s)\n", r.Filters, human(r.Unfiltered, r.Value.IsSpace()))
 	}
+	WriteHidden(w, r)
+	fmt.Fprintln(w)
+}
+
+// WriteHidden writes the header line that says which frames --hide took
+// out of the report's stacks, if any.
+func WriteHidden(w io.Writer, r *report.Report) {
 	if r.Hidden != "" {
 		fmt.Fprintf(w, "Hidden frames: %s (their samples count at the frames that called them)\n", r.Hidden)
 	}
-	fmt.Fprintln(w)
 }
 
 // writeSources names the inputs (or what a merge was made of).

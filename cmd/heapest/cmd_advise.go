@@ -33,6 +33,7 @@ type AdviseOptions struct {
 	By        aggregate.By
 	Top       int
 	Rows      string
+	Hide      string
 	Precision float64
 	Format    render.Format
 	Output    string
@@ -94,6 +95,7 @@ func (o *AdviseOptions) addFlags(cmd *cobra.Command) {
 	enumVar(cmd, &o.By, "by", byChoices[:len(byChoices)-1], true, "what a row is (default func, flat; type for .NET traces). A stack reads leaf first in the table (leaf < caller); its JSON key is folded root first (root;...;leaf), and JSON's stack lists it leaf first")
 	f.IntVar(&o.Top, "top", o.Top, "advise for report's `N` largest rows")
 	f.StringVar(&o.Rows, "rows", "", "advise for every row whose key matches `REGEX` instead of the top ones")
+	f.StringVar(&o.Hide, "hide", "", "drop the frames of functions matching `REGEX` from every stack, as report --hide does, before the rows are made")
 	f.Var((*percentFlag)(&o.Precision), "precision", "the interval's half width wanted, as a `PERCENT` of the estimate (the report's ± column)")
 	enumVar(cmd, &o.Format, "format", adviseFormatChoices, false, "output format")
 	f.StringVarP(&o.Output, "output", "o", "", "write the advice to `FILE` (atomically) instead of standard output")
@@ -154,6 +156,10 @@ func (o AdviseOptions) reportOptions(cmd *cobra.Command) (report.Options, *regex
 		Top: o.Top, ExtraKeys: aggregate.Keys{Size: true}}
 	if o.Top < 1 {
 		return r, nil, fmt.Errorf("--top %d: want 1 or more rows", o.Top)
+	}
+	var err error
+	if r.Hide, err = compile("--hide", o.Hide); err != nil {
+		return r, nil, err
 	}
 	re, err := compile("--rows", o.Rows)
 	if re != nil {
@@ -235,7 +241,9 @@ func (v *adviceView) writeTable(w io.Writer) error {
 	p, r := v.plan, v.report
 	fmt.Fprintf(w, "Target: ±%s at %s confidence, %s by %s, in %s of dumps\n", pct(p.Target.Precision),
 		pct(r.Confidence), r.Value, r.By, pct(p.Target.Assurance))
-	fmt.Fprintf(w, "Input: %s\n\n", v.inputLine())
+	fmt.Fprintf(w, "Input: %s\n", v.inputLine())
+	render.WriteHidden(w, r)
+	fmt.Fprintln(w)
 	if err := v.writeRows(w); err != nil {
 		return err
 	}
@@ -405,6 +413,7 @@ type adviceJSON struct {
 	Current     *settingsJSON    `json:"current"`
 	Dumps       int              `json:"dumps_at_current_rate"`
 	Dotnet      adviceDotnetJSON `json:"dotnet"`
+	Hide        string           `json:"hide,omitempty"`
 }
 
 type sourceJSON struct {
@@ -453,7 +462,7 @@ func (v *adviceView) writeJSON(w io.Writer) error {
 	p, r := v.plan, v.report
 	out := adviceJSON{Precision: p.Target.Precision, Confidence: r.Confidence, Assurance: p.Target.Assurance,
 		Value: r.Value.String(), By: r.By.String(), CurrentRate: p.Current, Rate: p.Rate, Dumps: p.Dumps,
-		Dotnet: adviceDotnetJSON{Rate: advise.DotnetRate, Dumps: p.DotnetDumps}}
+		Dotnet: adviceDotnetJSON{Rate: advise.DotnetRate, Dumps: p.DotnetDumps}, Hide: r.Hidden}
 	for _, s := range r.Sources {
 		out.Sources = append(out.Sources, sourceJSON{Path: s.Path, Format: s.Format, Rate: s.Rate})
 	}

@@ -104,6 +104,7 @@ func TestJemallocRealDumps(t *testing.T) {
 	t.Run("symbolized", func(t *testing.T) { checkSymbolized(t, runs) })
 	t.Run("threads", func(t *testing.T) { checkThreads(t, heapest, runs[0]) })
 	t.Run("stacks", func(t *testing.T) { checkStacks(t, heapest, runs[0]) })
+	t.Run("lines", func(t *testing.T) { checkLines(t, heapest, runs[0]) })
 	t.Run("jeprof", func(t *testing.T) { checkJeprof(t, runs) })
 	t.Run("coverage", func(t *testing.T) { checkCoverage(t, runs) })
 }
@@ -273,6 +274,55 @@ func checkStacks(t *testing.T, heapest string, r *jeRun) {
 			t.Errorf("%s: no stack row [%s worker ...]; stacks: %q", r.name(), fn, stacks)
 		}
 	}
+}
+
+// checkLines: with --lines, each call site's bytes are at the line of its
+// malloc call in prog.c (named from the program's DWARF), all of them: a
+// site allocates at one line.
+func checkLines(t *testing.T, heapest string, r *jeRun) {
+	src, err := os.ReadFile(filepath.Join(repoRoot(t), "testdata", "realdata", "jemalloc", "prog.c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := parseReport(t, run(t, nil, heapest, "report", "--lines", "--format", "json", "--top", "0", r.dump)).Rows
+	byFunc := rowsByKey(r.space)
+	var keys []string
+	for _, row := range rows {
+		keys = append(keys, row.Key)
+	}
+	for _, fn := range callSites {
+		line := mallocLine(t, string(src), fn)
+		var got *Row
+		for i := range rows {
+			if strings.HasPrefix(rows[i].Key, fn+" ") && strings.HasSuffix(rows[i].Key, "/prog.c:"+strconv.Itoa(line)) {
+				got = &rows[i]
+			}
+		}
+		if got == nil {
+			t.Errorf("%s: no row \"%s …/prog.c:%d\"; rows %q", r.name(), fn, line, keys)
+			continue
+		}
+		if want := byFunc[fn]; got.Estimate != want.Estimate || got.Samples != want.Samples {
+			t.Errorf("%s: %s: %.0f B from %v samples, the function's row %.0f B from %v", r.name(), got.Key, got.Estimate, got.Samples, want.Estimate, want.Samples)
+		}
+	}
+}
+
+// mallocLine is the line of the first malloc call in C function fn of src.
+func mallocLine(t *testing.T, src, fn string) int {
+	lines := strings.Split(src, "\n")
+	for i, l := range lines {
+		if !strings.Contains(l, " "+fn+"(") {
+			continue
+		}
+		for j := i + 1; j < len(lines); j++ {
+			if strings.Contains(lines[j], "malloc(") {
+				return j + 1
+			}
+		}
+	}
+	t.Fatalf("prog.c: no malloc call in %s", fn)
+	return 0
 }
 
 // checkJeprof: on raw-mode dumps, heapest's flat per-function estimate equals

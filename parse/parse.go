@@ -27,6 +27,10 @@ type Options struct {
 	Threads bool
 	// MaxDecompressed bounds gzip output in bytes (0: DefaultMaxDecompressed).
 	MaxDecompressed int64
+	// Lines names frames by source line, not by function alone, where the
+	// input (or the symbolizer) has lines: "func file:line" (LineName),
+	// as pprof's -lines does.
+	Lines bool
 	// SizeHint is the input's size when known (an uncompressed regular
 	// file), for parsers to size their tables once; 0 when unknown.
 	SizeHint int64

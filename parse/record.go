@@ -1,6 +1,11 @@
 package parse
 
-import "github.com/heapest/heapest/ci"
+import (
+	"strconv"
+	"strings"
+
+	"github.com/heapest/heapest/ci"
+)
 
 // Scheme says how a record's allocations were sampled, which decides how they
 // can be unbiased and whether an interval is possible at all.
@@ -110,10 +115,35 @@ const (
 	AllocatorOwnFrame
 )
 
-// SourceLine is a frame's position in the source.
-type SourceLine struct {
-	File string
-	Line int
+// LineName is a frame's name by source line (Options.Lines): its
+// function and its position, "func file:line" as pprof's -lines names it
+// (" :line" when the file is unknown); the function alone when the line
+// is not known (0) or there is no function.
+func LineName(fn, file string, line int64) string {
+	if fn == "" || line <= 0 {
+		return fn
+	}
+	return fn + " " + file + ":" + strconv.FormatInt(line, 10)
+}
+
+// LineFunc is the function of a name LineName made: name without its
+// " file:line" (name itself when it has none).
+func LineFunc(name string) string {
+	i := strings.LastIndexByte(name, ' ')
+	if i < 0 {
+		return name
+	}
+	pos := name[i+1:]
+	c := strings.LastIndexByte(pos, ':')
+	if c < 0 || c == len(pos)-1 {
+		return name
+	}
+	for _, d := range pos[c+1:] {
+		if d < '0' || d > '9' {
+			return name
+		}
+	}
+	return name[:i]
 }
 
 // Record is one sampled unit of a profile: a stack line of a jemalloc dump,
@@ -321,9 +351,6 @@ type Profile struct {
 	MapsText []byte
 	// MapsLine is the line of the input file on which MapsText begins.
 	MapsLine int
-	// Lines holds the source position of frame addresses where the input
-	// or the symbolizer (symbolize.Options.Lines) gives one.
-	Lines map[uint64]SourceLine
 	// Symbols maps addresses to names when the file carries them (jeprof
 	// --raw "--- symbol" sections).
 	Symbols map[uint64]string

@@ -33,7 +33,6 @@ type testProfile struct {
 	MapsText      []byte
 	MapsLine      int
 	Symbols       map[uint64]string
-	Lines         map[uint64]parse.SourceLine
 	Records       []parse.Record
 	ThreadRecords []parse.Record
 }
@@ -44,7 +43,7 @@ type testProfile struct {
 // leading allocator frames dropped (at least one kept), Unresolved for
 // the unnamed frames kept. It returns the session's warnings.
 func Symbolize(tp *testProfile, opt Options) ([]string, error) {
-	p := &parse.Profile{Source: tp.Source, Mappings: tp.Mappings, MapsText: tp.MapsText, MapsLine: tp.MapsLine, Symbols: tp.Symbols, Lines: tp.Lines}
+	p := &parse.Profile{Source: tp.Source, Mappings: tp.Mappings, MapsText: tp.MapsText, MapsLine: tp.MapsLine, Symbols: tp.Symbols}
 	s, err := Open(p, opt)
 	if err != nil {
 		return nil, err
@@ -95,6 +94,6 @@ func Symbolize(tp *testProfile, opt Options) ([]string, error) {
 			recs[ri].Stack = st
 		}
 	}
-	tp.Mappings, tp.Lines = p.Mappings, p.Lines
+	tp.Mappings = p.Mappings
 	return s.Warnings(), nil
 }

@@ -26,12 +26,14 @@ type Options struct {
 	// DropAllocator drops allocator frames from the leaf end of each stack
 	// (see IsAllocatorFunc), keeping at least one frame.
 	DropAllocator bool
-	// Lines records the source position of each resolved frame address
-	// in Profile.Lines, from the DWARF line tables (an address inside
-	// inlined code gets the position of the outermost inlined call).
-	// Without it no position is recorded and DWARF is read only for
-	// addresses no symbol covers: function names come from the symbol
-	// tables, which costs a small part of reading debug sections.
+	// Lines names each resolved frame address by its function and its
+	// source position, "func file:line" (parse.LineName), from the DWARF
+	// line tables (an address inside inlined code gets the position of the
+	// outermost inlined call, in the function named). Frames named by the
+	// input are taken as named by lines too (parse.Options.Lines). Without
+	// it DWARF is read only for addresses no symbol covers: function names
+	// come from the symbol tables, which costs a small part of reading
+	// debug sections.
 	Lines bool
 }
 
@@ -186,13 +188,10 @@ func (ss *Session) Resolve() error {
 			r.alloc = s.isAllocatorFrame(parse.Frame{Addr: q.addr, Func: r.fn}) || IsGoAllocatorFunc(r.fn)
 		}
 		r.own = r.alloc && IsAllocatorOwnFunc(r.fn)
-		s.results[q.n] = r
-		if r.file != "" {
-			if s.p.Lines == nil {
-				s.p.Lines = map[uint64]parse.SourceLine{}
-			}
-			s.p.Lines[q.addr] = parse.SourceLine{File: r.file, Line: r.line}
+		if s.opt.Lines { // after the allocator's names were matched
+			r.fn = parse.LineName(r.fn, r.file, int64(r.line))
 		}
+		s.results[q.n] = r
 	}
 	ss.pending = nil
 	return s.fatal
@@ -214,8 +213,12 @@ func (ss *Session) Name(f parse.Frame, leaf bool) (name string, kind parse.Frame
 			return r.fn, frameKind(r.alloc, r.own)
 		}
 	}
+	fn := f.Func
+	if s.opt.Lines {
+		f.Func = parse.LineFunc(fn)
+	}
 	alloc := s.opt.DropAllocator && s.isAllocatorFrame(f)
-	return f.Func, frameKind(alloc, alloc && IsAllocatorOwnFunc(f.Func))
+	return fn, frameKind(alloc, alloc && IsAllocatorOwnFunc(f.Func))
 }
 
 // frameKind is an allocator frame's kind, or a program's frame.

@@ -197,7 +197,7 @@ func (o CIOptions) calculatorOnly(cmd *cobra.Command) error {
 	if o.Format != render.Table && o.Format != render.JSON && o.Format != render.CSV {
 		return fmt.Errorf("--format %s: the calculator writes table, csv or json", o.Format)
 	}
-	for _, name := range append(gateFlags, "value", "by", "top", "focus", "ignore", "hide", "from", "to", "fleet-size") {
+	for _, name := range append(gateFlags, "value", "by", "top", "focus", "ignore", "hide", "lines", "from", "to", "fleet-size") {
 		if cmd.Flags().Changed(name) {
 			return fmt.Errorf("--%s applies to input files; the calculator takes --samples, --rate, --size, --sizes, --offset-bytes", name)
 		}

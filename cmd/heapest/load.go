@@ -33,7 +33,9 @@ type inputOptions struct {
 	Jobs             int
 	AllowDuplicates  bool
 	LatestPerProcess bool
-	MaxDecompressed  float64
+	// Lines names frames by source line (parse.Options.Lines).
+	Lines           bool
+	MaxDecompressed float64
 	// Timeout bounds fetching each URL input (0: fetch's default).
 	Timeout time.Duration
 	// Quiet leaves standard error to errors (see chatter).
@@ -66,6 +68,7 @@ func (o *inputOptions) addFlags(cmd *cobra.Command) {
 	sizeVar(cmd, &o.MaxDecompressed, "max-decompressed", 1, "a size", "bound on what a gzipped input may decompress to, and on the body a URL input sends (default 512MiB): a gzip bomb stops there")
 	f.DurationVar(&o.Timeout, "timeout", 0, "URL inputs: give up on a server that has not sent the whole profile within this `duration` (default 60s plus the URL's seconds=)")
 	f.BoolVar(&o.LatestPerProcess, "latest-per-process", false, "of the dumps of one process or JFR recording, keep only the newest (by jemalloc's and gperftools' file names, a pprof profile's mappings and time, or the dump that holds the chunks of the recording's others)")
+	f.BoolVar(&o.Lines, "lines", false, "name frames by source line, \"func file:line\", as pprof's -lines does: rows by func are then lines (from the profile, or the binary's DWARF for jemalloc and gperftools dumps; JFR has lines but no files, .NET traces neither)")
 	f.BoolVarP(&o.Quiet, "quiet", "q", false, quietHelp)
 }
 
@@ -130,8 +133,8 @@ func (o *inputOptions) guardNames(stderr io.Writer, paths []string) ([]string, e
 func (o *inputOptions) input(several bool) report.Input {
 	return report.Input{
 		Parse: parse.Options{JemallocUnbias: o.JemallocUnbias, Rate: o.Rate, KeepGoing: o.KeepGoing && !several,
-			MaxDecompressed: int64(o.MaxDecompressed)},
-		Symbolize: symbolize.Options{Binary: o.Binary, SymbolPath: o.SymbolPath, DropAllocator: !o.KeepAllocator},
+			MaxDecompressed: int64(o.MaxDecompressed), Lines: o.Lines},
+		Symbolize: symbolize.Options{Binary: o.Binary, SymbolPath: o.SymbolPath, DropAllocator: !o.KeepAllocator, Lines: o.Lines},
 		Fetch:     fetch.Options{Timeout: o.Timeout, MaxBytes: int64(o.MaxDecompressed)},
 	}
 }

@@ -189,7 +189,11 @@ func (rd *reader) flatten(n *jsonNode, parent int32) error {
 	}
 	i := int32(len(rd.nodes))
 	rd.byID[n.ID] = i
-	rd.nodes = append(rd.nodes, node{parent: parent, name: frameName(n.CallFrame), selfSize: n.SelfSize})
+	name := frameName(n.CallFrame)
+	if rd.opt.Lines {
+		name = parse.LineName(name, n.CallFrame.URL, int64(n.CallFrame.LineNumber)+1)
+	}
+	rd.nodes = append(rd.nodes, node{parent: parent, name: name, selfSize: n.SelfSize})
 	for c := range n.Children {
 		if err := rd.flatten(&n.Children[c], i); err != nil {
 			return err

@@ -305,6 +305,9 @@ func (c *chunk) stack(ref types.StackTraceRef) stackEntry {
 		e.frames = make([]parse.Frame, len(st.Frames))
 		for j, f := range st.Frames {
 			e.frames[j].Func = c.method(f.Method)
+			if c.d.opt.Lines && int32(f.LineNumber) > 0 { // -1: unknown
+				e.frames[j].Func = c.d.names.get(parse.LineName(e.frames[j].Func, "", int64(f.LineNumber)))
+			}
 		}
 	}
 	c.d.nextStack++

@@ -193,10 +193,15 @@ func (d *decoder) stack(cell string) ([]parse.Frame, uint64, error) {
 			if !ok1 || !ok2 {
 				return nil, 0, fmt.Errorf("stack frame %d %q: want function;file;line", i+1, p)
 			}
-			if _, err := strconv.ParseInt(lineNo, 10, 64); err != nil {
+			line, err := strconv.ParseInt(lineNo, 10, 64)
+			if err != nil {
 				return nil, 0, fmt.Errorf("stack frame %d %q: line %q is not a number", i+1, p, lineNo)
 			}
-			frames[i].Func = d.intern(frameName(fn, file))
+			name := frameName(fn, file)
+			if d.opt.Lines && line > 0 {
+				name = parse.LineName(fn, file, line)
+			}
+			frames[i].Func = d.intern(name)
 		}
 	}
 	e := stackEntry{frames: frames, id: uint64(len(d.stacks) + 1)}

@@ -56,7 +56,11 @@ func Parse(name string, r *bufio.Reader, opt parse.Options, sink parse.Sink) (*p
 		}
 		d.stopped = err
 	}
-	return d.profile(), nil
+	p := d.profile()
+	if opt.Lines {
+		p.Warnings = append(p.Warnings, "--lines: a trace's stacks are methods, without source lines (those are in the PDB files, which heapest does not read): rows are by method")
+	}
+	return p, nil
 }
 
 // run reads the stream header and dispatches to the container version.

@@ -353,6 +353,10 @@ type decoded struct {
 	functions []pbFunction
 	locations []pbLocation
 	lines     []uint64 // function ids of the locations' lines
+	lineNos   []int64  // and their line numbers
+	// wantLines names frames by function and source line
+	// (parse.Options.Lines).
+	wantLines bool
 	mappings  []pbMapping
 
 	samples sampleBuf
@@ -551,6 +555,7 @@ func (d *decoded) line(r *pbBuf) error {
 		return err
 	}
 	d.lines = append(d.lines, lv[1])
+	d.lineNos = append(d.lineNos, int64(lv[2]))
 	return nil
 }
 

@@ -57,7 +57,7 @@ func ParseLegacy(name string, r *bufio.Reader, opt parse.Options, sink parse.Sin
 	if err := legacyRate(name, &h, opt, out); err != nil {
 		return nil, err
 	}
-	lp := legacyParser{name: name, h: h, out: out, sink: sink, funcs: map[string]string{}}
+	lp := legacyParser{name: name, lines: opt.Lines, h: h, out: out, sink: sink, funcs: map[string]string{}}
 	lp.rec = parse.Record{Scheme: parse.Bernoulli, Rate: h.rate}
 	if h.complete {
 		lp.rec.Scheme = parse.Exact
@@ -205,6 +205,7 @@ func scanError(name string, line int, err error, want string) error {
 // memory-map section that follow the header.
 type legacyParser struct {
 	name    string
+	lines   bool // name Go's frames by line (parse.Options.Lines)
 	h       legacyHeader
 	out     *parse.Profile
 	sink    parse.Sink
@@ -329,7 +330,7 @@ func (lp *legacyParser) goFrame(text []byte) {
 		return
 	}
 	addr, rest := textscan.Next(text[1:])
-	fn, _ := textscan.Next(rest)
+	fn, rest := textscan.Next(rest)
 	if fn == nil {
 		return
 	}
@@ -339,6 +340,11 @@ func (lp *legacyParser) goFrame(text []byte) {
 	}
 	if i := bytes.LastIndex(fn, []byte("+0x")); i > 0 {
 		fn = fn[:i]
+	}
+	if lp.lines {
+		if pos, _ := textscan.Next(rest); pos != nil {
+			fn = append(append(fn[:len(fn):len(fn)], ' '), pos...) // "func file:line", as parse.LineName makes
+		}
 	}
 	name, ok := lp.funcs[string(fn)]
 	if !ok {

@@ -43,6 +43,7 @@ func Parse(name string, r *bufio.Reader, opt parse.Options, sink parse.Sink) (*p
 	if err != nil {
 		return nil, err
 	}
+	d.wantLines = opt.Lines
 	if err := d.resolve(); err != nil {
 		return nil, &parse.Error{File: name, Offset: -1, Msg: "not a valid pprof protobuf (profile.proto)", Err: err}
 	}

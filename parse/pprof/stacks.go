@@ -85,7 +85,7 @@ type stackTable struct {
 // newStackTable checks the function and location tables, as
 // google/pprof's decoder does, and makes each location's frames.
 func newStackTable(d *decoded) (*stackTable, error) {
-	names, fns, err := functionNames(d)
+	names, files, fns, err := functionNames(d)
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +96,7 @@ func newStackTable(d *decoded) (*stackTable, error) {
 	t := &stackTable{locs: locs, start: make([]int32, 0, len(d.locations)+1)}
 	for i, l := range d.locations {
 		t.start = append(t.start, int32(len(t.frames)))
-		for _, fn := range d.lines[l.start:l.end] {
+		for j, fn := range d.lines[l.start:l.end] {
 			name := ""
 			if fn != 0 {
 				k, ok := fns.get(fn)
@@ -104,6 +104,9 @@ func newStackTable(d *decoded) (*stackTable, error) {
 					return nil, fmt.Errorf("location %d: line refers to unknown function %d", i, fn)
 				}
 				name = names[k]
+				if d.wantLines {
+					name = parse.LineName(name, files[k], d.lineNos[int(l.start)+j])
+				}
 			}
 			t.frames = append(t.frames, parse.Frame{Addr: l.addr, Func: name})
 		}
@@ -113,25 +116,32 @@ func newStackTable(d *decoded) (*stackTable, error) {
 	}
 	t.start = append(t.start, int32(len(t.frames)))
 	t.named = !slices.ContainsFunc(t.frames, func(f parse.Frame) bool { return f.Func == "" })
-	d.lines = nil // all in frames now
+	d.lines, d.lineNos = nil, nil // all in frames now
 	return t, nil
 }
 
-// functionNames checks the function table and returns its names, by
-// position, with the index of its ids.
-func functionNames(d *decoded) ([]string, idIndex, error) {
-	names := make([]string, len(d.functions))
+// functionNames checks the function table and returns its names and,
+// when lines are wanted, its file names, by position, with the index of
+// its ids.
+func functionNames(d *decoded) (names, files []string, _ idIndex, _ error) {
+	names = make([]string, len(d.functions))
+	if d.wantLines {
+		files = make([]string, len(d.functions))
+	}
 	for i, f := range d.functions {
 		name, err1 := d.str(int64(f.name))
-		_, err2 := d.strBytes(int64(f.file))
+		file, err2 := d.strBytes(int64(f.file))
 		if err := errors.Join(err1, err2); err != nil {
-			return nil, idIndex{}, fmt.Errorf("function %d: %v", i, err)
+			return nil, nil, idIndex{}, fmt.Errorf("function %d: %v", i, err)
 		}
 		names[i] = name
+		if files != nil {
+			files[i] = string(file)
+		}
 	}
 	fns, zero, dup := newIDIndex(len(d.functions), func(i int) uint64 { return d.functions[i].id })
 	err := idError("function", zero, dup, func(i int) uint64 { return d.functions[i].id })
-	return names, fns, err
+	return names, files, fns, err
 }
 
 // idError reports the first reserved or repeated id of a table.

@@ -1,0 +1,34 @@
+package parse
+
+import "testing"
+
+func TestLineName(t *testing.T) {
+	for _, tt := range []struct {
+		fn, file string
+		line     int64
+		name     string
+		// back is LineFunc(name): fn, but for a file name with a space
+		// (the function is taken to end at the last one).
+		back string
+	}{
+		{"main.alloc", "/src/main.go", 42, "main.alloc /src/main.go:42", "main.alloc"},
+		{"leaf_fn", "", 7, "leaf_fn :7", "leaf_fn"},
+		{"leaf_fn", "prog.c", 0, "leaf_fn", "leaf_fn"},
+		{"", "prog.c", 3, "", ""},
+		{"operator new(unsigned long)", "new_op.cc", 50, "operator new(unsigned long) new_op.cc:50", "operator new(unsigned long)"},
+		{"f", "my dir/a.cc", 9, "f my dir/a.cc:9", "f my"},
+	} {
+		if got := LineName(tt.fn, tt.file, tt.line); got != tt.name {
+			t.Errorf("LineName(%q, %q, %d) = %q, want %q", tt.fn, tt.file, tt.line, got, tt.name)
+		}
+		if got := LineFunc(tt.name); got != tt.back {
+			t.Errorf("LineFunc(%q) = %q, want %q", tt.name, got, tt.back)
+		}
+	}
+	// Names without a position are left whole.
+	for _, name := range []string{"main", "operator new", "std::vector<int, std::allocator<int> >::push_back", "f :x", "f a:", "x:1"} {
+		if got := LineFunc(name); got != name {
+			t.Errorf("LineFunc(%q) = %q, want it whole", name, got)
+		}
+	}
+}

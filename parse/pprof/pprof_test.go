@@ -611,7 +611,9 @@ func TestPprofBadInput(t *testing.T) {
 	}
 }
 
-// FuzzPprof: no input makes the pprof and legacy parsers panic.
+// FuzzPprof: no input makes the pprof and legacy parsers panic, and
+// naming frames by line (--lines) changes their names only: each keeps
+// its function's name in front.
 func FuzzPprof(f *testing.F) {
 	for _, file := range pprofFiles(f) {
 		// Large seeds make every mutation and minimization slow; the
@@ -626,6 +628,24 @@ func FuzzPprof(f *testing.F) {
 		p, err := read("fuzz", bytes.NewReader(data), parse.Options{MaxDecompressed: 16 << 20})
 		if err != nil {
 			return
+		}
+		pl, err := read("fuzz", bytes.NewReader(data), parse.Options{MaxDecompressed: 16 << 20, Lines: true})
+		if err != nil {
+			t.Fatalf("read by lines: %v; read by functions: no error", err)
+		}
+		if len(pl.Records) != len(p.Records) {
+			t.Fatalf("%d records by lines, %d by functions", len(pl.Records), len(p.Records))
+		}
+		for i, r := range p.Records {
+			l := pl.Records[i]
+			if l.InUse != r.InUse || l.Alloc != r.Alloc || len(l.Stack) != len(r.Stack) {
+				t.Fatalf("record %d: %+v by lines, %+v by functions", i, l, r)
+			}
+			for j, fr := range r.Stack {
+				if !strings.HasPrefix(l.Stack[j].Func, fr.Func) || l.Stack[j].Addr != fr.Addr {
+					t.Fatalf("record %d frame %d: %+v by lines, %+v by functions", i, j, l.Stack[j], fr)
+				}
+			}
 		}
 		for i := range p.Records {
 			for _, v := range []unbias.Value{unbias.InUseSpace, unbias.AllocObjects} {

@@ -184,8 +184,11 @@ func writeHeader(w io.Writer, r *report.Report) {
 }
 
 // writeValueLine says what the rows are.
-func writeValueLine(w io.Writer, r *report.Report) {
-	fmt.Fprintf(w, "Value: %s, by %s, %g%% confidence intervals\n", r.Value, r.By, 100*r.Confidence)
+func writeValueLine(w io.Writer, r *report.Report) { writeValueLineBy(w, r, r.By.String()) }
+
+// writeValueLineBy is writeValueLine with the rows' kind in words.
+func writeValueLineBy(w io.Writer, r *report.Report, by string) {
+	fmt.Fprintf(w, "Value: %s, by %s, %g%% confidence intervals\n", r.Value, by, 100*r.Confidence)
 	if r.Filters != nil {
 		fmt.Fprintf(w, "Active filters: %s (percentages are of the unfiltered total, %s)\n", r.Filters, human(r.Unfiltered, r.Value.IsSpace()))
 	}

@@ -10,8 +10,9 @@ func newRootCommand() *cobra.Command {
 		Short: "Heap profile estimates with confidence intervals",
 		Long: `heapest reads sampled heap profiles — jemalloc heap dumps, pprof protos (Go,
 tcmalloc, gperftools, heapprofd, Node.js's V8), V8's .heapprofile JSON (node
---heap-prof), .NET nettrace traces, JFR recordings and memray CSV exports — unbiases every sample, aggregates per function, stack or
-type, and prints every estimate with a confidence interval.
+--heap-prof), .NET nettrace traces, JFR recordings and memray CSV exports —
+unbiases every sample, aggregates per function, source line, stack or type, and
+prints every estimate with a confidence interval.
 
 Standard output carries only the report; progress, warnings and errors go to
 standard error.
@@ -30,6 +31,7 @@ standard error.
 		newDiffCommand(),
 		newWebCommand(),
 		newAdviseCommand(),
+		newListCommand(),
 		newVersionCommand(),
 		newGenCommand(),
 	)

@@ -1,0 +1,110 @@
+package render
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/olekukonko/tablewriter/tw"
+
+	"github.com/heapest/heapest/report"
+)
+
+// listContext is how many source lines heapest list shows before a
+// routine's first line with a row and after its last.
+const listContext = 3
+
+// WriteList writes routines, of report r (by func, named by line), as
+// annotated source: per routine a line naming it and a table of its
+// lines, each with the columns of r's table (flat and cum, with their
+// intervals) and its source text, from listContext lines before its first
+// row to as many after its last. Lines without a row show "." in the
+// columns. source returns a file's lines (nil when it cannot be read:
+// then only the lines with rows are shown, without text). more counts
+// the routines left out (--top); the caveats are footnotes after the
+// last routine.
+func WriteList(w io.Writer, r *report.Report, routines []report.Routine, more int, source func(file string) []string, ascii bool) error {
+	bw := &errWriter{w: w}
+	writeSources(bw, r)
+	writeValueLineBy(bw, r, "source line")
+	l := newLayout(r)
+	cols := l.table[:len(l.table)-1] // the key is the routine's, said above its table
+	notes := &footnotes{}
+	for i, rt := range routines {
+		if i > 0 {
+			fmt.Fprintln(bw)
+		}
+		fmt.Fprintf(bw, "ROUTINE %s in %s\n", rt.Func, rt.File)
+		b, err := routineBody(cols, rt, source(rt.File), notes, ascii)
+		if err != nil {
+			return err
+		}
+		bw.Write(b)
+	}
+	if more > 0 {
+		fmt.Fprintf(bw, "(%d more %s; --top 0 lists all)\n", more, FunctionsWord(more))
+	}
+	notes.write(bw, r.Notes)
+	return bw.err
+}
+
+// FunctionsWord is "function" or "functions", for n of them.
+func FunctionsWord(n int) string {
+	if n == 1 {
+		return "function"
+	}
+	return "functions"
+}
+
+// routineBody lays out one routine's table.
+func routineBody(cols []column, rt report.Routine, src []string, notes *footnotes, ascii bool) ([]byte, error) {
+	head := make([]string, 0, len(cols)+2)
+	align := make([]tw.Align, 0, len(cols)+2)
+	for _, col := range cols {
+		head, align = append(head, col.head), append(align, col.align)
+	}
+	head, align = append(head, "LINE", "SOURCE"), append(align, tw.AlignRight, tw.AlignLeft)
+	var rows [][]string
+	add := func(line int, cells []string) {
+		text := ""
+		if line <= len(src) {
+			text = src[line-1]
+		}
+		cells = append(cells, strconv.Itoa(line), text)
+		if ascii {
+			for i := range cells {
+				cells[i] = asciiReplacer.Replace(cells[i])
+			}
+		}
+		rows = append(rows, cells)
+	}
+	blank := make([]string, len(cols))
+	for i := range blank {
+		blank[i] = "."
+	}
+	next := 0 // the next of rt's lines with a row
+	from, to := rt.Lines[0], rt.Lines[len(rt.Lines)-1]
+	if src != nil {
+		from, to = max(1, from-listContext), min(len(src), to+listContext)
+	}
+	for line := from; line <= to || next < len(rt.Lines); line++ {
+		if next < len(rt.Lines) && rt.Lines[next] == line {
+			add(line, tableCells(cols, &cell{row: &rt.Rows[next], notes: notes}))
+			next++
+			continue
+		}
+		if src == nil {
+			line = rt.Lines[next] - 1 // no text to show between rows
+			continue
+		}
+		if line <= to {
+			add(line, append([]string(nil), blank...))
+		}
+	}
+	if ascii {
+		for i := range head {
+			head[i] = asciiReplacer.Replace(head[i])
+		}
+	}
+	return gridLayout(head, rows, align)
+}

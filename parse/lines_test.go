@@ -24,6 +24,10 @@ func TestLineName(t *testing.T) {
 		if got := LineFunc(tt.name); got != tt.back {
 			t.Errorf("LineFunc(%q) = %q, want %q", tt.name, got, tt.back)
 		}
+		fn, file, line, ok := SplitLineName(tt.name)
+		if named := tt.fn != "" && tt.line > 0; ok != named || ok && (fn != tt.back || line != tt.line || LineName(fn, file, line) != tt.name) {
+			t.Errorf("SplitLineName(%q) = %q, %q, %d, %v", tt.name, fn, file, line, ok)
+		}
 	}
 	// Names without a position are left whole.
 	for _, name := range []string{"main", "operator new", "std::vector<int, std::allocator<int> >::push_back", "f :x", "f a:", "x:1"} {

@@ -126,6 +126,23 @@ func LineName(fn, file string, line int64) string {
 	return fn + " " + file + ":" + strconv.FormatInt(line, 10)
 }
 
+// SplitLineName splits a name LineName made into its function, file and
+// line; ok is false for a name without a line. A file name with a space
+// is read as starting after its last one.
+func SplitLineName(name string) (fn, file string, line int64, ok bool) {
+	fn = LineFunc(name)
+	if fn == name {
+		return name, "", 0, false
+	}
+	pos := name[len(fn)+1:]
+	i := strings.LastIndexByte(pos, ':')
+	line, err := strconv.ParseInt(pos[i+1:], 10, 64)
+	if err != nil || line <= 0 {
+		return name, "", 0, false
+	}
+	return fn, pos[:i], line, true
+}
+
 // LineFunc is the function of a name LineName made: name without its
 // " file:line" (name itself when it has none).
 func LineFunc(name string) string {

@@ -305,16 +305,36 @@ func (e *pprofEncoder) location(f uint32) uint64 {
 	} else if addr, ok := e.s.Address(f); ok {
 		m = appendVarintField(m, 3, addr)
 	} else {
-		name := e.str(e.s.FuncName(f))
-		fn := appendVarintField(nil, 1, id) // function ids follow location ids
-		fn = appendVarintField(fn, 2, uint64(name))
-		fn = appendVarintField(fn, 3, uint64(name))
-		e.bytesField(pbFunction, fn)
-		line := appendVarintField(nil, 1, id)
-		m = appendBytesField(m, 4, line)
+		m = appendBytesField(m, 4, e.function(id, e.s.FuncName(f)))
 	}
 	e.bytesField(pbLocation, m)
 	return e.locs[f]
+}
+
+// function writes the function of location id (function ids follow
+// location ids) and returns the location's line naming it. A frame named
+// by source line (Stacks.Lines) is its function, with its file, and the
+// line in it: pprof's -lines and -list read them.
+func (e *pprofEncoder) function(id uint64, name string) []byte {
+	var file, line int64
+	if e.s.Lines {
+		if fn, f, l, ok := parse.SplitLineName(name); ok {
+			name, file, line = fn, e.str(f), l
+		}
+	}
+	n := e.str(name)
+	fn := appendVarintField(nil, 1, id)
+	fn = appendVarintField(fn, 2, uint64(n))
+	fn = appendVarintField(fn, 3, uint64(n))
+	if file != 0 {
+		fn = appendVarintField(fn, 4, uint64(file))
+	}
+	e.bytesField(pbFunction, fn)
+	l := appendVarintField(nil, 1, id)
+	if line != 0 {
+		l = appendVarintField(l, 2, uint64(line))
+	}
+	return l
 }
 
 // pprofMappings are the mappings written so far.

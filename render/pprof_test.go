@@ -407,3 +407,78 @@ func rawStrings(t *testing.T, gz []byte) []string {
 	}
 	return out
 }
+
+// TestPprofLines: a profile read by source line is written with each
+// frame's function, file and line, so that pprof's -lines and -list read
+// them; read back by lines it gives the rows it was written from, and by
+// functions the rows of its input read by functions.
+func TestPprofLines(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "parse", "pprof", "testdata", "go-heap.pb.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	byLine := report.Input{Parse: parse.Options{Lines: true}, Symbolize: symbolize.Options{Lines: true}}
+	rows := func(data []byte, in report.Input) map[string]float64 {
+		t.Helper()
+		b := report.NewBuilder(report.Options{Value: unbias.InUseSpace, By: aggregate.ByFunc, Confidence: 0.95, Method: ci.Auto, Lines: in.Parse.Lines})
+		if _, _, err := b.AddReader("in", bytes.NewReader(data), in); err != nil {
+			t.Fatal(err)
+		}
+		r, err := b.Report()
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]float64{}
+		for _, row := range r.Rows {
+			m[row.Key] = row.Flat.Estimate
+		}
+		return m
+	}
+	b := report.NewBuilder(report.Options{Value: unbias.InUseSpace, By: aggregate.ByFunc, Confidence: 0.95, Method: ci.Auto, AllValues: true, Lines: true})
+	if _, _, err := b.AddReader("in", bytes.NewReader(data), byLine); err != nil {
+		t.Fatal(err)
+	}
+	st, err := b.Stacks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := WritePprof(&out, st); err != nil {
+		t.Fatal(err)
+	}
+	p, err := profile.ParseData(out.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, l := range p.Location {
+		for _, ln := range l.Line {
+			if strings.Contains(ln.Function.Name, " ") {
+				t.Errorf("function %q: the line is the Line's, not the name's", ln.Function.Name)
+			}
+			found = found || ln.Function.Name == "main.allocHuge" && strings.HasSuffix(ln.Function.Filename, "/realdata/go/main.go") && ln.Line == 48
+		}
+	}
+	if !found {
+		t.Error("no location of main.allocHuge at main.go:48")
+	}
+	for _, tt := range []struct {
+		name    string
+		in      report.Input
+		want    map[string]float64
+		written []byte
+	}{
+		{"by line", byLine, rows(data, byLine), out.Bytes()},
+		{"by function", report.Input{}, rows(data, report.Input{}), out.Bytes()},
+	} {
+		got := rows(tt.written, tt.in)
+		if len(got) != len(tt.want) || len(got) < 5 {
+			t.Errorf("%s: %d rows read back, %d from the input", tt.name, len(got), len(tt.want))
+		}
+		for k, v := range tt.want {
+			if g, ok := got[k]; !ok || math.Abs(g-v) > 1e-6*v {
+				t.Errorf("%s: row %q: %v read back, %v from the input", tt.name, k, g, v)
+			}
+		}
+	}
+}

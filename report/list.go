@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/heapest/heapest/parse"
@@ -34,7 +33,7 @@ type Routine struct {
 func Routines(r *Report, re *regexp.Regexp) (routines []Routine, unlined []string) {
 	at := map[[2]string]int{}
 	for _, row := range r.Rows {
-		fn, file, line, ok := splitLineName(row.Key)
+		fn, file, line, ok := parse.SplitLineName(row.Key)
 		if !re.MatchString(fn) {
 			continue
 		}
@@ -50,7 +49,7 @@ func Routines(r *Report, re *regexp.Regexp) (routines []Routine, unlined []strin
 			routines = append(routines, Routine{Func: fn, File: file})
 		}
 		rt := &routines[i]
-		rt.Lines = append(rt.Lines, line)
+		rt.Lines = append(rt.Lines, int(line))
 		rt.Rows = append(rt.Rows, row)
 		rt.Flat += row.Flat.Estimate
 	}
@@ -72,20 +71,4 @@ func Routines(r *Report, re *regexp.Regexp) (routines []Routine, unlined []strin
 	})
 	slices.Sort(unlined)
 	return routines, slices.Compact(unlined)
-}
-
-// splitLineName splits a frame name parse.LineName made into its
-// function, file and line; ok is false for a name without a line.
-func splitLineName(name string) (fn, file string, line int, ok bool) {
-	fn = parse.LineFunc(name)
-	if fn == name {
-		return name, "", 0, false
-	}
-	pos := name[len(fn)+1:]
-	i := strings.LastIndexByte(pos, ':')
-	line, err := strconv.Atoi(pos[i+1:])
-	if err != nil || line <= 0 {
-		return name, "", 0, false
-	}
-	return fn, pos[:i], line, true
 }

@@ -33,6 +33,10 @@ type Options struct {
 	// Hide drops the frames whose function it matches from every stack
 	// (aggregate.Table.Hide).
 	Hide *regexp.Regexp
+	// Lines says the inputs' frames were named by source line
+	// (parse.Options.Lines): pprof output writes them as functions and
+	// lines (Stacks.Lines).
+	Lines bool
 	// From and To select a time window of traces (ns from the trace
 	// start; To ≤ 0: the end) when Window is set.
 	From, To int64

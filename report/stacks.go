@@ -21,6 +21,9 @@ type Stacks struct {
 	Sources []parse.Source
 	Merged  *parse.Merged
 	Skipped []Skip
+	// Lines says frames are named by source line (parse.LineName): pprof
+	// output writes each as its function and its line.
+	Lines bool
 
 	table  *aggregate.Table
 	filter aggregate.Filter
@@ -33,7 +36,7 @@ func (b *Builder) Stacks() (*Stacks, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Stacks{Confidence: opt.Confidence, Merged: b.merged(), Skipped: b.skipped,
+	s := &Stacks{Confidence: opt.Confidence, Merged: b.merged(), Skipped: b.skipped, Lines: opt.Lines,
 		table: b.table, filter: b.filter()}
 	profiles := b.profiles()
 	for _, v := range allValues {

@@ -309,9 +309,7 @@ func (o ReportOptions) reportOptions(cmd *cobra.Command) (report.Options, error)
 	if cmd.Flags().Changed("parquet-rows") && o.Format != render.Parquet {
 		return r, fmt.Errorf("--parquet-rows applies to --format parquet")
 	}
-	if o.Lines && (o.Format == render.Pprof || o.Format == render.Parquet) {
-		return r, fmt.Errorf("--lines names the rows of a report (table, csv, json, svg, html): --format %s writes functions, which pprof's own -lines cannot split again", o.Format)
-	}
+	r.Lines = o.Lines
 	if o.Format == render.Parquet && o.Output == "" {
 		return r, fmt.Errorf("--format parquet writes a binary file: give -o FILE (or -o - for standard output)")
 	}

@@ -75,8 +75,6 @@ profile. See docs/web.md.
 	// Where it serves is web's outcome, and an address beyond loopback
 	// exposes the profile: neither is chatter to silence.
 	f.Lookup("quiet").Usage = quietHelp + "; web still says where it serves, when it stops, and when --http is not loopback"
-	// pprof's views are of functions (runWeb refuses --lines, and says why).
-	_ = f.MarkHidden("lines")
 	return cmd
 }
 
@@ -87,9 +85,6 @@ func runWeb(ctx context.Context, cmd *cobra.Command, opts WebOptions, args []str
 	ropt, err := opts.reportOptions(cmd)
 	if err != nil {
 		return usageError{err}
-	}
-	if opts.Lines {
-		return usageError{fmt.Errorf("--lines: heapest web serves pprof's views of a profile of functions; use report --lines --format html for a flame graph by line")}
 	}
 	paths, err := opts.inputs(cmd, args, false)
 	if err != nil {

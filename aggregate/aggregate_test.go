@@ -264,3 +264,26 @@ func TestHide(t *testing.T) {
 		}
 	}
 }
+
+// Names by source line match on the whole name, or on their function or
+// their file alone (as pprof matches a line's function or file name).
+func TestMatchName(t *testing.T) {
+	for _, tt := range []struct {
+		re, name string
+		want     bool
+	}{
+		{`^zmalloc$`, "zmalloc", true},
+		{`^zmalloc$`, "zmalloc /src/zmalloc.c:120", true},
+		{`zmalloc\.c$`, "zmalloc /src/zmalloc.c:120", true},
+		{`\.c:120$`, "zmalloc /src/zmalloc.c:120", true},
+		{`^/src`, "zmalloc /src/zmalloc.c:120", true},
+		{`^zmalloc$`, "zmalloc_usable /src/zmalloc.c:120", false},
+		{`^main$`, "main.go", false},
+		{`^Lab\.phase2$`, "Lab.phase2 :53", true},
+		{`^operator new$`, "operator new", true},
+	} {
+		if got := matchName(regexp.MustCompile(tt.re), tt.name); got != tt.want {
+			t.Errorf("matchName(%s, %q) = %v, want %v", tt.re, tt.name, got, tt.want)
+		}
+	}
+}

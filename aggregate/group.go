@@ -9,6 +9,7 @@ import (
 
 	"github.com/heapest/heapest/ci"
 	"github.com/heapest/heapest/internal/grow"
+	"github.com/heapest/heapest/parse"
 )
 
 // Filter selects cells by their frames' names and their type (pprof's
@@ -874,6 +875,18 @@ const (
 	matchWithin = 8
 )
 
+// matchName reports whether re matches a frame's name or, for a name by
+// source line (parse.LineName), its function or its file alone, as pprof
+// matches a line's function name or file name: --focus '^main\.f$' keeps
+// main.f's lines, --focus 'cache\.go$' the lines of a file.
+func matchName(re *regexp.Regexp, name string) bool {
+	if re.MatchString(name) {
+		return true
+	}
+	fn, file, _, ok := parse.SplitLineName(name)
+	return ok && (re.MatchString(fn) || re.MatchString(file))
+}
+
 // matcher caches the verdict of the filter's expressions on each name.
 type matcher struct {
 	f    Filter
@@ -891,13 +904,13 @@ func (m *matcher) match(id uint32) uint8 {
 	}
 	v := uint8(matchDone)
 	name := m.name(id)
-	if m.f.Focus != nil && m.f.Focus.MatchString(name) {
+	if m.f.Focus != nil && matchName(m.f.Focus, name) {
 		v |= matchFocus
 	}
-	if m.f.Ignore != nil && m.f.Ignore.MatchString(name) {
+	if m.f.Ignore != nil && matchName(m.f.Ignore, name) {
 		v |= matchIgnore
 	}
-	if m.f.Within != nil && m.f.Within.MatchString(name) {
+	if m.f.Within != nil && matchName(m.f.Within, name) {
 		v |= matchWithin
 	}
 	m.memo[id] = v

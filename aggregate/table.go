@@ -172,7 +172,7 @@ func (t *Table) dropHidden(ids []uint32) []uint32 {
 		}
 		if t.hidden[fn] == 0 {
 			t.hidden[fn] = keptFunc
-			if t.hide.MatchString(t.funcName(fn)) {
+			if matchName(t.hide, t.funcName(fn)) {
 				t.hidden[fn], t.hid = hiddenFunc, true
 			}
 		}

@@ -34,8 +34,14 @@ func WriteList(w io.Writer, r *report.Report, routines []report.Routine, more in
 		if i > 0 {
 			fmt.Fprintln(bw)
 		}
-		fmt.Fprintf(bw, "ROUTINE %s in %s\n", rt.Func, rt.File)
-		b, err := routineBody(cols, rt, source(rt.File), notes, ascii)
+		var src []string
+		if rt.File == "" { // no file to read: JFR's lines
+			fmt.Fprintf(bw, "ROUTINE %s\n", rt.Func)
+		} else {
+			fmt.Fprintf(bw, "ROUTINE %s in %s\n", rt.Func, rt.File)
+			src = source(rt.File)
+		}
+		b, err := routineBody(cols, rt, src, notes, ascii)
 		if err != nil {
 			return err
 		}

@@ -14,7 +14,8 @@ import (
 // beside the function's source, as pprof's -list does.
 type Routine struct {
 	Func string
-	// File is the source file of the lines, as the profile names it.
+	// File is the source file of the lines, as the profile names it
+	// ("" when it names none: JFR's).
 	File string
 	// Lines are the lines that have a row, ascending; Rows[i] is line
 	// Lines[i]'s.
@@ -54,21 +55,25 @@ func Routines(r *Report, re *regexp.Regexp) (routines []Routine, unlined []strin
 		rt.Flat += row.Flat.Estimate
 	}
 	for i := range routines {
-		rt := &routines[i]
-		order := make([]int, len(rt.Lines))
-		for j := range order {
-			order[j] = j
-		}
-		slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(rt.Lines[a], rt.Lines[b]) })
-		lines, rows := make([]int, len(order)), make([]Row, len(order))
-		for j, o := range order {
-			lines[j], rows[j] = rt.Lines[o], rt.Rows[o]
-		}
-		rt.Lines, rt.Rows = lines, rows
+		routines[i].sortLines()
 	}
 	slices.SortStableFunc(routines, func(a, b Routine) int {
 		return cmp.Or(cmp.Compare(b.Flat, a.Flat), strings.Compare(a.Func, b.Func), strings.Compare(a.File, b.File))
 	})
 	slices.Sort(unlined)
 	return routines, slices.Compact(unlined)
+}
+
+// sortLines orders the routine's lines, and their rows with them.
+func (rt *Routine) sortLines() {
+	order := make([]int, len(rt.Lines))
+	for j := range order {
+		order[j] = j
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(rt.Lines[a], rt.Lines[b]) })
+	lines, rows := make([]int, len(order)), make([]Row, len(order))
+	for j, o := range order {
+		lines[j], rows[j] = rt.Lines[o], rt.Rows[o]
+	}
+	rt.Lines, rt.Rows = lines, rows
 }

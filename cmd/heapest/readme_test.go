@@ -36,8 +36,12 @@ func runDocExamples(t *testing.T, file string, min int) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// Paths are the repository root's (the examples run there): the
+		// arguments with a "/" that name one of its files, and ".". A bare
+		// word such as "report" is a command, though a directory has its
+		// name.
 		for i, a := range args {
-			if strings.HasPrefix(a, "testdata/") {
+			if _, err := os.Stat(filepath.Join(root, a)); err == nil && (a == "." || strings.Contains(a, "/")) {
 				args[i] = filepath.Join(root, a)
 			}
 		}

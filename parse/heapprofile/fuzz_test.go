@@ -13,7 +13,7 @@ import (
 )
 
 // FuzzParse feeds arbitrary bytes to the reader (seeded with the real
-// profiles of testdata): it must never panic, fail only with a
+// profiles of testdata; a third named by line): it must never panic, fail only with a
 // *parse.Error, and send records whose counts can be unbiased.
 func FuzzParse(f *testing.F) {
 	files, _ := filepath.Glob("testdata/*.heapprofile")
@@ -26,7 +26,7 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Add([]byte(`{"head":{"callFrame":{"functionName":"(root)"},"id":1,"children":[{"callFrame":{"functionName":"f"},"selfSize":131088,"id":2,"children":[]}]},"samples":[{"size":131088,"nodeId":2}]}`), uint32(131072))
 	f.Fuzz(func(t *testing.T, data []byte, rate uint32) {
-		opt := parse.Options{Rate: float64(rate)}
+		opt := parse.Options{Rate: float64(rate), Lines: len(data)%3 == 0}
 		p, err := Parse("fuzz.heapprofile", bufio.NewReader(bytes.NewReader(data)), opt, parse.SinkFunc(func(r *parse.Record) {
 			c := r.InUse
 			if c.Objects < 0 || c.Bytes < 0 || c.Samples < 0 || math.IsNaN(c.Bytes) || math.IsInf(c.Bytes, 0) {

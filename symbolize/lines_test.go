@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/heapest/heapest/parse"
@@ -22,6 +23,8 @@ func TestLinesOption(t *testing.T) {
 	full := build(t, "gcc", dir, "prog", cProgram, "-O0", "-g", "-fPIE", "-pie")
 	dwarfOnly := filepath.Join(dir, "prog.dwarf-only")
 	run(t, "strip", "-s", "--keep-section=.debug_*", "-o", dwarfOnly, full)
+	symtabOnly := filepath.Join(dir, "prog.symtab-only")
+	run(t, "strip", "--strip-debug", "-o", symtabOnly, full)
 	base := randomBase(rand.New(rand.NewPCG(21, 22)), false)
 	stack := stackIn(t, full, base, "leaf_fn", "middle_fn", "main")
 	withLines := []wantFrame{
@@ -36,11 +39,14 @@ func TestLinesOption(t *testing.T) {
 		lines     bool
 		want      []wantFrame
 		readDWARF bool
+		warning   string // "": none
 	}{
-		{"symtab-names-only", full, false, namesOnly, false},
-		{"symtab-lines", full, true, withLines, true},
-		{"dwarf-only-names", dwarfOnly, false, namesOnly, true},
-		{"dwarf-only-lines", dwarfOnly, true, withLines, true},
+		{"symtab-names-only", full, false, namesOnly, false, ""},
+		{"symtab-lines", full, true, withLines, true, ""},
+		{"dwarf-only-names", dwarfOnly, false, namesOnly, true, ""},
+		{"dwarf-only-lines", dwarfOnly, true, withLines, true, ""},
+		// Lines asked of a file without line tables: functions, and said.
+		{"no-dwarf-lines", symtabOnly, true, namesOnly, false, "--lines: no source line in prog.symtab-only (no DWARF line tables"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -50,8 +56,8 @@ func TestLinesOption(t *testing.T) {
 			}
 			before := dwarfLoads.Load()
 			warnings, err := Symbolize(p, Options{Lines: tc.lines})
-			if err != nil || len(warnings) != 0 {
-				t.Fatalf("err %v, warnings %q", err, warnings)
+			if err != nil || len(warnings) != min(len(tc.warning), 1) || tc.warning != "" && !strings.HasPrefix(warnings[0], tc.warning) {
+				t.Fatalf("err %v, warnings %q; want %q", err, warnings, tc.warning)
 			}
 			checkStack(t, p, tc.want)
 			if read := dwarfLoads.Load() != before; read != tc.readDWARF {

@@ -336,6 +336,9 @@ type fileState struct {
 	// start (sub_ADDRESS, from the unwind tables: see ehframe.go).
 	byStart int
 	caution string // why names from obj may be wrong
+	// lined and unlined count, with Options.Lines, the distinct addresses
+	// of the program's code named with a source line and without one.
+	lined, unlined int
 }
 
 func newSession(p *parse.Profile, opt Options) *session {
@@ -600,6 +603,13 @@ func (s *session) resolve(addr uint64, leaf bool) resolved {
 		return resolved{}
 	}
 	r, _ := o.resolveVaddr(vaddr, s.opt.Lines, func() *dwarfInfo { return s.dwarfFor(o) })
+	switch {
+	case !s.opt.Lines || r.fn == "" || s.opt.DropAllocator && m.allocator:
+	case r.line > 0:
+		m.file.lined++
+	default:
+		m.file.unlined++
+	}
 	if r.fn == "" {
 		if start, ok := o.funcStart(vaddr); ok {
 			r.fn = s.module(m) + "!sub_" + strconv.FormatUint(start, 16)
@@ -744,6 +754,23 @@ func (o *object) resolveVaddr(vaddr uint64, lines bool, dwarf func() *dwarfInfo)
 	return r, r.fn != ""
 }
 
+// unlinedWarning names, with Options.Lines, the files none of whose named
+// addresses got a source line ("" when there are none): their frames are
+// functions. One warning for all of them, as a dump maps many libraries
+// without debug information (libc's, libstdc++'s).
+func (s *session) unlinedWarning(paths []string) string {
+	var files []string
+	for _, p := range paths {
+		if fs := s.files[p]; fs.unlined > 0 && fs.lined == 0 {
+			files = append(files, filepath.Base(p))
+		}
+	}
+	if len(files) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("--lines: no source line in %s (no DWARF line tables: install the debug symbols, or give their directory with --symbol-path): their frames are functions", strings.Join(files, ", "))
+}
+
 // warnings lists, per file, why addresses stayed unresolved.
 func (s *session) warnings() []string {
 	var out []string
@@ -784,6 +811,9 @@ func (s *session) warnings() []string {
 		default:
 			out = append(out, fmt.Sprintf("%s: %s outside every function symbol (local symbols stripped?); use --symbol-path with a directory holding its debug file", fs.obj.path, n))
 		}
+	}
+	if w := s.unlinedWarning(paths); w != "" {
+		out = append(out, w)
 	}
 	if s.outside > 0 {
 		n := addresses(s.outside)

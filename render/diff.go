@@ -81,7 +81,12 @@ func writeDiffTable(w io.Writer, d *compare.Diff) error {
 	b := d.New.Value.IsSpace()
 	writeSideHeader(bw, "Base", d.Base)
 	writeSideHeader(bw, "New", d.New)
-	fmt.Fprintf(bw, "Value: %s, by %s; %s\n\n", d.New.Value, d.New.By, diffSummary(d))
+	fmt.Fprintf(bw, "Value: %s, by %s; %s\n", d.New.Value, d.New.By, diffSummary(d))
+	if d.New.Filters != nil {
+		fmt.Fprintf(bw, "Active filters: %s\n", d.New.Filters)
+	}
+	WriteHidden(bw, d.New)
+	fmt.Fprintln(bw)
 	head := []string{"BASE", "NEW", "DELTA", "CHANGE", level(d.Level) + "% CI", "P", keyHead(d.New.By)}
 	align := []tw.Align{tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft}
 	var rows [][]string

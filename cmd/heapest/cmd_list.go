@@ -39,7 +39,10 @@ Source files are read where the profile says they are, or, for a path that does
 not exist here, under each --source-path directory by the path's trailing
 parts (/build/src/app/main.go is found as DIR/src/app/main.go or
 DIR/app/main.go, ...). A file not found is said on standard error, and its
-lines with estimates are listed without their text.
+lines with estimates are listed without their text. JFR names no file: a
+method's is its class's, pkg/Outer.java (or .kt) for pkg.Outer$Inner.method,
+looked for in the current directory and under --source-path (the source
+root, such as src/main/java).
 
 Several inputs are merged as report merges them. --top is the number of
 functions listed, the largest first.
@@ -116,6 +119,11 @@ func runList(cmd *cobra.Command, opts ListOptions, args []string) error {
 		routines, cut = routines[:top], len(routines)-top
 	}
 	src := &sourceFiles{dirs: opts.SourcePath, stderr: stderr, read: map[string][]string{}}
+	for i := range routines {
+		if routines[i].File == "" { // a JVM method's lines: its class's file, if found
+			routines[i].File = src.classFile(routines[i].Func)
+		}
+	}
 	return writeOutput(opts.Output, cmd.OutOrStdout(), func(w io.Writer) error {
 		return render.WriteList(w, r, routines, cut, src.lines, tableOptions(w, false).ASCII)
 	})
@@ -172,6 +180,23 @@ func (s *sourceFiles) find(file string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// classFile is the source file of the class of JVM method fn
+// ("pkg.Outer$Inner.method": pkg/Outer.java, or .kt), where the profile
+// names none (JFR): looked for as find looks, "" when not found.
+func (s *sourceFiles) classFile(fn string) string {
+	dot := strings.LastIndexByte(fn, '.')
+	if dot <= 0 {
+		return ""
+	}
+	class, _, _ := strings.Cut(fn[:dot], "$")
+	for _, ext := range []string{".java", ".kt"} {
+		if path, ok := s.find(strings.ReplaceAll(class, ".", "/") + ext); ok {
+			return path
+		}
+	}
+	return ""
 }
 
 func isFile(path string) bool {

@@ -22,36 +22,75 @@ const listContext = 3
 // columns. source returns a file's lines (nil when it cannot be read:
 // then only the lines with rows are shown, without text). more counts
 // the routines left out (--top); the caveats are footnotes after the
-// last routine.
-func WriteList(w io.Writer, r *report.Report, routines []report.Routine, more int, source func(file string) []string, ascii bool) error {
+// last routine. With opt.Width, columns are dropped as the table drops
+// them until the lines fit, or none is left to drop.
+func WriteList(w io.Writer, r *report.Report, routines []report.Routine, more int, source func(file string) []string, opt TableOptions) error {
 	bw := &errWriter{w: w}
 	writeSources(bw, r)
 	writeValueLineBy(bw, r, "source line")
 	l := newLayout(r)
-	cols := l.table[:len(l.table)-1] // the key is the routine's, said above its table
-	notes := &footnotes{}
+	all := l.table[:len(l.table)-1] // the key is the routine's, said above its table
+	srcs := make([][]string, len(routines))
+	for i, rt := range routines {
+		if rt.File != "" { // else no file to read: JFR's lines
+			srcs[i] = source(rt.File)
+		}
+	}
+	cols := all
+	bodies, notes, err := routineBodies(cols, routines, srcs, opt.ASCII)
+	for err == nil && opt.Width > 0 && maxWidth(bodies) > opt.Width {
+		narrower := dropColumn(cols)
+		if narrower == nil {
+			break // the source lines are as wide as they are: the terminal wraps
+		}
+		cols = narrower
+		bodies, notes, err = routineBodies(cols, routines, srcs, opt.ASCII)
+	}
+	if err != nil {
+		return err
+	}
 	for i, rt := range routines {
 		if i > 0 {
 			fmt.Fprintln(bw)
 		}
-		var src []string
-		if rt.File == "" { // no file to read: JFR's lines
+		if rt.File == "" {
 			fmt.Fprintf(bw, "ROUTINE %s\n", rt.Func)
 		} else {
 			fmt.Fprintf(bw, "ROUTINE %s in %s\n", rt.Func, rt.File)
-			src = source(rt.File)
 		}
-		b, err := routineBody(cols, rt, src, notes, ascii)
-		if err != nil {
-			return err
-		}
-		bw.Write(b)
+		bw.Write(bodies[i])
 	}
 	if more > 0 {
 		fmt.Fprintf(bw, "(%d more %s; --top 0 lists all)\n", more, FunctionsWord(more))
 	}
+	if len(cols) < len(all) {
+		fmt.Fprintf(bw, "(%s left out to fit %d; --wide shows all)\n", columnsText(len(all)-len(cols)), opt.Width)
+	}
 	notes.write(bw, r.Notes)
 	return bw.err
+}
+
+// routineBodies lays out every routine's table in the columns cols.
+func routineBodies(cols []column, routines []report.Routine, srcs [][]string, ascii bool) ([][]byte, *footnotes, error) {
+	notes := &footnotes{}
+	bodies := make([][]byte, len(routines))
+	for i, rt := range routines {
+		b, err := routineBody(cols, rt, srcs[i], notes, ascii)
+		if err != nil {
+			return nil, nil, err
+		}
+		bodies[i] = b
+	}
+	return bodies, notes, nil
+}
+
+// maxWidth is the widest line of the bodies.
+func maxWidth(bodies [][]byte) int {
+	w := 0
+	for _, b := range bodies {
+		w = max(w, maxLineWidth(b))
+	}
+	return w
 }
 
 // FunctionsWord is "function" or "functions", for n of them.

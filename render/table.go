@@ -71,7 +71,7 @@ func WriteTable(w io.Writer, r *report.Report, opt TableOptions) error {
 		fmt.Fprintf(bw, "(%d more %s; --top 0 shows all)\n", r.Omitted, rowsWord(r.Omitted))
 	}
 	if len(cols) < len(l.table) {
-		fmt.Fprintf(bw, "(%d columns left out to fit %d; --wide shows all)\n", len(l.table)-len(cols), opt.Width)
+		fmt.Fprintf(bw, "(%s left out to fit %d; --wide shows all)\n", columnsText(len(l.table)-len(cols)), opt.Width)
 	}
 	notes.write(bw, r.Notes)
 	if bw.err != nil {
@@ -132,6 +132,14 @@ var dropOrder = []func(i int, c column) bool{
 	func(i int, c column) bool { return c.head == "CUM%" },
 	func(i int, c column) bool { return c.head == "FLAT%" },
 	func(i int, c column) bool { return c.head == "METHOD" },
+}
+
+// columnsText is "1 column" or "N columns".
+func columnsText(n int) string {
+	if n == 1 {
+		return "1 column"
+	}
+	return strconv.Itoa(n) + " columns"
 }
 
 // dropColumn returns cols without the first column dropOrder names, or

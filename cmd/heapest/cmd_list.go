@@ -62,6 +62,7 @@ functions listed, the largest first.
 	f := cmd.Flags()
 	f.StringVarP(&opts.Output, "output", "o", "", "write the listing to `FILE` (atomically) instead of standard output")
 	f.StringSliceVar(&opts.SourcePath, "source-path", nil, "directories searched for source files by their path's trailing parts (`DIR`,...)")
+	f.BoolVar(&opts.Wide, "wide", false, "on a terminal, keep every column (by default the least needed go until the lines fit)")
 	f.Lookup("top").Usage = "list the `N` functions that allocated most (0: all)"
 	// A listing is by line, always.
 	for _, name := range []string{"by", "lines"} {
@@ -125,7 +126,7 @@ func runList(cmd *cobra.Command, opts ListOptions, args []string) error {
 		}
 	}
 	return writeOutput(opts.Output, cmd.OutOrStdout(), func(w io.Writer) error {
-		return render.WriteList(w, r, routines, cut, src.lines, tableOptions(w, false).ASCII)
+		return render.WriteList(w, r, routines, cut, src.lines, tableOptions(w, opts.Wide))
 	})
 }
 

@@ -104,7 +104,7 @@ func TestJemallocRealDumps(t *testing.T) {
 	t.Run("symbolized", func(t *testing.T) { checkSymbolized(t, runs) })
 	t.Run("threads", func(t *testing.T) { checkThreads(t, heapest, runs[0]) })
 	t.Run("stacks", func(t *testing.T) { checkStacks(t, heapest, runs[0]) })
-	t.Run("lines", func(t *testing.T) { checkLines(t, heapest, runs[0]) })
+	t.Run("lines", func(t *testing.T) { checkLines(t, heapest, jeprof, prog, runs[0]) })
 	t.Run("jeprof", func(t *testing.T) { checkJeprof(t, runs) })
 	t.Run("coverage", func(t *testing.T) { checkCoverage(t, runs) })
 }
@@ -190,13 +190,17 @@ func execRun(r *jeRun, prog, heapest, jeprof string) error {
 }
 
 // jeprofLine is one row of `jeprof --text`: flat, flat%, sum%, cum, cum%, name.
+// jeprofDiscriminator is what jeprof --lines (addr2line) adds to a
+// position that DWARF tells apart by discriminator.
+var jeprofDiscriminator = regexp.MustCompile(` \(discriminator \d+\)$`)
+
 var jeprofLine = regexp.MustCompile(`^\s*(\d+)\s+[-\d.]+%\s+[-\d.]+%\s+(\d+)\s+[-\d.]+%\s+(.+?)\s*$`)
 
 // jeprofFlat runs `jeprof --text --show_bytes` and returns the flat bytes
 // per function. The node limits are lifted so no function is hidden.
-func jeprofFlat(jeprof, binary, dump string) (map[string]float64, error) {
-	out, errOut, err := runErr(nil, jeprof, "--text", "--show_bytes",
-		"--nodecount=100000", "--nodefraction=0", "--edgefraction=0", binary, dump)
+func jeprofFlat(jeprof, binary, dump string, flags ...string) (map[string]float64, error) {
+	args := append([]string{"--text", "--show_bytes", "--nodecount=100000", "--nodefraction=0", "--edgefraction=0"}, flags...)
+	out, errOut, err := runErr(nil, jeprof, append(args, binary, dump)...)
 	if err != nil {
 		return nil, fmt.Errorf("jeprof %s: %v\n%s", dump, err, errOut)
 	}
@@ -211,7 +215,7 @@ func jeprofFlat(jeprof, binary, dump string) (map[string]float64, error) {
 		if err != nil {
 			return nil, fmt.Errorf("jeprof line %q: %v", sc.Text(), err)
 		}
-		flat[m[3]] += v
+		flat[jeprofDiscriminator.ReplaceAllString(m[3], "")] += v
 	}
 	if len(flat) == 0 {
 		return nil, fmt.Errorf("jeprof printed no rows:\n%s\n%s", out, errOut)
@@ -278,8 +282,10 @@ func checkStacks(t *testing.T, heapest string, r *jeRun) {
 
 // checkLines: with --lines, each call site's bytes are at the line of its
 // malloc call in prog.c (named from the program's DWARF), all of them: a
-// site allocates at one line.
-func checkLines(t *testing.T, heapest string, r *jeRun) {
+// site allocates at one line; and on a raw dump every line's flat bytes
+// are jeprof --lines's (addr2line's positions), as checkJeprof compares
+// functions.
+func checkLines(t *testing.T, heapest, jeprof, prog string, r *jeRun) {
 	src, err := os.ReadFile(filepath.Join(repoRoot(t), "testdata", "realdata", "jemalloc", "prog.c"))
 	if err != nil {
 		t.Fatal(err)
@@ -305,6 +311,26 @@ func checkLines(t *testing.T, heapest string, r *jeRun) {
 		if want := byFunc[fn]; got.Estimate != want.Estimate || got.Samples != want.Samples {
 			t.Errorf("%s: %s: %.0f B from %v samples, the function's row %.0f B from %v", r.name(), got.Key, got.Estimate, got.Samples, want.Estimate, want.Samples)
 		}
+	}
+	if !r.withJep {
+		return
+	}
+	jep, err := jeprofFlat(jeprof, prog, r.dump, "--lines")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, row := range rows {
+		if !strings.Contains(row.Key, "/prog.c:") {
+			continue // libraries' lines: addr2line and DWARF may differ on code without it
+		}
+		if want := jep[row.Key]; math.Abs(row.Estimate-want) > 0.001*want+1 {
+			t.Errorf("%s %s: heapest %.0f B, jeprof --lines %.0f B", r.name(), row.Key, row.Estimate, want)
+		}
+		n++
+	}
+	if n < len(callSites) {
+		t.Errorf("%s: %d lines of prog.c compared with jeprof --lines, want at least %d", r.name(), n, len(callSites))
 	}
 }
 

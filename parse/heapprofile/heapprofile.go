@@ -190,8 +190,14 @@ func (rd *reader) flatten(n *jsonNode, parent int32) error {
 	i := int32(len(rd.nodes))
 	rd.byID[n.ID] = i
 	name := frameName(n.CallFrame)
-	if rd.opt.Lines {
-		name = parse.LineName(name, n.CallFrame.URL, int64(n.CallFrame.LineNumber)+1)
+	if cf := n.CallFrame; rd.opt.Lines && cf.LineNumber >= 0 {
+		// By line, an anonymous function is told by its line, not by
+		// its position in its name too.
+		fn := cf.FunctionName
+		if fn == "" {
+			fn = "(anonymous)"
+		}
+		name = parse.LineName(fn, cf.URL, int64(cf.LineNumber)+1)
 	}
 	rd.nodes = append(rd.nodes, node{parent: parent, name: name, selfSize: n.SelfSize})
 	for c := range n.Children {

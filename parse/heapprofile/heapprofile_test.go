@@ -336,3 +336,33 @@ func TestByteOrderMark(t *testing.T) {
 		t.Fatalf("%d records, %v", len(recs), err)
 	}
 }
+
+// By line (Options.Lines), a frame is its function and its position, lines
+// from 1; an anonymous function is told by its line, and a frame without a
+// position keeps its name.
+func TestFrameNamesByLine(t *testing.T) {
+	const prof = `{"head":{"callFrame":{"functionName":"(root)","url":"","lineNumber":-1,"columnNumber":-1},"id":1,"children":[
+		{"callFrame":{"functionName":"","url":"file:///app/main.js","lineNumber":0,"columnNumber":0},"id":2,"children":[
+			{"callFrame":{"functionName":"site","url":"file:///app/main.js","lineNumber":6,"columnNumber":12},"selfSize":131088,"id":3,"children":[]}]}]},
+		"samples":[{"size":131088,"nodeId":3}]}`
+	for _, tt := range []struct {
+		lines bool
+		want  string
+	}{
+		{false, "[site (anonymous:L#1:C#1)]"}, // the root is no frame
+		{true, "[site file:///app/main.js:7 (anonymous) file:///app/main.js:1]"},
+	} {
+		var names []string
+		_, err := Parse("t.heapprofile", bufio.NewReader(strings.NewReader(prof)), parse.Options{Rate: 131072, Lines: tt.lines}, parse.SinkFunc(func(r *parse.Record) {
+			for _, f := range r.Stack {
+				names = append(names, f.Func)
+			}
+		}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fmt.Sprint(names); got != tt.want {
+			t.Errorf("lines %v: stack %s, want %s", tt.lines, got, tt.want)
+		}
+	}
+}

@@ -368,6 +368,10 @@ type Profile struct {
 	MapsText []byte
 	// MapsLine is the line of the input file on which MapsText begins.
 	MapsLine int
+	// AllocatorNamed says the input names its frames, the allocator's
+	// among them at the leaf end of its stacks (DHAT's malloc replacements):
+	// they are told by their names (symbolize.ByName).
+	AllocatorNamed bool
 	// Symbols maps addresses to names when the file carries them (jeprof
 	// --raw "--- symbol" sections).
 	Symbols map[uint64]string

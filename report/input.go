@@ -81,6 +81,8 @@ func (b *Builder) loadInput(read Reader, in Input, hint int64) (*parse.Profile, 
 			return aggregate.IDNamer(p.Names), nil
 		case p.Names != nil:
 			return aggregate.FuncNamer(p.Names), nil
+		case p.AllocatorNamed:
+			return symbolize.ByName{Drop: in.Symbolize.DropAllocator}, nil
 		case len(p.Mappings) > 0 || len(p.MapsText) > 0 || len(p.Symbols) > 0 || in.Symbolize.Binary != "":
 			var err error
 			if sess, err = symbolize.Open(p, in.Symbolize); err != nil {

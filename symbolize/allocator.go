@@ -27,12 +27,14 @@ var allocatorNames = map[string]bool{
 // (je_, prof_, imalloc…, arena_, tcache_; _rjem_ in Rust's
 // tikv-jemalloc-sys), tcmalloc's (tc_, tcmalloc::), glibc's, and Rust's
 // global-allocator shims and std entry points (alloc::alloc::alloc,
-// exchange_malloc, Global::allocate: Rust's operator new).
+// exchange_malloc, Global::allocate: Rust's operator new), and dhat-rs's
+// allocator.
 var allocatorPrefixes = []string{
 	"je_", "prof_", "imalloc", "ialloc", "arena_", "tcache_", "malloc_",
 	"__libc_malloc", "tc_", "jemalloc::", "tcmalloc::", "_rjem_",
 	"__rg_", "__rdl_", "tikv_jemallocator::", "<tikv_jemallocator::",
 	"<jemallocator::", "jemallocator::", "alloc::alloc::", "<alloc::alloc::Global",
+	"<dhat::Alloc as ", // dhat-rs's global allocator, which records every allocation
 }
 
 // goAllocatorNames are the Go runtime's allocation entry points. A Go
@@ -100,6 +102,32 @@ func shortName(name string) string {
 	}
 	return strings.TrimSpace(name)
 }
+
+// ByName is the Namer of an input that names its own frames, the
+// allocator's among them (parse.Profile.AllocatorNamed): it keeps the
+// names and, with Drop, tells allocator frames by them (IsAllocatorFunc,
+// the function of a name by line: parse.LineFunc).
+type ByName struct{ Drop bool }
+
+// Need does nothing: the frames are named.
+func (ByName) Need(uint64, bool) {}
+
+// Resolve does nothing.
+func (ByName) Resolve() error { return nil }
+
+// Name returns f's own name and what kind of frame it is.
+func (n ByName) Name(f parse.Frame, _ bool) (string, parse.FrameKind) {
+	if !n.Drop || !IsAllocatorFunc(parse.LineFunc(f.Func)) {
+		return f.Func, parse.ProgramFrame
+	}
+	if IsAllocatorOwnFunc(parse.LineFunc(f.Func)) {
+		return f.Func, parse.AllocatorOwnFrame
+	}
+	return f.Func, parse.AllocatorFrame
+}
+
+// Unresolved does nothing.
+func (ByName) Unresolved(uint64) {}
 
 // isAllocatorLib reports whether a mapped file is an allocator library, all
 // of whose code is allocator frames.

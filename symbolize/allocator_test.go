@@ -19,6 +19,7 @@ func TestIsAllocatorFunc(t *testing.T) {
 		"jemalloc::alloc", "tcmalloc::Sampler::RecordAllocation", "_rjem_malloc", "__rust_alloc",
 		"__rg_alloc", "newImpl", "newImpl<false>", "TCMalloc_ThreadCache::Allocate",
 		"_rjem_je_prof_backtrace", "<tikv_jemallocator::Jemalloc as core::alloc::global::GlobalAlloc>::alloc",
+		"<dhat::Alloc as core::alloc::global::GlobalAlloc>::alloc",
 		"alloc::alloc::exchange_malloc", "<alloc::alloc::Global as core::alloc::Allocator>::allocate",
 	}
 	no := []string{"", "main", "alloc_a", "std::vector::push_back", "my_malloc_wrapper", "operator delete", "freeList", "mallory",
@@ -239,5 +240,27 @@ func TestTcmallocLibraryDamaged(t *testing.T) {
 	}
 	if w := strings.Join(warnings, "\n"); !strings.Contains(w, lib) || !strings.Contains(w, "not an ELF") {
 		t.Errorf("warnings %q: want one saying %s is no ELF file", warnings, lib)
+	}
+}
+
+// ByName keeps an input's own names and tells its allocator frames by
+// them, by function when the frames are named by line, and only with Drop.
+func TestByName(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		drop bool
+		kind parse.FrameKind
+	}{
+		{"malloc", true, parse.AllocatorFrame},
+		{"malloc", false, parse.ProgramFrame},
+		{"operator new(unsigned long)", true, parse.AllocatorFrame},
+		{"<dhat::Alloc as core::alloc::global::GlobalAlloc>::alloc dhat-0.3.3/src/lib.rs:1389", true, parse.AllocatorFrame},
+		{"site_a p.c:5", true, parse.ProgramFrame},
+		{"TCMalloc_SystemAlloc", true, parse.AllocatorOwnFrame},
+	} {
+		name, kind := ByName{Drop: tt.drop}.Name(parse.Frame{Addr: 1, Func: tt.name}, true)
+		if name != tt.name || kind != tt.kind {
+			t.Errorf("ByName{%v}.Name(%q) = %q, %v; want the name, %v", tt.drop, tt.name, name, kind, tt.kind)
+		}
 	}
 }

@@ -54,7 +54,7 @@ interval method used.
 
 Inputs are detected by content (jemalloc heap_v2 dumps, gperftools/pprof legacy
 heap text, pprof protos, nettrace traces, JFR recordings, memray transform csv
-output) and may be gzip-compressed; "-" reads standard input. JFR estimates are
+output, V8 .heapprofile JSON, DHAT profiles) and may be gzip-compressed; "-" reads standard input. JFR estimates are
 sums of the events' weights and their intervals model-based (docs/jfr.md).
 
 An input may be an http or https URL, such as a Go program's

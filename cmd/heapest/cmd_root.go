@@ -10,7 +10,8 @@ func newRootCommand() *cobra.Command {
 		Short: "Heap profile estimates with confidence intervals",
 		Long: `heapest reads sampled heap profiles — jemalloc heap dumps, pprof protos (Go,
 tcmalloc, gperftools, heapprofd, Node.js's V8), V8's .heapprofile JSON (node
---heap-prof), .NET nettrace traces, JFR recordings and memray CSV exports —
+--heap-prof), .NET nettrace traces, JFR recordings, memray CSV exports and
+DHAT profiles (Valgrind's, dhat-rs's) —
 unbiases every sample, aggregates per function, source line, stack or type, and
 prints every estimate with a confidence interval.
 

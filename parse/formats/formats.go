@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/heapest/heapest/parse"
+	"github.com/heapest/heapest/parse/dhat"
 	"github.com/heapest/heapest/parse/heapprofile"
 	"github.com/heapest/heapest/parse/jemalloc"
 	"github.com/heapest/heapest/parse/jfr"
@@ -46,6 +47,7 @@ var List = []Format{
 	{Name: "jfr", Detect: jfr.Detect, Parse: jfr.Parse},
 	{Name: "memray", Detect: memray.Detect, Parse: memray.Parse},
 	{Name: "heapprofile", Detect: heapprofile.Detect, Parse: heapprofile.Parse},
+	{Name: "dhat", Detect: dhat.Detect, Parse: dhat.Parse},
 	{Name: "pprof", Detect: pprof.Detect, Parse: pprof.Parse},
 }
 
@@ -190,7 +192,7 @@ func notAProfile(head []byte) string {
 			line = append(line[:57:57], "..."...)
 		}
 		return fmt.Sprintf("a text file no format recognises (it starts %q); heapest reads jemalloc heap_v2 dumps, "+
-			"gperftools, Go and Java heap profile text, pprof protos (gzipped or not), nettrace, JFR, memray and V8 .heapprofile files", line)
+			"gperftools, Go and Java heap profile text, pprof protos (gzipped or not), nettrace, JFR, memray, V8 .heapprofile and DHAT files", line)
 	}
 	return ""
 }

@@ -134,11 +134,11 @@ func TestBadFiles(t *testing.T) {
 
 func TestDetect(t *testing.T) {
 	for in, want := range map[string]bool{
-		`{"dhatFileVersion":2`:            true,
+		`{"dhatFileVersion":2`:              true,
 		"\ufeff{\n \"dhatFileVersion\" : 2": true,
 		"{\n\"dhatFileVersion\":2":          true,
-		`{"head":{}}`:                      false,
-		`{"dhatFileVersio`:                 false,
+		`{"head":{}}`:                       false,
+		`{"dhatFileVersio`:                  false,
 	} {
 		if got := Detect([]byte(in)); got != want {
 			t.Errorf("Detect(%q) = %v", in, got)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the test suite needs on a fresh Debian machine: jemalloc with
 # profiling (and its jeprof), gperftools, binutils, chromium and chromedriver,
-# Node.js with @datadog/pprof, Redis.
+# Node.js with @datadog/pprof, Redis, Valgrind.
 # Idempotent; a no-op when everything is present. Needs root (or sudo) for
 # apt-get.
 set -euo pipefail
@@ -28,6 +28,8 @@ command -v chromedriver >/dev/null || need+=(chromium-driver)
 # e2e/redis_test.go runs Debian's Redis (redis-tools' redis-check-rdb is the
 # server too; redis-server would also start a system service).
 command -v redis-check-rdb >/dev/null || need+=(redis-tools)
+# e2e/dhat_test.go runs a program under Valgrind's DHAT.
+command -v valgrind >/dev/null || need+=(valgrind)
 # e2e/node_test.go runs Node.js programs under V8's heap profiler.
 command -v node >/dev/null || need+=(nodejs)
 command -v npm >/dev/null || need+=(npm)

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -152,4 +153,54 @@ func routineBody(cols []column, rt report.Routine, src []string, notes *footnote
 		}
 	}
 	return gridLayout(head, rows, align)
+}
+
+// jsonListing is heapest list's JSON: the routines, each line's row as a
+// report's JSON row is, keyed by its line instead of its name.
+type jsonListing struct {
+	Confidence float64       `json:"confidence"`
+	Value      string        `json:"value"`
+	Unit       string        `json:"unit"`
+	Sources    []jsonSource  `json:"sources"`
+	Routines   []jsonRoutine `json:"routines"`
+	Omitted    int           `json:"omitted,omitempty"`
+	Notes      []string      `json:"notes,omitempty"`
+	Hide       string        `json:"hide,omitempty"`
+	Warnings   []string      `json:"warnings,omitempty"`
+}
+
+type jsonRoutine struct {
+	Func string `json:"func"`
+	// File is the source file as the profile names it ("" for none).
+	File  string       `json:"file,omitempty"`
+	Lines []jsonObject `json:"lines"`
+}
+
+// WriteListJSON writes routines, of report r, as JSON with every number
+// unrounded: per routine its function, file and the lines with a row
+// (flat, and cum as a nested object, as report's JSON rows have them).
+// more counts the routines left out (--top).
+func WriteListJSON(w io.Writer, r *report.Report, routines []report.Routine, more int) error {
+	l := newLayout(r)
+	out := jsonListing{Confidence: r.Confidence, Value: r.Value.String(), Unit: r.Value.Unit(), Routines: []jsonRoutine{},
+		Omitted: more, Notes: r.Notes, Hide: r.Hidden, Warnings: r.Warnings}
+	for _, s := range r.Sources {
+		out.Sources = append(out.Sources, jsonSource{Path: s.Path, Format: s.Format, Rate: s.Rate, Samples: s.Samples, Detail: s.Detail, Salvaged: s.Salvaged})
+	}
+	for _, rt := range routines {
+		jr := jsonRoutine{Func: rt.Func, File: rt.File}
+		for i, line := range rt.Lines {
+			obj := jsonObject{{"line", line}}
+			for _, m := range jsonRow(l.machine, &rt.Rows[i]) {
+				if m.key != "key" && m.key != "stack" { // the routine and the line say them
+					obj = append(obj, m)
+				}
+			}
+			jr.Lines = append(jr.Lines, obj)
+		}
+		out.Routines = append(out.Routines, jr)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
 }

@@ -15,6 +15,9 @@ import (
 	"github.com/heapest/heapest/report"
 )
 
+// listFormatChoices are list's --format values.
+var listFormatChoices = []render.Format{render.Table, render.JSON}
+
 // ListOptions are the flags of heapest list.
 type ListOptions struct {
 	ReportOptions
@@ -24,7 +27,7 @@ type ListOptions struct {
 }
 
 func newListCommand() *cobra.Command {
-	opts := ListOptions{}
+	opts := ListOptions{ReportOptions: ReportOptions{Format: render.Table}}
 	cmd := &cobra.Command{
 		Use:   "list [flags] REGEX FILE|URL...",
 		Short: "Annotated source of the functions matching REGEX: each line's estimate with its interval",
@@ -61,6 +64,7 @@ functions listed, the largest first.
 	opts.addSelectFlags(cmd)
 	f := cmd.Flags()
 	f.StringVarP(&opts.Output, "output", "o", "", "write the listing to `FILE` (atomically) instead of standard output")
+	enumVar(cmd, &opts.Format, "format", listFormatChoices, false, "output format (json: each routine's lines with every number, for editors and scripts)")
 	f.StringSliceVar(&opts.SourcePath, "source-path", nil, "directories searched for source files by their path's trailing parts (`DIR`,...)")
 	f.BoolVar(&opts.Wide, "wide", false, "on a terminal, keep every column (by default the least needed go until the lines fit)")
 	f.Lookup("top").Usage = "list the `N` functions that allocated most (0: all)"
@@ -126,6 +130,9 @@ func runList(cmd *cobra.Command, opts ListOptions, args []string) error {
 		}
 	}
 	return writeOutput(opts.Output, cmd.OutOrStdout(), func(w io.Writer) error {
+		if opts.Format == render.JSON {
+			return render.WriteListJSON(w, r, routines, cut)
+		}
 		return render.WriteList(w, r, routines, cut, src.lines, tableOptions(w, opts.Wide))
 	})
 }

@@ -16,7 +16,8 @@ import (
 	"github.com/heapest/heapest/report"
 )
 
-// WriteDiff renders heapest diff's table as a table, CSV or JSON.
+// WriteDiff renders heapest diff's table as a table, CSV, JSON or an SVG
+// chart.
 func WriteDiff(w io.Writer, d *compare.Diff, f Format) error {
 	switch f {
 	case Table:
@@ -25,6 +26,8 @@ func WriteDiff(w io.Writer, d *compare.Diff, f Format) error {
 		return writeDiffCSV(w, d)
 	case JSON:
 		return writeDiffJSON(w, d)
+	case SVG:
+		return WriteDiffSVG(w, d)
 	}
 	return fmt.Errorf("a diff cannot be written as %s", f)
 }

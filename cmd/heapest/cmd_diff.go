@@ -49,7 +49,9 @@ threshold (--threshold 10%), the total among its tests.
 
 --format pprof writes a profile that pprof shows as a diff, as pprof's own
 -diff_base does: NEW's unbiased estimates per stack, and BASE's negated and
-tagged pprof::base.
+tagged pprof::base. --format svg draws the rows' changes with their
+intervals on a log scale of ratios, red where a row grew significantly and
+green where it shrank, for a CI job's artifacts.
 ` + exitStatusHelp,
 		Example: `  # What changed between two dumps of a service?
   heapest diff before.heap after.heap
@@ -59,6 +61,9 @@ tagged pprof::base.
 
   # Fail a CI job when a function's memory grew significantly
   heapest diff --fail-on increase base.pb.gz new.pb.gz
+
+  # A picture of the changes, for a pull request
+  heapest diff --format svg -o diff.svg base.pb.gz new.pb.gz
 
   # As a pprof diff profile
   heapest diff -o diff.pb.gz --format pprof base.pb.gz new.pb.gz

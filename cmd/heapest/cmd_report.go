@@ -124,7 +124,7 @@ func (o *ReportOptions) addFlagsFormats(cmd *cobra.Command, formats []render.For
 	f.BoolVar(&o.Wide, "wide", false, "on a terminal, keep every table column (by default the least needed go until the table fits)")
 	f.StringVarP(&o.Output, "output", "o", "", "write the report to `FILE` (atomically) instead of standard output")
 	o.ParquetRows = "groups"
-	if hasFormat(formats, render.SVG) {
+	if hasFormat(formats, render.HTML) { // report's pictures; a diff's axis is of ratios, always logarithmic
 		f.BoolVar(&o.LogScale, "log-scale", false, "with --format svg or html: draw the value axis on a log scale")
 	}
 	if hasFormat(formats, render.Parquet) {

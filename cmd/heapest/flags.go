@@ -26,7 +26,7 @@ var (
 	byChoices           = []aggregate.By{aggregate.ByFunc, aggregate.ByStack, aggregate.ByLeaf, aggregate.ByThread, aggregate.BySize, aggregate.ByType, aggregate.BySource}
 	reportFormatChoices = []render.Format{render.Table, render.CSV, render.JSON, render.Pprof, render.Parquet, render.SVG, render.HTML}
 	ciFormatChoices     = []render.Format{render.Table, render.CSV, render.JSON, render.JUnit, render.Markdown}
-	diffFormatChoices   = []render.Format{render.Table, render.CSV, render.JSON, render.Pprof}
+	diffFormatChoices   = []render.Format{render.Table, render.CSV, render.JSON, render.Pprof, render.SVG}
 )
 
 // enumFlag is a flag whose value is one of a fixed list of choices, named

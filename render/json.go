@@ -94,9 +94,7 @@ func writeJSON(w io.Writer, r *report.Report) error {
 		u := r.Unfiltered
 		out.Filters, out.Unfiltered = &jsonFilters{Focus: r.Filters.Focus, Ignore: r.Filters.Ignore}, &u
 	}
-	for _, s := range r.Sources {
-		out.Sources = append(out.Sources, jsonSource{Path: s.Path, Format: s.Format, Rate: s.Rate, Samples: s.Samples, Detail: s.Detail, Salvaged: s.Salvaged})
-	}
+	out.Sources = jsonSources(r)
 	var doc bytes.Buffer
 	enc := json.NewEncoder(&doc)
 	enc.SetIndent("", "  ")
@@ -104,6 +102,15 @@ func writeJSON(w io.Writer, r *report.Report) error {
 		return err
 	}
 	return writeRows(w, doc.Bytes(), l.machine, r.Rows)
+}
+
+// jsonSources are r's inputs, as JSON names them.
+func jsonSources(r *report.Report) []jsonSource {
+	var out []jsonSource
+	for _, s := range r.Sources {
+		out = append(out, jsonSource{Path: s.Path, Format: s.Format, Rate: s.Rate, Samples: s.Samples, Detail: s.Detail, Salvaged: s.Salvaged})
+	}
+	return out
 }
 
 // writeRows writes doc, a report encoded with an empty list of rows, with

@@ -182,11 +182,8 @@ type jsonRoutine struct {
 // more counts the routines left out (--top).
 func WriteListJSON(w io.Writer, r *report.Report, routines []report.Routine, more int) error {
 	l := newLayout(r)
-	out := jsonListing{Confidence: r.Confidence, Value: r.Value.String(), Unit: r.Value.Unit(), Routines: []jsonRoutine{},
-		Omitted: more, Notes: r.Notes, Hide: r.Hidden, Warnings: r.Warnings}
-	for _, s := range r.Sources {
-		out.Sources = append(out.Sources, jsonSource{Path: s.Path, Format: s.Format, Rate: s.Rate, Samples: s.Samples, Detail: s.Detail, Salvaged: s.Salvaged})
-	}
+	out := jsonListing{Confidence: r.Confidence, Value: r.Value.String(), Unit: r.Value.Unit(), Sources: jsonSources(r),
+		Routines: []jsonRoutine{}, Omitted: more, Notes: r.Notes, Hide: r.Hidden, Warnings: r.Warnings}
 	for _, rt := range routines {
 		jr := jsonRoutine{Func: rt.Func, File: rt.File}
 		for i, line := range rt.Lines {

@@ -107,3 +107,22 @@ func HasPrefix(head []byte, prefix string) bool {
 	head = bytes.TrimPrefix(head, []byte("\xef\xbb\xbf"))
 	return bytes.HasPrefix(head, []byte(prefix))
 }
+
+// JSONStarts reports whether the JSON text head starts with prefix, its
+// whitespace and a byte-order mark aside: how a JSON format whose writers
+// put known keys first is told by content.
+func JSONStarts(head []byte, prefix string) bool {
+	head = bytes.TrimPrefix(head, []byte("\xef\xbb\xbf"))
+	got := make([]byte, 0, len(prefix))
+	for _, c := range head {
+		switch c {
+		case ' ', '\t', '\r', '\n':
+			continue
+		}
+		got = append(got, c)
+		if len(got) == len(prefix) {
+			break
+		}
+	}
+	return string(got) == prefix
+}

@@ -20,7 +20,6 @@ package dhat
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -36,19 +35,7 @@ const prefix = `{"dhatFileVersion"`
 
 // Detect reports whether head starts like a DHAT file.
 func Detect(head []byte) bool {
-	head = bytes.TrimPrefix(head, []byte("\xef\xbb\xbf"))
-	got := make([]byte, 0, len(prefix))
-	for _, c := range head {
-		switch c {
-		case ' ', '\t', '\r', '\n':
-			continue
-		}
-		got = append(got, c)
-		if len(got) == len(prefix) {
-			break
-		}
-	}
-	return string(got) == prefix
+	return parse.JSONStarts(head, prefix)
 }
 
 // file is a DHAT file, as much of it as heapest reads.

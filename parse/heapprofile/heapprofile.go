@@ -2,7 +2,6 @@ package heapprofile
 
 import (
 	"bufio"
-	"bytes"
 	"cmp"
 	"encoding/json"
 	"errors"
@@ -21,19 +20,7 @@ const prefix = `{"head":{"callFrame":`
 // Detect reports whether head is a V8 sampling heap profile: JSON whose
 // first key is "head", whose first key is "callFrame".
 func Detect(head []byte) bool {
-	head = bytes.TrimPrefix(head, []byte("\xef\xbb\xbf"))
-	got := make([]byte, 0, len(prefix))
-	for _, c := range head {
-		switch c {
-		case ' ', '\t', '\r', '\n':
-			continue
-		}
-		got = append(got, c)
-		if len(got) == len(prefix) {
-			break
-		}
-	}
-	return string(got) == prefix
+	return parse.JSONStarts(head, prefix)
 }
 
 // callFrame is a node's frame, as the inspector protocol writes it

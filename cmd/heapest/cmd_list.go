@@ -116,7 +116,10 @@ func runList(cmd *cobra.Command, opts ListOptions, args []string) error {
 	if len(unlined) > 0 {
 		fmt.Fprintf(stderr, "heapest: warning: no source line for %s: %s\n", render.FunctionsWord(len(unlined)), strings.Join(unlined, ", "))
 	}
-	if len(routines) == 0 {
+	switch {
+	case len(routines) == 0 && len(unlined) == 0:
+		return fmt.Errorf("no function of the profile matches %s (a function none of whose allocations was sampled is not in it)", args[0])
+	case len(routines) == 0:
 		return fmt.Errorf("no function matching %s has a source line in the profile", args[0])
 	}
 	cut := 0

@@ -116,7 +116,7 @@ func (f *file) check() error {
 	case f.Version == nil:
 		return errors.New("no dhatFileVersion")
 	case *f.Version != 2:
-		return fmt.Errorf("dhatFileVersion %d: heapest reads version 2 (Valgrind 3.15 and later, dhat-rs)", *f.Version)
+		return fmt.Errorf("dhatFileVersion %d: heapest reads version 2, which Valgrind 3.19's DHAT and dhat-rs write", *f.Version)
 	case f.Mode != "heap" && f.Mode != "rust-heap":
 		return fmt.Errorf("mode %q: not a heap profile (DHAT's copy and ad-hoc profiles count copies and events, not allocations)", f.Mode)
 	case len(f.Ftbl) == 0:

@@ -40,12 +40,15 @@ func Detect(head []byte) bool {
 
 // file is a DHAT file, as much of it as heapest reads.
 type file struct {
-	Version *int     `json:"dhatFileVersion"`
-	Mode    string   `json:"mode"`
-	Cmd     string   `json:"cmd"`
-	PID     int64    `json:"pid"`
-	Pps     []point  `json:"pps"`
-	Ftbl    []string `json:"ftbl"`
+	Version *int   `json:"dhatFileVersion"`
+	Mode    string `json:"mode"`
+	// Lifetimes ("bklt") says blocks' lifetimes were recorded, and with
+	// them what was live at the peak and at the end.
+	Lifetimes *bool    `json:"bklt"`
+	Cmd       string   `json:"cmd"`
+	PID       int64    `json:"pid"`
+	Pps       []point  `json:"pps"`
+	Ftbl      []string `json:"ftbl"`
 }
 
 // point is a program point: an allocation stack and its counts.
@@ -79,11 +82,12 @@ func Parse(name string, r *bufio.Reader, opt parse.Options, sink parse.Sink) (*p
 	if err != nil {
 		return nil, &parse.Error{File: name, Offset: -1, Msg: "DHAT frame table", Err: err}
 	}
-	p := &parse.Profile{HasInUse: true, HasAlloc: true, AllocatorNamed: true}
+	live := f.Lifetimes == nil || *f.Lifetimes
+	p := &parse.Profile{HasInUse: live, HasAlloc: true, AllocatorNamed: true}
 	var rec parse.Record
 	var end, endBlocks, blocks float64
 	for i, pt := range f.Pps {
-		if err := pt.check(len(frames)); err != nil {
+		if err := pt.check(len(frames), live); err != nil {
 			return nil, &parse.Error{File: name, Offset: -1, Msg: fmt.Sprintf("DHAT program point %d", i), Err: err}
 		}
 		rec.Stack = rec.Stack[:0]
@@ -91,7 +95,10 @@ func Parse(name string, r *bufio.Reader, opt parse.Options, sink parse.Sink) (*p
 			rec.Stack = append(rec.Stack, frames[fi])
 		}
 		rec.Scheme, rec.Rate = parse.Exact, 1
-		rec.InUse = parse.Counts{Objects: float64(*pt.GBk), Bytes: float64(*pt.GB), Enc: parse.Raw}
+		rec.InUse = parse.Counts{}
+		if live {
+			rec.InUse = parse.Counts{Objects: float64(*pt.GBk), Bytes: float64(*pt.GB), Enc: parse.Raw}
+		}
 		rec.Alloc = parse.Counts{Objects: float64(*pt.TBk), Bytes: float64(*pt.TB), Enc: parse.Raw}
 		p.Records++
 		sink.Record(&rec)
@@ -101,6 +108,9 @@ func Parse(name string, r *bufio.Reader, opt parse.Options, sink parse.Sink) (*p
 	p.Source.Samples = blocks
 	p.Source.Detail = fmt.Sprintf("every allocation recorded (exact); in use at the peak (t-gmax); at the end (t-end) %s B in %s blocks",
 		strconv.FormatFloat(end, 'f', -1, 64), strconv.FormatFloat(endBlocks, 'f', -1, 64))
+	if !live {
+		p.Source.Detail = "every allocation recorded (exact); no block lifetimes (bklt false): allocations only"
+	}
 	if f.Cmd != "" {
 		p.Source.Detail = fmt.Sprintf("%s, pid %d, %s", f.Cmd, f.PID, p.Source.Detail)
 	}
@@ -126,17 +136,24 @@ func (f *file) check() error {
 }
 
 // check checks a program point's counts and frame indices (nframes
-// frames, the root first).
-func (pt *point) check(nframes int) error {
-	if pt.TB == nil || pt.TBk == nil || pt.GB == nil || pt.GBk == nil {
-		return errors.New("want tb, tbk, gb and gbk")
+// frames, the root first); live says the file has what was live at the
+// peak.
+func (pt *point) check(nframes int, live bool) error {
+	switch {
+	case pt.TB == nil || pt.TBk == nil:
+		return errors.New("want tb and tbk")
+	case live && (pt.GB == nil || pt.GBk == nil):
+		return errors.New("want gb and gbk (block lifetimes are recorded: bklt)")
 	}
-	for _, v := range []int64{*pt.TB, *pt.TBk, *pt.GB, *pt.GBk, pt.EB, pt.EBk} {
+	for _, v := range []int64{*pt.TB, *pt.TBk, pt.EB, pt.EBk} {
 		if v < 0 {
 			return fmt.Errorf("count %d: want ≥ 0", v)
 		}
 	}
-	if *pt.GB > *pt.TB || *pt.GBk > *pt.TBk {
+	if live && (*pt.GB < 0 || *pt.GBk < 0) {
+		return fmt.Errorf("count %d, %d: want ≥ 0", *pt.GB, *pt.GBk)
+	}
+	if live && (*pt.GB > *pt.TB || *pt.GBk > *pt.TBk) {
 		return fmt.Errorf("%d bytes in %d blocks live at the peak, of %d bytes in %d blocks allocated", *pt.GB, *pt.GBk, *pt.TB, *pt.TBk)
 	}
 	for _, fi := range pt.Fs {

@@ -118,7 +118,8 @@ func TestBadFiles(t *testing.T) {
 		{`{"dhatFileVersion":2,"mode":"copy","pps":[],"ftbl":["[root]"]}`, `mode "copy": not a heap profile`},
 		{`{"dhatFileVersion":2,"mode":"heap","pps":[]}`, "no frame table"},
 		{`{"dhatFileVersion":2,"mode":"heap","pps":[` + pp + `],"ftbl":["[root]"]}`, "frame 1: want an index"},
-		{`{"dhatFileVersion":2,"mode":"heap","pps":[{"tb":10,"tbk":1,"fs":[]}],"ftbl":["[root]"]}`, "want tb, tbk, gb and gbk"},
+		{`{"dhatFileVersion":2,"mode":"heap","pps":[{"tb":10,"tbk":1,"fs":[]}],"ftbl":["[root]"]}`, "want gb and gbk"},
+		{`{"dhatFileVersion":2,"mode":"heap","bklt":false,"pps":[{"tbk":1,"fs":[]}],"ftbl":["[root]"]}`, "want tb and tbk"},
 		{`{"dhatFileVersion":2,"mode":"heap","pps":[{"tb":10,"tbk":1,"gb":20,"gbk":1,"fs":[]}],"ftbl":["[root]"]}`, "live at the peak, of 10 bytes"},
 		{`{"dhatFileVersion":2,"mode":"heap","pps":[{"tb":-1,"tbk":1,"gb":0,"gbk":0,"fs":[]}],"ftbl":["[root]"]}`, "want ≥ 0"},
 		{`{"dhatFileVersion":2,"mode":"heap","pps":[],"ftbl":["[root]","nonsense"]}`, `frame 1 "nonsense"`},
@@ -165,5 +166,18 @@ func TestRustHeap(t *testing.T) {
 	}
 	if fmt.Sprint(p.Warnings) != "[]" {
 		t.Errorf("warnings %q", p.Warnings)
+	}
+}
+
+// A profile without block lifetimes (bklt false: no peak, no end) holds
+// allocations only.
+func TestNoLifetimes(t *testing.T) {
+	const prof = `{"dhatFileVersion":2,"mode":"heap","bklt":false,"pps":[{"tb":4000,"tbk":2,"fs":[1]}],"ftbl":["[root]","0x1: f (a.c:3)"]}`
+	p, recs, err := read(t, []byte(prof), parse.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.HasInUse || !p.HasAlloc || len(recs) != 1 || !recs[0].InUse.IsZero() || recs[0].Alloc.Bytes != 4000 || recs[0].Alloc.Objects != 2 {
+		t.Errorf("profile %+v, records %+v: want allocations only", p, recs)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"io"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/heapest/heapest/compare"
@@ -42,18 +41,7 @@ func WriteDiffSVG(w io.Writer, d *compare.Diff) error {
 	fmt.Fprintf(&b, "<text x=\"10\" y=\"18\" font-size=\"14\" font-weight=\"bold\">%s</text>\n", esc(title))
 	fmt.Fprintf(&b, "<text x=\"10\" y=\"36\" fill=\"#444444\">%s</text>\n", esc(diffCaption(d)))
 	ax := ratioAxis(d.Rows)
-	bottom := chartTop + rows*chartRowH
-	b.WriteString("<g class=\"axis\" fill=\"#555555\" text-anchor=\"middle\">\n")
-	for _, t := range ax.ticks {
-		x := px(ax.pos(t.v))
-		stroke := "#dddddd"
-		if t.v == 1 {
-			stroke = "#888888" // no change
-		}
-		fmt.Fprintf(&b, "<line x1=\"%s\" y1=\"%d\" x2=\"%s\" y2=\"%d\" stroke=\"%s\"/>\n", x, chartTop, x, bottom+4, stroke)
-		fmt.Fprintf(&b, "<text x=\"%s\" y=\"%d\">%s</text>\n", x, bottom+18, esc(t.label))
-	}
-	b.WriteString("</g>\n")
+	writeTicks(&b, ax, chartTop, chartTop+rows*chartRowH)
 	for i := range d.Rows {
 		writeDiffRow(&b, d, i, ax)
 	}
@@ -91,12 +79,12 @@ func ratioAxis(rows []compare.Row) axis {
 	// No change, then each ratio on the axis at least minTickGap pixels
 	// from every tick before it: labels that do not overlap.
 	const minTickGap = 48
-	a.ticks = []tick{{1, "0%"}}
+	a.ticks = []tick{{v: 1, label: "0%", stroke: "#888888"}} // no change, darker
 	for _, t := range ratioTicks {
 		if t < lo || t > hi || slices.ContainsFunc(a.ticks, func(k tick) bool { return math.Abs(a.pos(k.v)-a.pos(t)) < minTickGap }) {
 			continue
 		}
-		a.ticks = append(a.ticks, tick{t, strings.Replace(fmt.Sprintf("%+.0f%%", 100*(t-1)), "-", "−", 1)})
+		a.ticks = append(a.ticks, tick{v: t, label: strings.Replace(fmt.Sprintf("%+.0f%%", 100*(t-1)), "-", "−", 1)})
 	}
 	slices.SortFunc(a.ticks, func(x, y tick) int { return cmp.Compare(x.v, y.v) })
 	return a
@@ -128,32 +116,11 @@ func writeDiffRow(b *strings.Builder, d *compare.Diff, i int, ax axis) {
 		colour = "hsl(140,60%,35%)"
 	}
 	if r.Tested {
-		writeRatioWhiskers(b, ax, r.Lo, r.Hi, y, colour)
+		writeWhiskers(b, ax, r.Lo, r.Hi, y, colour, "2")
 	}
 	if r.Ratio > 0 && !math.IsInf(r.Ratio, 1) {
-		fmt.Fprintf(b, "<circle class=\"change\" cx=\"%s\" cy=\"%s\" r=\"4.5\" fill=\"%s\" stroke=\"#222222\"/>\n", px(ax.pos(math.Min(math.Max(r.Ratio, ax.lo), ax.hi))), y, colour)
+		fmt.Fprintf(b, "<circle class=\"change\" cx=\"%s\" cy=\"%s\" r=\"4.5\" fill=\"%s\" stroke=\"#222222\"/>\n", px(ax.pos(r.Ratio)), y, colour)
 	}
 	fmt.Fprintf(b, "<text class=\"numbers\" x=\"%d\" y=\"%s\" dy=\"4\">%s</text>\n", chartWidth-chartTextW+12, y, esc(numbers))
 	b.WriteString("</g>\n")
-}
-
-// writeRatioWhiskers draws an interval of ratios, an arrowhead at an end
-// past the axis (0: gone; +Inf: new or unbounded).
-func writeRatioWhiskers(b *strings.Builder, ax axis, lo, hi float64, y, colour string) {
-	clamp := func(v float64) float64 { return math.Min(math.Max(v, ax.lo), ax.hi) }
-	xlo, xhi := ax.pos(clamp(lo)), ax.pos(clamp(hi))
-	fmt.Fprintf(b, "<line class=\"whisker\" x1=\"%s\" y1=\"%s\" x2=\"%s\" y2=\"%s\" stroke=\"%s\" stroke-width=\"2\"/>\n", px(xlo), y, px(xhi), y, colour)
-	yf, _ := strconv.ParseFloat(y, 64)
-	for _, end := range []struct {
-		x, toward float64
-		in        bool
-	}{{xlo, -1, ax.inside(lo)}, {xhi, 1, ax.inside(hi)}} {
-		if end.in {
-			fmt.Fprintf(b, "<line x1=\"%s\" y1=\"%s\" x2=\"%s\" y2=\"%s\" stroke=\"%s\" stroke-width=\"2\"/>\n", px(end.x), px(yf-5), px(end.x), px(yf+5), colour)
-			continue
-		}
-		tip := end.x + 2*end.toward
-		fmt.Fprintf(b, "<path d=\"M%s %sL%s %sL%s %sZ\" fill=\"%s\"/>\n",
-			px(tip), y, px(tip-6*end.toward), px(yf-4), px(tip-6*end.toward), px(yf+4), colour)
-	}
 }

@@ -18,6 +18,8 @@ type axis struct {
 type tick struct {
 	v     float64
 	label string
+	// stroke is its line's colour ("": the grid's grey).
+	stroke string
 }
 
 // unitNames are the suffixes of the powers of the base, as
@@ -70,7 +72,7 @@ func (a *axis) linearTicks(max float64, bytes bool) {
 		if i == 0 {
 			label = "0"
 		}
-		a.ticks = append(a.ticks, tick{v * u, label})
+		a.ticks = append(a.ticks, tick{v: v * u, label: label})
 	}
 }
 
@@ -124,7 +126,7 @@ func logTickValues(bytes bool) []tick {
 	u := 1.0
 	for _, name := range names {
 		for _, m := range []float64{1, 10, 100} {
-			out = append(out, tick{m * u, tickNumber(m) + name})
+			out = append(out, tick{v: m * u, label: tickNumber(m) + name})
 		}
 		u *= base
 	}

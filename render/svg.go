@@ -130,7 +130,11 @@ func writeTicks(b *strings.Builder, ax axis, top, bottom int) {
 	b.WriteString("<g class=\"axis\" fill=\"#555555\" text-anchor=\"middle\">\n")
 	for _, t := range ax.ticks {
 		x := px(ax.pos(t.v))
-		fmt.Fprintf(b, "<line x1=\"%s\" y1=\"%d\" x2=\"%s\" y2=\"%d\" stroke=\"#dddddd\"/>\n", x, top, x, bottom+4)
+		stroke := t.stroke
+		if stroke == "" {
+			stroke = "#dddddd"
+		}
+		fmt.Fprintf(b, "<line x1=\"%s\" y1=\"%d\" x2=\"%s\" y2=\"%d\" stroke=\"%s\"/>\n", x, top, x, bottom+4, stroke)
 		fmt.Fprintf(b, "<text x=\"%s\" y=\"%d\">%s</text>\n", x, bottom+18, esc(t.label))
 	}
 	b.WriteString("</g>\n")
@@ -153,7 +157,7 @@ func writeChartRow(b *strings.Builder, r *report.Report, i int, ax axis) {
 	}
 	fmt.Fprintf(b, "<text class=\"key\" x=\"10\" y=\"%s\" dy=\"4\" font-family=\"monospace\">%s</text>\n", y, esc(cut(key, chartLabelCh)))
 	if hasInterval(res) {
-		writeWhiskers(b, ax, res, y)
+		writeWhiskers(b, ax, res.Lo, res.Hi, y, "#333333", "1.5")
 	}
 	if res.Estimate > 0 || !ax.log && res.Method != "-" {
 		fmt.Fprintf(b, "<circle class=\"estimate\" cx=\"%s\" cy=\"%s\" r=\"4.5\" fill=\"%s\" stroke=\"#222222\"/>\n",
@@ -163,25 +167,26 @@ func writeChartRow(b *strings.Builder, r *report.Report, i int, ax axis) {
 	b.WriteString("</g>\n")
 }
 
-// writeWhiskers draws the interval: a line with a cap at each end on the
-// axis, an arrowhead at an end past it (an open upper end, a lower end of
-// 0 on a log scale).
-func writeWhiskers(b *strings.Builder, ax axis, res ci.Result, y string) {
-	lo, hi := ax.pos(res.Lo), ax.pos(res.Hi)
+// writeWhiskers draws the interval [lo, hi] at height y, in colour and
+// stroke width: a line with a cap at each end on the axis, an arrowhead at
+// an end past it (an open upper end, a lower end of 0 on a log scale; a
+// diff's new and gone rows).
+func writeWhiskers(b *strings.Builder, ax axis, lo, hi float64, y, colour, width string) {
+	xlo, xhi := ax.pos(lo), ax.pos(hi)
 	yf, _ := strconv.ParseFloat(y, 64)
-	fmt.Fprintf(b, "<line class=\"whisker\" x1=\"%s\" y1=\"%s\" x2=\"%s\" y2=\"%s\" stroke=\"#333333\" stroke-width=\"1.5\"/>\n", px(lo), y, px(hi), y)
+	fmt.Fprintf(b, "<line class=\"whisker\" x1=\"%s\" y1=\"%s\" x2=\"%s\" y2=\"%s\" stroke=\"%s\" stroke-width=\"%s\"/>\n", px(xlo), y, px(xhi), y, colour, width)
 	for _, end := range []struct {
 		x      float64
 		in     bool
 		toward float64
-	}{{lo, ax.inside(res.Lo), -1}, {hi, ax.inside(res.Hi), 1}} {
+	}{{xlo, ax.inside(lo), -1}, {xhi, ax.inside(hi), 1}} {
 		if end.in {
-			fmt.Fprintf(b, "<line x1=\"%s\" y1=\"%s\" x2=\"%s\" y2=\"%s\" stroke=\"#333333\" stroke-width=\"1.5\"/>\n", px(end.x), px(yf-5), px(end.x), px(yf+5))
+			fmt.Fprintf(b, "<line x1=\"%s\" y1=\"%s\" x2=\"%s\" y2=\"%s\" stroke=\"%s\" stroke-width=\"%s\"/>\n", px(end.x), px(yf-5), px(end.x), px(yf+5), colour, width)
 			continue
 		}
 		tip := end.x + 2*end.toward
-		fmt.Fprintf(b, "<path d=\"M%s %sL%s %sL%s %sZ\" fill=\"#333333\"/>\n",
-			px(tip), y, px(tip-6*end.toward), px(yf-4), px(tip-6*end.toward), px(yf+4))
+		fmt.Fprintf(b, "<path d=\"M%s %sL%s %sL%s %sZ\" fill=\"%s\"/>\n",
+			px(tip), y, px(tip-6*end.toward), px(yf-4), px(tip-6*end.toward), px(yf+4), colour)
 	}
 }
 

@@ -130,37 +130,27 @@ func LineName(fn, file string, line int64) string {
 // line; ok is false for a name without a line. A file name with a space
 // is read as starting after its last one.
 func SplitLineName(name string) (fn, file string, line int64, ok bool) {
-	fn = LineFunc(name)
-	if fn == name {
+	i := strings.LastIndexByte(name, ' ')
+	if i < 0 {
 		return name, "", 0, false
 	}
-	pos := name[len(fn)+1:]
-	i := strings.LastIndexByte(pos, ':')
-	line, err := strconv.ParseInt(pos[i+1:], 10, 64)
+	pos := name[i+1:]
+	c := strings.LastIndexByte(pos, ':')
+	if c < 0 || strings.ContainsFunc(pos[c+1:], func(d rune) bool { return d < '0' || d > '9' }) {
+		return name, "", 0, false
+	}
+	line, err := strconv.ParseInt(pos[c+1:], 10, 64)
 	if err != nil || line <= 0 {
 		return name, "", 0, false
 	}
-	return fn, pos[:i], line, true
+	return name[:i], pos[:c], line, true
 }
 
 // LineFunc is the function of a name LineName made: name without its
 // " file:line" (name itself when it has none).
 func LineFunc(name string) string {
-	i := strings.LastIndexByte(name, ' ')
-	if i < 0 {
-		return name
-	}
-	pos := name[i+1:]
-	c := strings.LastIndexByte(pos, ':')
-	if c < 0 || c == len(pos)-1 {
-		return name
-	}
-	for _, d := range pos[c+1:] {
-		if d < '0' || d > '9' {
-			return name
-		}
-	}
-	return name[:i]
+	fn, _, _, _ := SplitLineName(name)
+	return fn
 }
 
 // Record is one sampled unit of a profile: a stack line of a jemalloc dump,

@@ -117,13 +117,9 @@ func (ByName) Resolve() error { return nil }
 
 // Name returns f's own name and what kind of frame it is.
 func (n ByName) Name(f parse.Frame, _ bool) (string, parse.FrameKind) {
-	if !n.Drop || !IsAllocatorFunc(parse.LineFunc(f.Func)) {
-		return f.Func, parse.ProgramFrame
-	}
-	if IsAllocatorOwnFunc(parse.LineFunc(f.Func)) {
-		return f.Func, parse.AllocatorOwnFrame
-	}
-	return f.Func, parse.AllocatorFrame
+	fn := parse.LineFunc(f.Func)
+	alloc := n.Drop && IsAllocatorFunc(fn)
+	return f.Func, frameKind(alloc, alloc && IsAllocatorOwnFunc(fn))
 }
 
 // Unresolved does nothing.

@@ -180,11 +180,7 @@ func (rd *reader) flatten(n *jsonNode, parent int32) error {
 	if cf := n.CallFrame; rd.opt.Lines && cf.LineNumber >= 0 {
 		// By line, an anonymous function is told by its line, not by
 		// its position in its name too.
-		fn := cf.FunctionName
-		if fn == "" {
-			fn = "(anonymous)"
-		}
-		name = parse.LineName(fn, cf.URL, int64(cf.LineNumber)+1)
+		name = parse.LineName(cmp.Or(cf.FunctionName, "(anonymous)"), cf.URL, int64(cf.LineNumber)+1)
 	}
 	rd.nodes = append(rd.nodes, node{parent: parent, name: name, selfSize: n.SelfSize})
 	for c := range n.Children {

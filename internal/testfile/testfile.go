@@ -7,7 +7,10 @@ import (
 	"compress/gzip"
 	"io"
 	"os"
+	"slices"
 	"testing"
+
+	"github.com/heapest/heapest/parse"
 )
 
 // Gunzip reads a gzip-compressed file whole, failing t on any error.
@@ -27,4 +30,19 @@ func Gunzip(t testing.TB, path string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// Records is a parse.Sink that keeps a copy of every record it is sent:
+// a parser reuses the Record, its Stack and its Pre.
+type Records []parse.Record
+
+// Record keeps a copy of r.
+func (rs *Records) Record(r *parse.Record) {
+	c := *r
+	c.Stack = slices.Clone(r.Stack)
+	if r.Pre != nil {
+		pre := *r.Pre
+		c.Pre = &pre
+	}
+	*rs = append(*rs, c)
 }

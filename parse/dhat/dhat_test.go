@@ -10,18 +10,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/heapest/heapest/internal/testfile"
 	"github.com/heapest/heapest/parse"
 )
 
 // read parses a DHAT file, collecting its records.
 func read(t *testing.T, data []byte, opt parse.Options) (*parse.Profile, []parse.Record, error) {
 	t.Helper()
-	var recs []parse.Record
-	p, err := Parse("t.json", bufio.NewReader(bytes.NewReader(data)), opt, parse.SinkFunc(func(r *parse.Record) {
-		c := *r
-		c.Stack = append([]parse.Frame(nil), r.Stack...)
-		recs = append(recs, c)
-	}))
+	var recs testfile.Records
+	p, err := Parse("t.json", bufio.NewReader(bytes.NewReader(data)), opt, &recs)
 	return p, recs, err
 }
 

@@ -20,12 +20,8 @@ import (
 // collect parses data and keeps copies of the records.
 func collect(t *testing.T, data []byte, opt parse.Options) (*parse.Profile, []parse.Record, error) {
 	t.Helper()
-	var recs []parse.Record
-	p, err := Parse("test.heapprofile", bufio.NewReader(bytes.NewReader(data)), opt, parse.SinkFunc(func(r *parse.Record) {
-		c := *r
-		c.Stack = slices.Clone(r.Stack)
-		recs = append(recs, c)
-	}))
+	var recs testfile.Records
+	p, err := Parse("test.heapprofile", bufio.NewReader(bytes.NewReader(data)), opt, &recs)
 	return p, recs, err
 }
 

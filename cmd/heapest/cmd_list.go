@@ -109,9 +109,7 @@ func runList(cmd *cobra.Command, opts ListOptions, args []string) error {
 	if err != nil {
 		return err
 	}
-	for _, w := range r.Notices {
-		fmt.Fprintf(stderr, "heapest: warning: %s\n", w)
-	}
+	opts.warnNotices(cmd.ErrOrStderr(), r)
 	routines, unlined := report.Routines(r, re)
 	if len(unlined) > 0 {
 		fmt.Fprintf(stderr, "heapest: warning: no source line for %s: %s\n", render.FunctionsWord(len(unlined)), strings.Join(unlined, ", "))

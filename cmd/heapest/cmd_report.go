@@ -204,9 +204,7 @@ func (opts ReportOptions) render(cmd *cobra.Command, b *report.Builder) error {
 	if err != nil {
 		return err
 	}
-	for _, w := range r.Notices {
-		fmt.Fprintf(opts.chatter(cmd.ErrOrStderr()), "heapest: warning: %s\n", w)
-	}
+	opts.warnNotices(cmd.ErrOrStderr(), r)
 	var flame *report.Flame
 	if opts.Format == render.HTML {
 		if flame, err = b.Flame(flameMinShare); err != nil {

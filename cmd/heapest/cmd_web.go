@@ -204,9 +204,7 @@ func newWebServer(b *report.Builder, opts WebOptions, hostport string, stderr io
 	if err != nil {
 		return nil, err
 	}
-	for _, w := range r.Notices {
-		fmt.Fprintf(opts.chatter(stderr), "heapest: warning: %s\n", w)
-	}
+	opts.warnNotices(stderr, r)
 	s := &webServer{b: b, opts: opts, by: r.By, pages: map[string][]byte{}}
 	p, err := unbiasedProfile(b)
 	if err != nil {

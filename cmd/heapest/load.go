@@ -55,6 +55,15 @@ func (o *inputOptions) chatter(stderr io.Writer) io.Writer {
 	return stderr
 }
 
+// warnNotices says on standard error (unless --quiet) what a report says
+// of itself: filters or --hide that match nothing, a grouping its inputs
+// have no key of.
+func (o *inputOptions) warnNotices(stderr io.Writer, r *report.Report) {
+	for _, w := range r.Notices {
+		fmt.Fprintf(o.chatter(stderr), "heapest: warning: %s\n", w)
+	}
+}
+
 func (o *inputOptions) addFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVar(&o.JemallocUnbias, "jemalloc-unbias", "auto", "how jemalloc 5.3 dumps were written: `auto` (detect), on (prof_unbias encoding) or off (raw counts)")

@@ -136,7 +136,7 @@ func runAdvise(cmd *cobra.Command, opts AdviseOptions, args []string) error {
 	if err := opts.load(b, paths, cmd.ErrOrStderr()); err != nil {
 		return err
 	}
-	v, err := opts.advise(b, rowsRE)
+	v, err := opts.advise(b, rowsRE, cmd.ErrOrStderr())
 	if err != nil {
 		return err
 	}
@@ -178,12 +178,14 @@ type adviceView struct {
 	hidden []bool
 }
 
-// advise picks the rows of interest and advises them.
-func (o AdviseOptions) advise(b *report.Builder, rowsRE *regexp.Regexp) (*adviceView, error) {
+// advise picks the rows of interest and advises them, saying the
+// report's notices on stderr first.
+func (o AdviseOptions) advise(b *report.Builder, rowsRE *regexp.Regexp, stderr io.Writer) (*adviceView, error) {
 	r, err := b.Report()
 	if err != nil {
 		return nil, err
 	}
+	o.warnNotices(stderr, r)
 	v := &adviceView{report: r, shown: pickRows(r.Rows, rowsRE)}
 	if len(v.shown) == 0 && rowsRE == nil {
 		return nil, fmt.Errorf("nothing to advise on: no row has an estimate of its own (the inputs hold no sample of %s)", r.Value)

@@ -138,6 +138,7 @@ func runDiff(cmd *cobra.Command, opts DiffOptions, args []string) error {
 	if err != nil {
 		return err
 	}
+	opts.warnNotices(cmd.ErrOrStderr(), newR, baseR)
 	if opts.Format == render.Pprof {
 		return writeOutput(opts.Output, cmd.OutOrStdout(), func(w io.Writer) error {
 			return render.WriteDiffPprof(w, baseR, newR)

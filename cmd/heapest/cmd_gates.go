@@ -176,6 +176,7 @@ func runGates(cmd *cobra.Command, opts CIOptions, args []string) error {
 		total = &t
 		warnDisjoint(opts.chatter(cmd.ErrOrStderr()), compare.OverlapOf(rows))
 	}
+	opts.warnNotices(cmd.ErrOrStderr(), newR, g.Base)
 	res, err := gate.Evaluate(budgets, rows, total, gate.Options{
 		Confidence: ropt.Confidence, Method: ropt.Method, Holm: opts.Correction == "holm",
 		Threshold: setup.threshold, MinChange: setup.minChange,

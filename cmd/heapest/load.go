@@ -55,12 +55,21 @@ func (o *inputOptions) chatter(stderr io.Writer) io.Writer {
 	return stderr
 }
 
-// warnNotices says on standard error (unless --quiet) what a report says
-// of itself: filters or --hide that match nothing, a grouping its inputs
-// have no key of.
-func (o *inputOptions) warnNotices(stderr io.Writer, r *report.Report) {
-	for _, w := range r.Notices {
-		fmt.Fprintf(o.chatter(stderr), "heapest: warning: %s\n", w)
+// warnNotices says on standard error (unless --quiet) what reports say
+// of themselves: filters or --hide that match nothing, a grouping their
+// inputs have no key of. Both sides of a comparison say it once.
+func (o *inputOptions) warnNotices(stderr io.Writer, reports ...*report.Report) {
+	said := map[string]bool{}
+	for _, r := range reports {
+		if r == nil { // no baseline
+			continue
+		}
+		for _, w := range r.Notices {
+			if !said[w] {
+				said[w] = true
+				fmt.Fprintf(o.chatter(stderr), "heapest: warning: %s\n", w)
+			}
+		}
 	}
 }
 

@@ -62,7 +62,7 @@ func WriteList(w io.Writer, r *report.Report, routines []report.Routine, more in
 		bw.Write(bodies[i])
 	}
 	if more > 0 {
-		fmt.Fprintf(bw, "(%d more %s; --top 0 lists all)\n", more, FunctionsWord(more))
+		fmt.Fprintf(bw, "(%d more %s; --top 0 lists all)\n", more, Noun(more, "function", "functions"))
 	}
 	if len(cols) < len(all) {
 		fmt.Fprintf(bw, "(%s left out to fit %d; --wide shows all)\n", columnsText(len(all)-len(cols)), opt.Width)
@@ -92,14 +92,6 @@ func maxWidth(bodies [][]byte) int {
 		w = max(w, maxLineWidth(b))
 	}
 	return w
-}
-
-// FunctionsWord is "function" or "functions", for n of them.
-func FunctionsWord(n int) string {
-	if n == 1 {
-		return "function"
-	}
-	return "functions"
 }
 
 // routineBody lays out one routine's table.

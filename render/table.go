@@ -135,12 +135,7 @@ var dropOrder = []func(i int, c column) bool{
 }
 
 // columnsText is "1 column" or "N columns".
-func columnsText(n int) string {
-	if n == 1 {
-		return "1 column"
-	}
-	return strconv.Itoa(n) + " columns"
-}
+func columnsText(n int) string { return strconv.Itoa(n) + " " + Noun(n, "column", "columns") }
 
 // dropColumn returns cols without the first column dropOrder names, or
 // nil when none is left to drop.
@@ -389,9 +384,12 @@ func plural(n int, what string) string {
 }
 
 // rowsWord is "row" or "rows", for n of them.
-func rowsWord(n int) string {
+func rowsWord(n int) string { return Noun(n, "row", "rows") }
+
+// Noun is one or many, as n of them are.
+func Noun(n int, one, many string) string {
 	if n == 1 {
-		return "row"
+		return one
 	}
-	return "rows"
+	return many
 }

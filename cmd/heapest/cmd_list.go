@@ -112,7 +112,7 @@ func runList(cmd *cobra.Command, opts ListOptions, args []string) error {
 	opts.warnNotices(cmd.ErrOrStderr(), r)
 	routines, unlined := report.Routines(r, re)
 	if len(unlined) > 0 {
-		fmt.Fprintf(stderr, "heapest: warning: no source line for %s: %s\n", render.FunctionsWord(len(unlined)), strings.Join(unlined, ", "))
+		fmt.Fprintf(stderr, "heapest: warning: no source line for %s: %s\n", render.Noun(len(unlined), "function", "functions"), strings.Join(unlined, ", "))
 	}
 	switch {
 	case len(routines) == 0 && len(unlined) == 0:

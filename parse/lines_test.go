@@ -17,6 +17,12 @@ func TestLineName(t *testing.T) {
 		{"", "prog.c", 3, "", ""},
 		{"operator new(unsigned long)", "new_op.cc", 50, "operator new(unsigned long) new_op.cc:50", "operator new(unsigned long)"},
 		{"f", "my dir/a.cc", 9, "f my dir/a.cc:9", "f my"},
+		{"runtime.main", "C:/Program Files/Go/src/runtime/proc.go", 283, "runtime.main C:/Program Files/Go/src/runtime/proc.go:283", "runtime.main"},
+		{"Lib.Alloc", `C:\Users\Jo Ann\lib.cs`, 12, `Lib.Alloc C:\Users\Jo Ann\lib.cs:12`, "Lib.Alloc"},
+		{"operator new(unsigned long)", "/home/jo ann/new op.cc", 5, "operator new(unsigned long) /home/jo ann/new op.cc:5", "operator new(unsigned long)"},
+		{"std::map<int, int>::find", "/usr/include/c++/12/bits/stl_map.h", 1200, "std::map<int, int>::find /usr/include/c++/12/bits/stl_map.h:1200", "std::map<int, int>::find"},
+		{"(anonymous)", "http://localhost:8080/app.js", 3, "(anonymous) http://localhost:8080/app.js:3", "(anonymous)"},
+		{"f", `\\server\share\a.c`, 2, `f \\server\share\a.c:2`, "f"},
 	} {
 		if got := LineName(tt.fn, tt.file, tt.line); got != tt.name {
 			t.Errorf("LineName(%q, %q, %d) = %q, want %q", tt.fn, tt.file, tt.line, got, tt.name)
@@ -30,7 +36,7 @@ func TestLineName(t *testing.T) {
 		}
 	}
 	// Names without a position are left whole.
-	for _, name := range []string{"main", "operator new", "std::vector<int, std::allocator<int> >::push_back", "f :x", "f a:", "x:1"} {
+	for _, name := range []string{"main", "operator new", "std::vector<int, std::allocator<int> >::push_back", "f :x", "f a:", "x:1", "f a:0", "f a:1x", "C:/x y"} {
 		if got := LineFunc(name); got != name {
 			t.Errorf("LineFunc(%q) = %q, want it whole", name, got)
 		}

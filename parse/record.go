@@ -127,23 +127,56 @@ func LineName(fn, file string, line int64) string {
 }
 
 // SplitLineName splits a name LineName made into its function, file and
-// line; ok is false for a name without a line. A file name with a space
-// is read as starting after its last one.
+// line; ok is false for a name without a line. Function and file names
+// may both hold spaces ("operator new(unsigned long)", "C:/Program
+// Files/Go/src/runtime/proc.go"), so the file is taken to start at the
+// first space before an absolute path, and otherwise after the last space
+// (a relative file name with a space is then cut short).
 func SplitLineName(name string) (fn, file string, line int64, ok bool) {
-	i := strings.LastIndexByte(name, ' ')
-	if i < 0 {
+	c := strings.LastIndexByte(name, ':')
+	if c < 0 || c == len(name)-1 || strings.ContainsFunc(name[c+1:], func(d rune) bool { return d < '0' || d > '9' }) {
 		return name, "", 0, false
 	}
-	pos := name[i+1:]
-	c := strings.LastIndexByte(pos, ':')
-	if c < 0 || strings.ContainsFunc(pos[c+1:], func(d rune) bool { return d < '0' || d > '9' }) {
-		return name, "", 0, false
-	}
-	line, err := strconv.ParseInt(pos[c+1:], 10, 64)
+	line, err := strconv.ParseInt(name[c+1:], 10, 64)
 	if err != nil || line <= 0 {
 		return name, "", 0, false
 	}
-	return name[:i], pos[:c], line, true
+	i := fileStart(name[:c])
+	if i < 0 {
+		return name, "", 0, false
+	}
+	return name[:i], name[i+1 : c], line, true
+}
+
+// fileStart returns the index of the space before the file in s, a name
+// by line without its ":line": the first one an absolute path follows,
+// else the last one (-1 for none).
+func fileStart(s string) int {
+	for i := strings.IndexByte(s, ' '); i >= 0; {
+		if absPath(s[i+1:]) {
+			return i
+		}
+		j := strings.IndexByte(s[i+1:], ' ')
+		if j < 0 {
+			break
+		}
+		i += 1 + j
+	}
+	return strings.LastIndexByte(s, ' ')
+}
+
+// absPath reports whether s starts with an absolute path: a slash, a
+// backslash or a drive letter's "C:/" (or "C:" and a backslash).
+func absPath(s string) bool {
+	switch {
+	case s == "":
+		return false
+	case s[0] == '/' || s[0] == '\\':
+		return true
+	case len(s) >= 3 && s[1] == ':' && (s[2] == '/' || s[2] == '\\'):
+		return 'A' <= s[0] && s[0] <= 'Z' || 'a' <= s[0] && s[0] <= 'z'
+	}
+	return false
 }
 
 // LineFunc is the function of a name LineName made: name without its

@@ -1,0 +1,2 @@
+module app
+go 1.26

@@ -1,6 +1,7 @@
 package nettrace
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -157,7 +158,7 @@ func TestDistinctWidths(t *testing.T) {
 			if k == 0 { // the span's two ends
 				frames = []parse.Frame{{Addr: 0x7ff0_0000_0000}, {Addr: 0x7ff0_0000_0000 + c.span}}
 			}
-			if _, added := st.intern(frames); !added {
+			if _, added := internFrames(&st, frames); !added {
 				continue
 			}
 			for i, f := range frames {
@@ -190,7 +191,7 @@ func TestStackTable(t *testing.T) {
 			frames[i].Addr = uint64(rng.IntN(8))
 		}
 		key := fmt.Sprint(frames)
-		g, added := st.intern(frames)
+		g, added := internFrames(&st, frames)
 		w, ok := want[key]
 		if !ok {
 			w = int32(len(want))
@@ -200,4 +201,13 @@ func TestStackTable(t *testing.T) {
 			t.Fatalf("stack %d: id %d (new %v), want %d (new %v)", k, g, added, w, !ok)
 		}
 	}
+}
+
+// internFrames interns frames as a stack block of 8-byte IPs holds them.
+func internFrames(st *stackTable, frames []parse.Frame) (int32, bool) {
+	ips := make([]byte, 0, 8*len(frames))
+	for _, f := range frames {
+		ips = binary.LittleEndian.AppendUint64(ips, f.Addr)
+	}
+	return st.intern(frames, st.hashIPs(ips))
 }

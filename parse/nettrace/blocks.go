@@ -3,12 +3,11 @@ package nettrace
 import (
 	"bufio"
 	"encoding/binary"
+	"hash/maphash"
 	"math"
-	"math/rand/v2"
 	"strings"
 
 	"github.com/heapest/heapest/internal/grow"
-	"github.com/heapest/heapest/internal/mix"
 	"github.com/heapest/heapest/parse"
 )
 
@@ -322,6 +321,8 @@ type stackRef struct {
 	// global is the stack's id in decoder.allStacks once an event used
 	// it, else -1.
 	global int32
+	// hash is the hash of the stack's bytes (stackTable.hashIPs).
+	hash uint64
 }
 
 // regionStacks holds the stacks of the current sequence-point region,
@@ -362,10 +363,13 @@ func (d *decoder) stackBlock(c *cursor) error {
 		}
 		start := len(rs.frames)
 		rs.frames = appendFrames(rs.frames, ips, d.ptr)
-		rs.set(first+i, stackRef{start: int32(start), n: int32(len(rs.frames) - start), global: -1})
+		rs.set(first+i, stackRef{start: int32(start), n: int32(len(rs.frames) - start), global: -1, hash: d.allStacks.hashIPs(ips)})
 	}
 	if c.bad {
 		return c.err(d, "stack block")
+	}
+	if last := int(first) - 1 + int(count); first > 0 && last <= len(rs.dense) && len(rs.sparse) == 0 {
+		d.allStacks.findAll(rs.dense[first-1:last], rs.frames)
 	}
 	return nil
 }
@@ -441,7 +445,7 @@ func (d *decoder) stack(id uint32, hold bool) ([]parse.Frame, int32) {
 	}
 	frames := d.stacks.slice(ref)
 	if ref.global < 0 {
-		ref.global, _ = d.allStacks.intern(frames)
+		ref.global, _ = d.allStacks.intern(frames, ref.hash)
 		d.stacks.set(id, ref)
 	}
 	if hold {
@@ -469,7 +473,7 @@ type stackTable struct {
 	slots  []uint64
 	stacks []storedStack // per id
 	chunks [][]uint64    // headers and addresses; the last one is being filled
-	seed   uint64        // of the hash: random, so a crafted trace cannot make stacks collide
+	seed   maphash.Seed  // of the hash: random, so a crafted trace cannot make stacks collide
 	kept   []stackRef    // per id: its frames in frames, n < 0 when not kept
 	frames []parse.Frame
 }
@@ -491,7 +495,7 @@ func (t *stackTable) addrs(st storedStack) []uint64 {
 const stackChunk = 1 << 16
 
 func newStackTable() stackTable {
-	return stackTable{slots: make([]uint64, 1024), seed: rand.Uint64()}
+	return stackTable{slots: make([]uint64, 1024), seed: maphash.MakeSeed()}
 }
 
 // slotOf is the slot value of a stack of hash h stored at st.
@@ -508,9 +512,9 @@ func (t *stackTable) at(s uint64) []uint64 {
 	return t.chunks[s>>16&(1<<24-1)][s&(1<<16-1):]
 }
 
-// intern returns the id of a stack, and whether it is new.
-func (t *stackTable) intern(frames []parse.Frame) (int32, bool) {
-	h := hashAddrs(t.seed, frames)
+// intern returns the id of a stack whose bytes hash to h (hashIPs),
+// and whether it is new.
+func (t *stackTable) intern(frames []parse.Frame, h uint64) (int32, bool) {
 	tag := tagOf(h)
 	mask := len(t.slots) - 1
 	for i := int(h) & mask; ; i = (i + 1) & mask {
@@ -528,19 +532,55 @@ func (t *stackTable) intern(frames []parse.Frame) (int32, bool) {
 	}
 }
 
-// hashAddrs hashes the addresses of frames, from seed: a multiply–xorshift
-// round per address and a finishing mix (splitmix64's), so that the low
-// bits (the slot) and the high ones (the tag) both depend on every
-// address. (Hashing their bytes with hash/maphash needed them copied into
-// a buffer first.)
-func hashAddrs(seed uint64, frames []parse.Frame) uint64 {
-	h := seed ^ uint64(len(frames))*0x9e3779b97f4a7c15
-	for _, f := range frames {
-		h = (h ^ f.Addr) * 0xbf58476d1ce4e5b9
-		h ^= h >> 31
+// findAll gives each of a stack block's stacks (refs, their frames in
+// frames) that is in the table its id. Events use nearly every stack of
+// the block before them, and each lookup waits on a cache miss or two
+// (the slot, the stored stack): made here for the whole block, with every
+// slot loaded first, they overlap. A stack not in the table is added when
+// an event first uses it (decoder.stack), so that ids follow first use.
+func (t *stackTable) findAll(refs []stackRef, frames []parse.Frame) {
+	mask := len(t.slots) - 1
+	var any uint64
+	for i := range refs {
+		any |= t.slots[int(refs[i].hash)&mask]
 	}
-	return mix.Finish(h)
+	if any == 0 {
+		return // nothing stored yet
+	}
+	for i := range refs {
+		r := &refs[i]
+		if r.n > 0 && r.global < 0 {
+			r.global = t.find(frames[r.start:r.start+r.n], r.hash)
+		}
+	}
 }
+
+// find returns the id of a stack whose bytes hash to h, or -1 when it is
+// not in the table.
+func (t *stackTable) find(frames []parse.Frame, h uint64) int32 {
+	tag := tagOf(h)
+	mask := len(t.slots) - 1
+	for i := int(h) & mask; ; i = (i + 1) & mask {
+		s := t.slots[i]
+		if s == 0 {
+			return -1
+		}
+		if s&^(1<<40-1) != tag {
+			continue
+		}
+		c := t.at(s)
+		if hdr := c[0]; int(uint32(hdr)) == len(frames) && sameAddrs(c[1:1+len(frames)], frames) {
+			return int32(hdr >> 32)
+		}
+	}
+}
+
+// hashIPs hashes a stack's little-endian IPs as a stack block holds them,
+// with the runtime's hash of bytes (AES rounds where the CPU has them:
+// hashing the decoded addresses one at a time took a sixth of reading a
+// trace). Stacks are the same when their bytes are, as the trace has one
+// pointer size.
+func (t *stackTable) hashIPs(ips []byte) uint64 { return maphash.Bytes(t.seed, ips) }
 
 // sameAddrs reports whether addrs are the addresses of frames, as long.
 func sameAddrs(addrs []uint64, frames []parse.Frame) bool {

@@ -299,15 +299,22 @@ func TestLink(t *testing.T) {
 		"d3": {"jfr:3", "jfr:4"},
 		"z":  {"maps:a"},
 		"w":  nil,
+		// Forked workers, told apart by their pids, and a dump of one of
+		// them under a name without its pid (before and after them).
+		"p1": {"maps:c pid:1"},
+		"p2": {"maps:c pid:2"},
+		"p3": {"maps:d pid:3"},
+		"q":  {"maps:d"},
+		"p4": {"maps:d pid:4"},
 	}
-	paths := []string{"d1", "x", "d2", "y", "d3", "z", "w"}
+	paths := []string{"d1", "x", "d2", "y", "d3", "z", "w", "p1", "p2", "p3", "q", "p4"}
 	all, labels := link(len(paths), func(i int) []string { return keys[paths[i]] })
 	var groups [][]string
 	for g, members := range all {
 		groups = append(groups, append(pathsOf(paths, members), labels[g]))
 	}
 	got := fmt.Sprint(groups)
-	if want := "[[d1 d2 d3 jfr:1] [x z maps:a] [y maps:b] [w ]]"; got != want {
+	if want := "[[d1 d2 d3 jfr:1] [x z maps:a] [y maps:b] [w ] [p1 maps:c pid:1] [p2 maps:c pid:2] [p3 q p4 maps:d pid:3]]"; got != want {
 		t.Errorf("groups, each with its first key, %s, want %s", got, want)
 	}
 }

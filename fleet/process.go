@@ -449,7 +449,10 @@ func sharedKeys(members []int, keysOf func(i int) []string) []string {
 // (an input may have several: a JFR dump's chunks; empty keys link
 // nothing): every group, of one input or more, as input indices in input
 // order, the groups in order of their first input, with the first key of
-// each group's first input ("" if it has none).
+// each group's first input ("" if it has none). A process without a pid
+// (NamedProcess of a dump whose name has none) is also linked with each
+// of its Family's processes with one: a dump renamed, or written by
+// prof.dump to a name of the user's, may be any of them.
 func link(n int, keys func(i int) []string) (groups [][]int, first []string) {
 	parent := make([]int, n)
 	for i := range parent {
@@ -462,7 +465,15 @@ func link(n int, keys func(i int) []string) (groups [][]int, first []string) {
 		}
 		return i
 	}
+	union := func(i, j int) {
+		// The earlier input's root stays the root: groups keep the
+		// order of their first input.
+		if a, b := root(j), root(i); a != b {
+			parent[max(a, b)] = min(a, b)
+		}
+	}
 	owner := map[string]int{}
+	withPid := map[string][]int{} // by Family: the inputs of a process with a pid
 	label := make([]string, n)
 	for i := range n {
 		for _, k := range keys(i) {
@@ -473,13 +484,19 @@ func link(n int, keys func(i int) []string) (groups [][]int, first []string) {
 				label[i] = k
 			}
 			if j, ok := owner[k]; ok {
-				// The earlier input's root stays the root: groups keep
-				// the order of their first input.
-				if a, b := root(j), root(i); a != b {
-					parent[max(a, b)] = min(a, b)
-				}
+				union(i, j)
 			} else {
 				owner[k] = i
+			}
+			if fam := Family(k); fam != k {
+				withPid[fam] = append(withPid[fam], i)
+				if j, ok := owner[fam]; ok {
+					union(i, j)
+				}
+				continue
+			}
+			for _, j := range withPid[k] {
+				union(i, j)
 			}
 		}
 	}
@@ -616,7 +633,7 @@ var duplicateWords = [...]struct{ one, many, harm, hint, stuck string }{
 	DumpsOrForks: {"successive dumps of one process or processes forked from one parent", "successive dumps of %d processes or processes forked from one parent",
 		"summing dumps of one process would count its memory once per dump",
 		"use --latest-per-process to keep the newest dump of each (by the time each says it was taken), or --allow-duplicates if they are forked processes or independent samples (intervals then allow for their correlated sampling)",
-		"give only the newest dump of each (these dumps do not say when they were taken, and their names carry no jemalloc pid and sequence: --latest-per-process cannot tell which is newest), or --allow-duplicates if they are forked processes or independent samples (intervals then allow for their correlated sampling)"},
+		"give only the newest dump of each (these dumps do not say when they were taken, and their names do not all carry a jemalloc pid and sequence: --latest-per-process cannot tell which is newest), or --allow-duplicates if they are forked processes or independent samples (intervals then allow for their correlated sampling)"},
 	CopiesOfOneTrace: {"copies of one trace", "copies of %d traces",
 		"summing them would count each trace's allocations once per copy",
 		"give each trace once, or --allow-duplicates if they are independent samples", ""},

@@ -32,9 +32,37 @@ func TestParseRule(t *testing.T) {
 			t.Errorf("ParseRule(%q) = %+v, %v", c.in, r, err)
 		}
 	}
-	for _, bad := range []string{"total<2GiB", "size=1<=2", "func=(<=1", "func<=1MiB", "total<=2G", "func=x<=-1"} {
+	for _, bad := range []string{"total<2GiB", "size=1<=2", "func=(<=1", "func<=1MiB", "total<=2Gx", "func=x<=-1"} {
 		if _, err := ParseRule(bad); err == nil {
 			t.Errorf("ParseRule(%q) accepted", bad)
+		}
+	}
+}
+
+// TestRuleFits: a byte unit fits byte values only, a count's suffix
+// object values only (a size must write its unit in full); a bare number
+// fits both.
+func TestRuleFits(t *testing.T) {
+	for _, c := range []struct {
+		in           string
+		space, count bool // fits bytes, objects
+		limit        float64
+	}{
+		{"total<=2G", false, true, 2e9},
+		{"func=x<=1.5k", false, true, 1500},
+		{"func=x<=2MiB", true, false, 2 << 20},
+		{"func=x<=2MB", true, false, 2e6},
+		{"total<=4096", true, true, 4096},
+	} {
+		r, err := ParseRule(c.in)
+		if err != nil || r.Limit != c.limit {
+			t.Fatalf("ParseRule(%q) = %+v, %v", c.in, r, err)
+		}
+		if err := r.Fits(true, "inuse_space"); (err == nil) != c.space || err != nil && !strings.Contains(err.Error(), "write the unit in full") {
+			t.Errorf("%q for bytes: %v", c.in, err)
+		}
+		if err := r.Fits(false, "inuse_objects"); (err == nil) != c.count || err != nil && !strings.Contains(err.Error(), "give a count, such as 2000 or 2k") {
+			t.Errorf("%q for objects: %v", c.in, err)
 		}
 	}
 }

@@ -29,9 +29,25 @@ type Rule struct {
 	By      aggregate.By
 	Pattern *regexp.Regexp
 	// Limit is in bytes or objects; Bytes says it was written with a
-	// byte unit.
+	// byte unit, Count with a count's SI suffix ("2k", "1.5M"), which
+	// a size may not take ("write the unit in full").
 	Limit float64
 	Bytes bool
+	Count bool
+}
+
+// Fits checks that the rule's limit is written for a value whose numbers
+// are bytes (space) or objects: a byte unit only for bytes, a count's
+// suffix only for objects. value names the value in the error.
+func (r Rule) Fits(space bool, value string) error {
+	limit := strings.TrimSpace(r.Text[strings.LastIndex(r.Text, "<=")+2:])
+	switch {
+	case r.Bytes && !space:
+		return fmt.Errorf("budget %q: %q is a size in bytes, and %s counts objects: give a count, such as 2000 or 2k", r.Text, limit, value)
+	case r.Count && space:
+		return fmt.Errorf("budget %q: %q is a count of objects, and %s is in bytes: write the unit in full, KiB (1024) or KB (1000)", r.Text, limit, value)
+	}
+	return nil
 }
 
 // ruleKeys are the keys a rule may name, and what each selects.
@@ -44,7 +60,7 @@ var ruleKeys = map[string]aggregate.By{
 }
 
 // RuleSyntax describes a rule, for errors and help.
-const RuleSyntax = "KEY=REGEX<=SIZE or total<=SIZE, KEY one of func, leaf, type, thread, source"
+const RuleSyntax = "KEY=REGEX<=LIMIT or total<=LIMIT, KEY one of func, leaf, type, thread, source, LIMIT a size (50MiB) or, for object values, a count (2000, 2k)"
 
 // ParseRule reads a budget: "total<=2GiB", "func=^rocksdb::<=50MiB",
 // "type=System.String<=10MB".
@@ -57,7 +73,11 @@ func ParseRule(s string) (Rule, error) {
 	lhs, limit := strings.TrimSpace(r.Text[:i]), r.Text[i+2:]
 	var err error
 	if r.Limit, r.Bytes, err = units.ParseSize(limit); err != nil {
-		return r, fmt.Errorf("budget %q: %v", s, err)
+		// Not a size: a count with a suffix ("2M"), for object values.
+		var cerr error
+		if r.Limit, r.Count, cerr = units.ParseCount(limit); cerr != nil || !r.Count {
+			return r, fmt.Errorf("budget %q: %v", s, err)
+		}
 	}
 	if lhs == "total" {
 		r.Total = true

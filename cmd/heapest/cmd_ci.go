@@ -50,7 +50,8 @@ fails (exit status 1) when a gate fails, but never on sampling noise alone.
                               leaf, type, thread or source; 'total<=SIZE'
                               budgets everything. SIZE in bytes or with a
                               unit (512KiB, 50MiB, 2GiB, 10MB), or a count of
-                              objects for object values. Repeatable.
+                              objects for object values (2000, 2k, 1.5M).
+                              Repeatable.
   --budgets FILE              rules from a file, one a line (# comments).
   --baseline BASE             compare each row (of --by, default func) and
                               the total with BASE (files, directories or

@@ -269,8 +269,8 @@ func (opts CIOptions) loadNew(cmd *cobra.Command, ropt report.Options, setup gat
 func groupedBudgets(rules []gate.Rule, r *report.Report) ([]gate.Budget, error) {
 	var out []gate.Budget
 	for _, rule := range rules {
-		if rule.Bytes && !r.Value.IsSpace() {
-			return nil, usageError{fmt.Errorf("budget %q: a size in bytes for %s, which counts objects; give a count", rule.Text, r.Value)}
+		if err := rule.Fits(r.Value.IsSpace(), r.Value.String()); err != nil {
+			return nil, usageError{err}
 		}
 		if rule.Total {
 			out = append(out, gate.Budget{Rule: rule, Stats: r.Total.Stats})
@@ -305,8 +305,8 @@ func groupedBudgets(rules []gate.Rule, r *report.Report) ([]gate.Budget, error) 
 func selectBudgets(b *report.Builder, rules []gate.Rule, r *report.Report) ([]gate.Budget, error) {
 	var out []gate.Budget
 	for _, rule := range rules {
-		if rule.Bytes && !r.Value.IsSpace() {
-			return nil, usageError{fmt.Errorf("budget %q: a size in bytes for %s, which counts objects; give a count", rule.Text, r.Value)}
+		if err := rule.Fits(r.Value.IsSpace(), r.Value.String()); err != nil {
+			return nil, usageError{err}
 		}
 		by, re := rule.By, rule.Pattern
 		if rule.Total {

@@ -47,6 +47,27 @@ func ParseSize(s string) (bytes float64, hasUnit bool, err error) {
 	return x * mult, hasUnit, nil
 }
 
+// countUnits are the suffixes a count may carry, as Format writes them.
+var countUnits = map[byte]float64{'k': 1e3, 'm': 1e6, 'g': 1e9, 't': 1e12, 'p': 1e15}
+
+// ParseCount reads a count of objects with an optional SI suffix, as
+// Format writes counts: "2000", "2k", "1.5M" (any case). hasUnit says
+// whether a suffix was given. The count must be finite and ≥ 0.
+func ParseCount(s string) (n float64, hasUnit bool, err error) {
+	t := strings.TrimSpace(s)
+	num, mult := t, 1.0
+	if t != "" {
+		if m, ok := countUnits[strings.ToLower(t[len(t)-1:])[0]]; ok {
+			num, mult, hasUnit = strings.TrimSpace(t[:len(t)-1]), m, true
+		}
+	}
+	x, perr := strconv.ParseFloat(num, 64)
+	if perr != nil || num == "" || !(x >= 0) || math.IsInf(x, 0) {
+		return 0, false, fmt.Errorf("count %q: want a number of objects ≥ 0 with an optional k, M, G, T or P, such as 2000 or 2k", s)
+	}
+	return x * mult, hasUnit, nil
+}
+
 // ParsePercent reads a percentage written with its sign, "10%" or
 // "2.5 %", and returns it as a fraction (0.1). A bare number is refused:
 // "10" could mean 10% or 1000%.

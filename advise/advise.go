@@ -135,6 +135,9 @@ func (t Target) expected(r Row, rate, dumps, scale float64) ci.Stats {
 		one := unbias.Samples{Count: s, Rate: rate, Size: z}.Stats(t.Value)
 		st.Merge(&one)
 	}
+	// The width the method gives: what particular samples would hold
+	// (Stats.Seen) is no expectation of it.
+	st.Seen = 0
 	return st
 }
 

@@ -17,15 +17,15 @@ import (
 )
 
 // numStatsFields is the number of fields of Stats; a test checks it.
-const numStatsFields = 26
+const numStatsFields = 27
 
 // firstOptionalField is the first field added after the format was
 // fixed (Weighted, Spill, Excess: JFR's weights; LargeMissed,
 // LargeMissedValue: comparisons of large allocations; Conditional: object
 // counts of sampled sizes; Correlated: inputs whose samples may be
-// correlated): files written before lack them, and they read as zero,
-// which is what those files meant (or, for the last four, what intervals
-// assumed before them).
+// correlated; Seen: the sampled allocations' own value): files written
+// before lack them, and they read as zero, which is what those files
+// meant (or, for the last five, what intervals assumed before them).
 const firstOptionalField = 19
 
 // field returns the name of field i of Stats, in struct order (the order
@@ -88,6 +88,8 @@ func (s *Stats) field(i int) (name string, count *int64, num *float64, flag *boo
 		return "Conditional", nil, nil, &s.Conditional
 	case 25:
 		return "Correlated", nil, nil, &s.Correlated
+	case 26:
+		return "Seen", nil, &s.Seen, nil
 	}
 	panic("ci: Stats has no field " + strconv.Itoa(i))
 }

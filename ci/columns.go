@@ -44,6 +44,7 @@ type Columns struct {
 	LargeMissedValueSum float64 `parquet:"large_missed_value_sum"`
 	ConditionalAny      bool    `parquet:"conditional_any,optional"` // added in heapest-parquet/1 after its first files: absent reads as false
 	CorrelatedAny       bool    `parquet:"correlated_any,optional"`  // added later still: absent reads as false
+	SeenSum             float64 `parquet:"seen_sum,optional"`        // added later still: absent reads as 0, nothing known seen
 }
 
 // ColumnsOf returns the columns of s.
@@ -57,7 +58,7 @@ func ColumnsOf(s Stats) Columns {
 		BiasSum: s.Bias, CompleteAll: s.Complete, NoIntervalAny: s.NoInterval, ApproxAny: s.Approx,
 		WeightedAny: s.Weighted, SpillSum: s.Spill, ExcessSum: s.Excess,
 		LargeMissedSum: s.LargeMissed, LargeMissedValueSum: s.LargeMissedValue,
-		ConditionalAny: s.Conditional, CorrelatedAny: s.Correlated,
+		ConditionalAny: s.Conditional, CorrelatedAny: s.Correlated, SeenSum: s.Seen,
 	}
 }
 
@@ -71,7 +72,7 @@ func (c Columns) Stats() (Stats, error) {
 	}{{"estimate_sum", c.EstimateSum}, {"var_sum", c.VarSum}, {"samples_sum", c.SamplesSum},
 		{"max_weight_max", c.MaxWeightMax}, {"p_min", c.PMin}, {"unit_min", c.UnitMin}, {"rate_min", c.RateMin},
 		{"offset_sum", c.OffsetSum}, {"bias_sum", c.BiasSum}, {"spill_sum", c.SpillSum}, {"excess_sum", c.ExcessSum},
-		{"large_missed_sum", c.LargeMissedSum}, {"large_missed_value_sum", c.LargeMissedValueSum}} {
+		{"large_missed_sum", c.LargeMissedSum}, {"large_missed_value_sum", c.LargeMissedValueSum}, {"seen_sum", c.SeenSum}} {
 		if !(f.v >= 0) || math.IsInf(f.v, 1) {
 			return Stats{}, fmt.Errorf("invalid statistics: %s %v (want a finite value ≥ 0)", f.name, f.v)
 		}
@@ -85,7 +86,7 @@ func (c Columns) Stats() (Stats, error) {
 		Bias: c.BiasSum, Complete: c.CompleteAll, NoInterval: c.NoIntervalAny, Approx: c.ApproxAny,
 		Weighted: c.WeightedAny, Spill: c.SpillSum, Excess: c.ExcessSum,
 		LargeMissed: c.LargeMissedSum, LargeMissedValue: c.LargeMissedValueSum,
-		Conditional: c.ConditionalAny, Correlated: c.CorrelatedAny,
+		Conditional: c.ConditionalAny, Correlated: c.CorrelatedAny, Seen: c.SeenSum,
 	}
 	for _, r := range []struct {
 		name     string

@@ -199,6 +199,10 @@ func diffInterval(base, new Stats, alpha float64, interval func(Stats) (Result, 
 	if err := comparable(base, new); err != nil {
 		return 0, 0, err
 	}
+	// MOVER reads each side's variance off its interval's half widths,
+	// and a lower end raised to what the samples hold (Stats.Seen) is no
+	// such width: the sides' own methods are used.
+	base.Seen, new.Seen = 0, 0
 	b, err := sideInterval(base, new.MaxWeight, alpha, interval)
 	if err != nil {
 		return 0, 0, err

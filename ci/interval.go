@@ -58,6 +58,7 @@ const (
 	NoteConditional  = "conditional on the sampled sizes: counts the allocations of the sizes some sample hit; allocations of sizes no sample hit are not counted (their bytes are, within the bytes interval)"
 	NoteHidden       = "upper bound allows for allocations of sizes no sample hit: B bytes of them all go unseen with probability exp(−B/R), so up to 3.7 sampling periods of them at 95%"
 	NoteCorrelated   = "widened: the inputs' samples may be correlated (forked from one parent, or dumps of one process), so the variance is k times the independent one for k such inputs"
+	NoteSeen         = "lower end: what the sampled allocations themselves hold, which the method's bound was below"
 	NoteWeighted     = "JFR: the sum of the events' weights; model-based interval (each weight a Poisson count, gamma), coverage measured in docs/jfr.md"
 )
 
@@ -118,6 +119,11 @@ func Interval(s Stats, m Method, confidence float64) (Result, error) {
 	}
 	if s.Correlated && !s.NoInterval && !s.Complete {
 		r.Notes = append(r.Notes, NoteCorrelated)
+	}
+	if r.Method != MethodNone && s.Seen > r.Lo && r.Lo < r.Estimate {
+		// The samples alone hold Seen: no bound below it can be right.
+		r.Lo = math.Min(s.Seen, r.Estimate)
+		r.Notes = append(r.Notes, NoteSeen)
 	}
 	return r, nil
 }
@@ -281,7 +287,8 @@ func (s Stats) Validate() error {
 		v    float64
 	}{{"estimate", s.Estimate}, {"variance", s.Var}, {"samples", s.Samples}, {"max weight", s.MaxWeight},
 		{"unit", s.Unit}, {"rate", s.Rate}, {"offset", s.Offset}, {"bias bound", s.Bias},
-		{"spill", s.Spill}, {"excess", s.Excess}, {"large missed", s.LargeMissed}, {"large missed value", s.LargeMissedValue}} {
+		{"spill", s.Spill}, {"excess", s.Excess}, {"large missed", s.LargeMissed}, {"large missed value", s.LargeMissedValue},
+		{"seen", s.Seen}} {
 		if math.IsNaN(f.v) || math.IsInf(f.v, 0) || f.v < 0 {
 			return fmt.Errorf("invalid statistics: %s %v (want a finite value ≥ 0)", f.name, f.v)
 		}

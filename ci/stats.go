@@ -64,6 +64,13 @@ type Stats struct {
 	// allows for one such allocation missed (see ends).
 	LargeMissed, LargeMissedValue float64
 
+	// Seen is the value the sampled allocations themselves hold: their
+	// bytes, or their number, where the input says them (0 where it does
+	// not). They were allocated (and, for a live value, are live), so
+	// the group holds at least Seen whatever the sampling missed, and an
+	// interval's lower end is never below it. It adds across groups.
+	Seen float64
+
 	// The flags follow the numbers, packed together: a Stats is kept per
 	// cell and group, and padding after each flag made it a fifth larger.
 
@@ -204,6 +211,7 @@ func (s *Stats) Merge(o *Stats) {
 	s.Excess += o.Excess
 	s.LargeMissed += o.LargeMissed
 	s.LargeMissedValue += o.LargeMissedValue
+	s.Seen += o.Seen
 	s.Conditional = s.Conditional || o.Conditional
 	s.Correlated = s.Correlated || o.Correlated
 	if s.Mixed {

@@ -78,6 +78,9 @@ func (g Samples) Stats(v Value) ci.Stats {
 			st.LargeMissed = g.Count * (1 - p) / p
 			st.LargeMissedValue = unit * st.LargeMissed
 		}
+		if g.Size > 0 || !v.IsSpace() {
+			st.Seen = g.Count * unit // the samples' own (a size unknown says no bytes)
+		}
 	}
 	st.N, st.Rate = max(st.N, 1), g.Rate
 	if offset {

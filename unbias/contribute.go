@@ -169,6 +169,9 @@ func (m *Memo) Contribute(rec *parse.Record, v Value) Contribution {
 	}
 	out.N = 1
 	out.Rate = rec.Rate
+	if c.Approx || out.SamplesBound {
+		out.Seen = 0 // the samples are not known for sure: nor what they hold
+	}
 	out.Approx = out.Approx || c.Approx
 	if rec.HasOffset && v == AllocSpace {
 		// A trace never ends on a sample of every group: the bytes after
@@ -252,6 +255,7 @@ func (m *Memo) bernoulli(c parse.Counts, v Value, rate float64) Contribution {
 			objs, bytes := JeprofDecode(c.Objects, c.Bytes, rate)
 			out := mixed(n, objs, bytes, rate, v)
 			out.Approx = true
+			out.Seen = pick(v, n, c.Bytes) // the sampled sums themselves
 			if v.IsSpace() {
 				out.Bias = rawMixedBias(n, c.Bytes, bytes, rate)
 			}

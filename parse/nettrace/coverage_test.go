@@ -134,8 +134,12 @@ func checkApproach2(t *testing.T, ty string, st ci.Stats, r ci.Result, s, u floa
 	want := ci.PresentOffsetWindowInterval(0, s, p102400, u, 0.05, false, true)
 	// The row's estimate is Horvitz–Thompson's Σ Z/π, the interval
 	// Approach 2's: where the estimate falls outside, the interval is
-	// widened to hold it (ci.NoteEstimator), and only then.
-	lo, hi := math.Min(want.Lo, r.Estimate), math.Max(want.Hi, r.Estimate)
+	// widened to hold it (ci.NoteEstimator), and only then; its lower end
+	// is never below the bytes of the sampled objects (ci.NoteSeen).
+	if st.Seen <= 0 {
+		t.Fatalf("%s: stats %+v, want the sampled objects' bytes in Seen", ty, st)
+	}
+	lo, hi := math.Min(math.Max(want.Lo, st.Seen), r.Estimate), math.Max(want.Hi, r.Estimate)
 	if r.Lo != lo || r.Hi != hi || r.Method != want.Method {
 		t.Fatalf("%s: interval %+v, want Approach 2 [%v, %v] (%s) holding the estimate", ty, r, want.Lo, want.Hi, want.Method)
 	}

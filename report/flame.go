@@ -68,9 +68,11 @@ func (b *Builder) Flame(minShare float64) (*Flame, error) {
 		return nil, err
 	}
 	// As for the report's total: what a JFR gap moves between stacks stays
-	// inside the total.
+	// inside the total, unfiltered.
 	root := &t.stats[0]
-	root.Spill, root.Excess = 0, 0
+	if !opt.filtered() {
+		root.Spill, root.Excess = 0, 0
+	}
 	f := &Flame{Confidence: opt.Confidence, Value: opt.Value}
 	if f.Root, err = t.node(0, "total", opt, &f.Pruned); err != nil {
 		return nil, err

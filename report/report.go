@@ -71,6 +71,9 @@ type Options struct {
 	KeylessStacks bool
 }
 
+// filtered reports whether --focus or --ignore keep some samples only.
+func (o Options) filtered() bool { return o.Focus != nil || o.Ignore != nil }
+
 // Row is one group with its intervals.
 type Row struct {
 	// Key is the group's key. For --by stack it is the folded stack: the
@@ -587,7 +590,7 @@ func (b *Builder) Report() (*Report, error) {
 	}
 	r.Merged, r.Skipped, r.Warnings = b.merged(), b.skipped, b.warnings()
 	r.setCorrelated(b.families.K, b.families.Paths)
-	if opt.Focus != nil || opt.Ignore != nil {
+	if opt.filtered() {
 		r.Filters = &Filters{Focus: regexpText(opt.Focus), Ignore: regexpText(opt.Ignore)}
 		r.Unfiltered = b.table.Total(aggregate.Filter{})[vi].Estimate
 		if r.Total.Stats.N == 0 && r.Unfiltered > 0 {
@@ -690,8 +693,12 @@ func build(opt Options, sources []parse.Source, groups []*aggregate.Group, cut i
 	}
 	// A gap in a JFR thread's samples may move bytes between two records
 	// of that thread (ci.Stats.Spill, Excess), never into or out of the
-	// total or the thread's row: those need no widening for it.
-	total.Spill, total.Excess = 0, 0
+	// total or the thread's row: those need no widening for it. A
+	// filtered total is a set of stacks, as a row is: bytes move in and
+	// out of it.
+	if !opt.filtered() {
+		total.Spill, total.Excess = 0, 0
+	}
 	iv := newIntervals(opt)
 	var err error
 	if r.Total, err = iv.row("", nil, total, nil); err != nil {

@@ -1,6 +1,7 @@
 package parse
 
 import (
+	"strconv"
 	"bytes"
 	"errors"
 	"fmt"
@@ -126,3 +127,7 @@ func JSONStarts(head []byte, prefix string) bool {
 	}
 	return string(got) == prefix
 }
+
+// RateText writes a sampling period (--rate, a file's) as a number of
+// bytes in full, 1048576 rather than %g's 1.048576e+06.
+func RateText(rate float64) string { return strconv.FormatFloat(rate, 'f', -1, 64) }

@@ -269,7 +269,7 @@ func (p *parser) setRate(r uint64) {
 	}
 	if p.opt.Rate != 0 && p.opt.Rate != float64(r) {
 		p.prof.Warnings = append(p.prof.Warnings, fmt.Sprintf("--rate %s ignored: the file's sampling period %d is used",
-			strconv.FormatFloat(p.opt.Rate, 'f', -1, 64), r))
+			parse.RateText(p.opt.Rate), r))
 	}
 }
 

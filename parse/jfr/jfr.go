@@ -257,7 +257,7 @@ func (d *decoder) profile() (*parse.Profile, error) {
 	p.Timed = true
 	if d.opt.Rate > 0 {
 		d.warnf("--rate %s ignored: JFR events carry their own weights (bytes), not a sampling period",
-			strconv.FormatFloat(d.opt.Rate, 'f', -1, 64))
+			parse.RateText(d.opt.Rate))
 	}
 	if n.samples > 0 {
 		if w := firstSampleWarning(d.version); w != "" {

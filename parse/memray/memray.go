@@ -247,7 +247,7 @@ func (d *decoder) profile() *parse.Profile {
 		p.Source.Detail = "sampled capture (--rate)"
 		p.Warnings = append(p.Warnings, fmt.Sprintf("memray's CSV does not say whether or how its capture was sampled: --rate %s is taken as the mean sampling interval in bytes "+
 			"(a row's size is k samples × rate, Poisson intervals); a capture of every allocation (memray's default) must be read without --rate",
-			strconv.FormatFloat(d.opt.Rate, 'f', -1, 64)))
+			parse.RateText(d.opt.Rate)))
 	} else {
 		p.Source.Detail = "every allocation recorded (exact)"
 	}

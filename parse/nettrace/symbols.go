@@ -3,7 +3,6 @@ package nettrace
 import (
 	"fmt"
 	"sort"
-	"strconv"
 
 	"github.com/heapest/heapest/parse"
 )
@@ -200,7 +199,7 @@ func (d *decoder) recording() string {
 
 func (d *decoder) finalWarnings() {
 	if d.opt.Rate > 0 && d.opt.Rate != samplingRate {
-		d.warnf("--rate %s ignored: the file's sampling period %d is used", strconv.FormatFloat(d.opt.Rate, 'f', -1, 64), samplingRate)
+		d.warnf("--rate %s ignored: the file's sampling period %d is used", parse.RateText(d.opt.Rate), samplingRate)
 	}
 	if d.nSampled == 0 && d.nTicks == 0 {
 		d.warnf("no AllocationSampled (runtime event 303) or GCAllocationTick events: the runtime is older than .NET 10 or the AllocationSampling keyword 0x80000000000 was not enabled")

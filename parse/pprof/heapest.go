@@ -252,7 +252,7 @@ func readHeapest(d *decoded, opt parse.Options, sink parse.Sink) (*parse.Profile
 	}
 	if opt.Rate > 0 {
 		out.Warnings = append(out.Warnings, fmt.Sprintf(
-			"--rate %g ignored: the file holds heapest's statistics, computed with their own sampling periods", opt.Rate))
+			"--rate %s ignored: the file holds heapest's statistics, computed with their own sampling periods", parse.RateText(opt.Rate)))
 	}
 	return e.finish(rate), nil
 }

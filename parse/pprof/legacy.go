@@ -86,7 +86,7 @@ func legacyRate(name string, h *legacyHeader, opt parse.Options, out *parse.Prof
 		h.rate = 1
 		if opt.Rate > 0 {
 			out.Warnings = append(out.Warnings, fmt.Sprintf(
-				"--rate %g ignored: the file records every allocation (sampling period 1)", opt.Rate))
+				"--rate %s ignored: the file records every allocation (sampling period 1)", parse.RateText(opt.Rate)))
 		}
 		return nil
 	case h.goText:

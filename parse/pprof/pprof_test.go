@@ -118,7 +118,9 @@ func pprofFiles(t testing.TB) []string {
 	if len(files) < 4 {
 		t.Skipf("pprof sample files not found (%d)", len(files))
 	}
-	return files
+	// go-rate0.pb.gz holds raw samples with no period: read only with
+	// --rate (TestRawGoProfile), and go tool pprof shows them unscaled.
+	return slices.DeleteFunc(files, func(f string) bool { return filepath.Base(f) == "go-rate0.pb.gz" })
 }
 
 // pprofTypeValue maps go tool pprof's sample types to heapest's values.
@@ -1195,5 +1197,35 @@ func TestIdleSamplesUnsent(t *testing.T) {
 				t.Errorf("unnamed %v: room reserved for %d records, want %d", unnamed, ns.reserved, want)
 			}
 		}
+	}
+}
+
+// TestRawGoProfile: a Go profile written while MemProfileRate was 0 has
+// Period 0 and its values unscaled (scaleHeapSample leaves them raw at
+// rates 0 and 1): with --rate they are the raw samples taken at that
+// period, and without it the file is refused, asking for it.
+func TestRawGoProfile(t *testing.T) {
+	const file = "testdata/go-rate0.pb.gz"
+	if _, err := readFile(file, parse.Options{}); err == nil || !strings.Contains(err.Error(), "pass that rate with --rate") {
+		t.Fatalf("without --rate: %v, want a refusal asking for it", err)
+	}
+	p, err := readFile(file, parse.Options{Rate: 65536})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, r := range p.Records {
+		if r.Scheme != parse.Bernoulli || r.Rate != 65536 || r.InUse.Enc != parse.Raw {
+			t.Fatalf("record %+v: want raw Bernoulli samples at 65536", r)
+		}
+		if len(r.Stack) > 0 && r.Stack[0].Func == "main.keepBig" {
+			found = true
+			if r.InUse.Samples != 34 || r.InUse.Size != 65536 || r.InUse.Bytes != 34*65536 {
+				t.Errorf("keepBig: %+v, want its 34 raw samples of 64 KiB", r.InUse)
+			}
+		}
+	}
+	if !found {
+		t.Error("no record of main.keepBig")
 	}
 }

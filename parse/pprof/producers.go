@@ -16,7 +16,7 @@ func newProfile(d *decoded, format string) *parse.Profile {
 // rateIgnored is the warning for --rate on a file that carries its own
 // sampling period.
 func rateIgnored(opt, file float64, why string) string {
-	return fmt.Sprintf("--rate %g ignored: the file's sampling period %g is used (%s)", opt, file, why)
+	return fmt.Sprintf("--rate %s ignored: the file's sampling period %s is used (%s)", parse.RateText(opt), parse.RateText(file), why)
 }
 
 // readScaledHeap reads a profile whose values were scaled per sample by
@@ -32,13 +32,25 @@ func readScaledHeap(d *decoded, t sampleTypes, opt parse.Options, format string,
 		return nil, &parse.Error{File: d.name, Offset: -1, Msg: fmt.Sprintf(
 			"heap profile with period type %s/%s, expected space/bytes", d.PeriodType.Type, d.PeriodType.Unit)}
 	}
+	// scale is the period the values were scaled with: Go writes its
+	// profile with the MemProfileRate of that moment, and leaves the
+	// values raw when it is 0 or 1 (scaleHeapSample), whatever rate the
+	// samples were taken at.
+	scale := rate
+	rawGo := format == "pprof-go" && rate <= 0
 	switch {
-	case rate <= 0 && opt.Rate > 0:
+	case rawGo && opt.Rate > 0:
 		rate = opt.Rate
 		out.Warnings = append(out.Warnings, fmt.Sprintf(
-			"the profile has no sampling period; using --rate %g to recover raw sample counts", rate))
+			"the profile has no sampling period (written while MemProfileRate was 0, which leaves its values the raw samples): they are unbiased with --rate %s, the period they were taken at", parse.RateText(rate)))
+	case rawGo:
+		return nil, &parse.Error{File: d.name, Offset: -1, Msg: "heap profile without a sampling period (written while MemProfileRate was 0: its values are the raw samples, taken at the rate in effect before): pass that rate with --rate"}
+	case rate <= 0 && opt.Rate > 0:
+		rate, scale = opt.Rate, opt.Rate
+		out.Warnings = append(out.Warnings, fmt.Sprintf(
+			"the profile has no sampling period; using --rate %s to recover raw sample counts", parse.RateText(rate)))
 	case rate <= 0:
-		return nil, &parse.Error{File: d.name, Offset: -1, Msg: "heap profile without a sampling period (Period is 0): pass its MemProfileRate with --rate"}
+		return nil, &parse.Error{File: d.name, Offset: -1, Msg: "heap profile without a sampling period (Period is 0): pass its sampling period with --rate"}
 	case opt.Rate > 0 && opt.Rate != rate:
 		out.Warnings = append(out.Warnings, rateIgnored(opt.Rate, rate, "the values were scaled with it, and inverting them needs it"))
 	}
@@ -58,13 +70,13 @@ func readScaledHeap(d *decoded, t sampleTypes, opt parse.Options, format string,
 		counts: func(s *sample) (inuse, alloc parse.Counts) {
 			b, hasB := d.numLabel(s, labelBytes)
 			if io >= 0 {
-				inuse = inv.invertScaled(s.Value[io], s.Value[is], b, hasB, rate)
+				inuse = inv.invertScaled(s.Value[io], s.Value[is], b, hasB, scale)
 				if format != "pprof-go" {
 					inuse = asTextLine(inuse, rate)
 				}
 			}
 			if ao >= 0 {
-				alloc = inv.invertScaled(s.Value[ao], s.Value[as], b, hasB, rate)
+				alloc = inv.invertScaled(s.Value[ao], s.Value[as], b, hasB, scale)
 			}
 			return inuse, alloc
 		},
@@ -228,7 +240,7 @@ func readComplete(d *decoded, t sampleTypes, opt parse.Options, sink parse.Sink)
 	out := newProfile(d, "pprof")
 	out.Source.Detail = "period 1: every allocation recorded (exact)"
 	if opt.Rate > 0 {
-		out.Warnings = append(out.Warnings, fmt.Sprintf("--rate %g ignored: the profile records every allocation (period 1)", opt.Rate))
+		out.Warnings = append(out.Warnings, fmt.Sprintf("--rate %s ignored: the profile records every allocation (period 1)", parse.RateText(opt.Rate)))
 	}
 	isAlloc := d.DefaultSampleType == "objects"
 	out.HasAlloc, out.HasInUse = isAlloc, !isAlloc
@@ -348,7 +360,7 @@ func readUnknown(d *decoded, t sampleTypes, opt parse.Options, sink parse.Sink) 
 	}
 	if opt.Rate > 0 {
 		out.Warnings = append(out.Warnings, fmt.Sprintf(
-			"--rate %g ignored: an unknown producer's values are shown as estimates, which need no sampling period", opt.Rate))
+			"--rate %s ignored: an unknown producer's values are shown as estimates, which need no sampling period", parse.RateText(opt.Rate)))
 	}
 	out.HasInUse = t.inuseSpace >= 0
 	out.HasAlloc = t.allocSpace >= 0

@@ -1,0 +1,2 @@
+module rate0
+go 1.26

@@ -1,11 +1,11 @@
 package parse
 
 import (
-	"strconv"
 	"bytes"
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 
 	"github.com/heapest/heapest/internal/units"
 )

@@ -423,8 +423,37 @@ func (s *session) openBinary(mainPath string) error {
 	fs.obj = o
 	fs.located = true
 	s.checkSize(fs, o)
+	s.checkBuild(fs, o, mainPath)
 	return nil
 }
+
+// checkBuild notes, for a warning, when --binary o is not the build the
+// profile maps at mainPath: the build ID the profile gives for it, else
+// that of the file there now (which may itself be a later build).
+func (s *session) checkBuild(fs *fileState, o *object, mainPath string) {
+	if o.buildID == "" {
+		return
+	}
+	for _, m := range s.maps {
+		if m.file == fs && m.BuildID != "" {
+			if !strings.EqualFold(m.BuildID, o.buildID) {
+				fs.caution = fmt.Sprintf("--binary %s: its build ID %s is not %s, the one the profile gives %s; names from it are likely wrong", o.path, short(o.buildID), short(m.BuildID), mainPath)
+			}
+			return
+		}
+	}
+	ef, err := elf.Open(mainPath)
+	if err != nil {
+		return // nothing there to compare with
+	}
+	defer ef.Close()
+	if id := readBuildID(ef); id != "" && !strings.EqualFold(id, o.buildID) {
+		fs.caution = fmt.Sprintf("--binary %s: its build ID %s is not %s, that of %s, the file the profile maps; if that file is the build that ran, names from --binary are wrong", o.path, short(o.buildID), short(id), mainPath)
+	}
+}
+
+// short is a build ID cut to the 12 hex digits names show.
+func short(id string) string { return id[:min(len(id), 12)] }
 
 // checkSize notes, for a warning, when a file's executable segment does
 // not have the length of the profile's mapping of it.
@@ -895,8 +924,5 @@ func (s *session) buildID(m *mapState) string {
 	if id == "" && m.file != nil && m.file.obj != nil {
 		id = m.file.obj.buildID
 	}
-	if len(id) > 12 {
-		id = id[:12]
-	}
-	return id
+	return short(id)
 }

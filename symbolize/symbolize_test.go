@@ -518,6 +518,23 @@ func TestSymbolizeOptions(t *testing.T) {
 		}
 		checkStack(t, p, want)
 	})
+	t.Run("binary-other-build-warns", func(t *testing.T) {
+		// The profile maps bin, which is there; --binary is another
+		// build of it (its build ID differs): said, names kept.
+		other := build(t, "gcc", t.TempDir(), "t2", cProgram, "-O0", "-g", "-fPIE", "-pie", "-Wl,--build-id=0x0123456789abcdef0123456789abcdef01234567")
+		p := &testProfile{Records: []parse.Record{{Stack: stackIn(t, bin, base, "leaf_fn", "middle_fn")}}, MapsText: []byte(mapsFor(t, bin, base))}
+		warnings, err := Symbolize(p, Options{Binary: other})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(warnings) != 1 || !strings.Contains(warnings[0], "its build ID 0123456789ab is not") || !strings.Contains(warnings[0], bin) {
+			t.Errorf("warnings %q: want one saying --binary's build ID is not %s's", warnings, bin)
+		}
+		p = &testProfile{Records: []parse.Record{{Stack: stackIn(t, bin, base, "leaf_fn", "middle_fn")}}, MapsText: []byte(mapsFor(t, bin, base))}
+		if warnings, err := Symbolize(p, Options{Binary: bin}); err != nil || len(warnings) != 0 {
+			t.Errorf("--binary the mapped file itself: warnings %q, err %v; want none", warnings, err)
+		}
+	})
 	t.Run("binary-without-maps-non-pie", func(t *testing.T) {
 		exe := build(t, "gcc", t.TempDir(), "t2", cProgram, "-O0", "-fno-pie", "-no-pie")
 		p := &testProfile{Records: []parse.Record{{Stack: stackIn(t, exe, 0, "leaf_fn", "middle_fn")}}}

@@ -51,6 +51,10 @@ type Error struct {
 	Offset int64
 	Msg    string
 	Err    error
+	// Whole is set when nothing of the input can be read without what
+	// the failure lost (a protobuf message cut short, a dump cut before
+	// its first record): --keep-going salvages nothing of it.
+	Whole bool
 }
 
 func (e *Error) Error() string {

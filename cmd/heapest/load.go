@@ -173,7 +173,7 @@ func (o *inputOptions) load(b *report.Builder, paths []string, stderr io.Writer)
 		_, warns, err := b.AddFile(paths[0], in)
 		prog.finish()
 		if err != nil {
-			return salvageHint(err)
+			return salvageHint(err, o.KeepGoing)
 		}
 		for _, w := range warns {
 			fmt.Fprintf(stderr, "heapest: warning: %s: %s\n", paths[0], w)
@@ -372,13 +372,15 @@ func (q *quietStart) stop() {
 }
 
 // salvageHint says, of a single input that is truncated, how to read what
-// precedes the cut. (In a merge, --keep-going skips such an input whole.)
-func salvageHint(err error) error {
+// precedes the cut, unless --keep-going was given (keptGoing) or nothing
+// of the input can be read without what the cut lost (parse.Error.Whole).
+// (In a merge, --keep-going skips such an input whole.)
+func salvageHint(err error, keptGoing bool) error {
 	var pe *parse.Error
-	if errors.As(err, &pe) && strings.HasPrefix(pe.Msg, "truncated") {
-		return fmt.Errorf("%w (--keep-going reads what precedes it)", err)
+	if keptGoing || !errors.As(err, &pe) || pe.Whole || !strings.HasPrefix(pe.Msg, "truncated") {
+		return err
 	}
-	return err
+	return fmt.Errorf("%w (--keep-going reads what precedes it)", err)
 }
 
 // skippedText says what a --keep-going merge left out.

@@ -114,6 +114,10 @@ func Parse(name string, r *bufio.Reader, opt parse.Options, sink parse.Sink) (*p
 		p.enc, p.prof.Encoding = parse.JemallocUnbias, parse.JemallocUnbias
 	}
 	if err := p.parse(); err != nil {
+		var pe *parse.Error
+		if p.prof.Records == 0 && errors.As(err, &pe) {
+			pe.Whole = true // cut before its first stack: nothing to salvage
+		}
 		if !opt.KeepGoing || p.prof.Records == 0 {
 			return nil, err
 		}

@@ -90,7 +90,7 @@ func readError(name string, err error) error {
 		return err
 	}
 	if errors.Is(err, io.ErrUnexpectedEOF) {
-		return &parse.Error{File: name, Offset: -1, Msg: "truncated gzip input", Err: err}
+		return &parse.Error{File: name, Offset: -1, Msg: "truncated gzip input", Err: err, Whole: true}
 	}
 	return &parse.Error{File: name, Offset: -1, Msg: "reading", Err: err}
 }

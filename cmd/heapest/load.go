@@ -44,7 +44,7 @@ type inputOptions struct {
 
 // quietHelp is --quiet's help: what it silences, and what it does not.
 const quietHelp = "standard error carries errors only: no progress line, warnings or notes " +
-	"(such as which inputs --keep-going skipped); JSON and CSV output still carry the warnings"
+	"(such as which inputs --keep-going skipped); JSON output still carries the warnings (CSV has no place for them)"
 
 // chatter is where progress, warnings and notes go: standard error, or
 // nowhere with --quiet. Errors never go here: main prints them.

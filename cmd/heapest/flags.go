@@ -27,7 +27,16 @@ var (
 	reportFormatChoices = []render.Format{render.Table, render.CSV, render.JSON, render.Pprof, render.Parquet, render.SVG, render.HTML}
 	ciFormatChoices     = []render.Format{render.Table, render.CSV, render.JSON, render.JUnit, render.Markdown}
 	diffFormatChoices   = []render.Format{render.Table, render.CSV, render.JSON, render.Pprof, render.SVG}
+	unbiasChoices       = []unbiasMode{unbiasAuto, "on", "off"}
 )
+
+// unbiasMode is --jemalloc-unbias: how jemalloc 5.3 dumps were written,
+// as parse.Options.JemallocUnbias takes it.
+type unbiasMode string
+
+const unbiasAuto unbiasMode = "auto"
+
+func (m unbiasMode) String() string { return string(m) }
 
 // enumFlag is a flag whose value is one of a fixed list of choices, named
 // by their String. As a pflag.Value it lets cobra's help show the choices

@@ -24,7 +24,7 @@ import (
 
 // inputOptions are the flags every command that reads profiles shares.
 type inputOptions struct {
-	JemallocUnbias   string
+	JemallocUnbias   unbiasMode
 	Rate             float64
 	KeepGoing        bool
 	Binary           string
@@ -75,7 +75,8 @@ func (o *inputOptions) warnNotices(stderr io.Writer, reports ...*report.Report) 
 
 func (o *inputOptions) addFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.StringVar(&o.JemallocUnbias, "jemalloc-unbias", "auto", "how jemalloc 5.3 dumps were written: `auto` (detect), on (prof_unbias encoding) or off (raw counts)")
+	o.JemallocUnbias = unbiasAuto
+	enumVar(cmd, &o.JemallocUnbias, "jemalloc-unbias", unbiasChoices, false, "how jemalloc 5.3 dumps were written: auto (detect), on (prof_unbias encoding) or off (raw counts)")
 	sizeVar(cmd, &o.Rate, "rate", 1, "a sampling period", "sampling period `R` in bytes or with a unit (512KiB), for inputs that lack it (tcmalloc protos, sampled memray captures)")
 	f.BoolVar(&o.KeepGoing, "keep-going", false, "one input: salvage what precedes a truncation or a bad record, with a warning; several: skip unreadable inputs and list them")
 	f.StringVar(&o.Binary, "binary", "", "the profiled program's executable `PATH`, for dumps taken on another machine")
@@ -150,7 +151,7 @@ func (o *inputOptions) guardNames(stderr io.Writer, paths []string) ([]string, e
 // is read (a bad input is then skipped whole, not salvaged).
 func (o *inputOptions) input(several bool) report.Input {
 	return report.Input{
-		Parse: parse.Options{JemallocUnbias: o.JemallocUnbias, Rate: o.Rate, KeepGoing: o.KeepGoing && !several,
+		Parse: parse.Options{JemallocUnbias: string(o.JemallocUnbias), Rate: o.Rate, KeepGoing: o.KeepGoing && !several,
 			MaxDecompressed: int64(o.MaxDecompressed), Lines: o.Lines},
 		Symbolize: symbolize.Options{Binary: o.Binary, SymbolPath: o.SymbolPath, DropAllocator: !o.KeepAllocator, Lines: o.Lines},
 		Fetch:     fetch.Options{Timeout: o.Timeout, MaxBytes: int64(o.MaxDecompressed)},

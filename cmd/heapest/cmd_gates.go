@@ -140,6 +140,11 @@ func runGates(cmd *cobra.Command, opts CIOptions, args []string) error {
 				return usageError{fmt.Errorf("--%s writes gates: give --budget, --budgets or --baseline", name)}
 			}
 		}
+		for _, name := range []string{"threshold", "min-change", "correction"} {
+			if cmd.Flags().Changed(name) {
+				return usageError{fmt.Errorf("--%s applies to gates, and none was given: give --budget, --budgets or --baseline", name)}
+			}
+		}
 		if opts.Format == render.JUnit || opts.Format == render.Markdown {
 			return usageError{fmt.Errorf("--format %s writes gates: give --budget, --budgets or --baseline", opts.Format)}
 		}

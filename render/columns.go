@@ -257,14 +257,21 @@ func (f formatters) halfWidth(m *measure) column {
 	}}
 }
 
+// SamplesText is a row's sample count as tables show it: three
+// significant digits (a count recovered from rescaled values need not be
+// whole), "≤" before it when it is an upper bound.
+func SamplesText(samples float64, bound bool) string {
+	if bound {
+		return "≤" + human(samples, false)
+	}
+	return human(samples, false)
+}
+
 func (f formatters) samples(m *measure) column {
 	col := f.result(m, "SAMPLES", "samples", func(r ci.Result) float64 { return r.Samples })
 	col.human = func(c *cell) string {
 		r, s, _ := m.get(c.row)
-		if s.SamplesBound {
-			return "≤" + human(r.Samples, false)
-		}
-		return human(r.Samples, false)
+		return SamplesText(r.Samples, s.SamplesBound)
 	}
 	col.json = func(c *cell) (any, bool) {
 		r, _, ok := m.get(c.row)

@@ -91,9 +91,10 @@ func (o *AdviseOptions) addFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	confidenceVar(cmd, &o.Confidence, "coverage of the intervals, in (0,1)")
 	enumVar(cmd, &o.Method, "method", methodChoices, false, "interval method the precision is judged with; auto picks per row, as report does")
-	enumVar(cmd, &o.Value, "value", valueChoices, true, "value to estimate (default: as report chooses)")
+	enumVar(cmd, &o.Value, "value", valueChoices, true, "value to estimate (default: as report chooses); --sample_index is an alias")
+	sampleIndexAlias(f)
 	enumVar(cmd, &o.By, "by", byChoices[:len(byChoices)-1], true, "what a row is (default func, flat; type for .NET traces). A stack reads leaf first in the table (leaf < caller); its JSON key is folded root first (root;...;leaf), and JSON's stack lists it leaf first")
-	f.IntVar(&o.Top, "top", o.Top, "advise for report's `N` largest rows")
+	f.IntVar(&o.Top, "top", o.Top, "advise for report's `N` largest rows (0: all)")
 	f.StringVar(&o.Rows, "rows", "", "advise for every row whose key matches `REGEX` instead of the top ones")
 	f.StringVar(&o.Hide, "hide", "", "drop the frames of functions matching `REGEX` from every stack, as report --hide does, before the rows are made")
 	f.Var((*percentFlag)(&o.Precision), "precision", "the interval's half width wanted, as a `PERCENT` of the estimate (the report's ± column)")
@@ -154,8 +155,8 @@ func (o AdviseOptions) reportOptions(cmd *cobra.Command) (report.Options, *regex
 	r := report.Options{Confidence: o.Confidence, Method: o.Method, Value: o.Value, By: o.By,
 		DefaultValue: !cmd.Flags().Changed("value"), DefaultBy: !cmd.Flags().Changed("by"),
 		Top: o.Top, ExtraKeys: aggregate.Keys{Size: true}}
-	if o.Top < 1 {
-		return r, nil, fmt.Errorf("--top %d: want 1 or more rows", o.Top)
+	if o.Top < 0 {
+		return r, nil, fmt.Errorf("--top %d: must be 0 (all rows) or more", o.Top)
 	}
 	var err error
 	if r.Hide, err = compile("--hide", o.Hide); err != nil {
@@ -392,13 +393,7 @@ func countText(n int) string {
 	return strconv.Itoa(n)
 }
 
-func samplesText(row report.Row) string {
-	s := strconv.FormatFloat(row.Flat.Samples, 'g', -1, 64)
-	if row.Stats.SamplesBound {
-		return "≤" + s
-	}
-	return s
-}
+func samplesText(row report.Row) string { return render.SamplesText(row.Flat.Samples, row.Stats.SamplesBound) }
 
 // adviceJSON is advise's JSON output; every number unrounded.
 type adviceJSON struct {

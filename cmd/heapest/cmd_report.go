@@ -236,6 +236,17 @@ func checkFleet(ropt report.Options, paths []string) error {
 	return nil
 }
 
+// sampleIndexAlias makes --sample_index (and --sample-index) --value: pprof
+// users type -sample_index=alloc_space.
+func sampleIndexAlias(f *pflag.FlagSet) {
+	f.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
+		if name == "sample_index" || name == "sample-index" {
+			name = "value"
+		}
+		return pflag.NormalizedName(name)
+	})
+}
+
 // addSelectFlags adds the flags that say what a report shows (heapest
 // web's too): the value, the rows, the filters, the intervals.
 func (o *ReportOptions) addSelectFlags(cmd *cobra.Command) {
@@ -243,13 +254,7 @@ func (o *ReportOptions) addSelectFlags(cmd *cobra.Command) {
 	confidenceVar(cmd, &o.Confidence, "coverage of the intervals, in (0,1)")
 	enumVar(cmd, &o.Method, "method", methodChoices, false, "interval method; auto picks per row the best one valid for it")
 	enumVar(cmd, &o.Value, "value", valueChoices, true, "value to estimate (default: the one the input names, as pprof's default_sample_type; else inuse_space where the input has it, else alloc_space; alloc_space for JFR); --sample_index is an alias")
-	// pprof users type -sample_index=alloc_space.
-	f.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
-		if name == "sample_index" || name == "sample-index" {
-			name = "value"
-		}
-		return pflag.NormalizedName(name)
-	})
+	sampleIndexAlias(f)
 	enumVar(cmd, &o.By, "by", byChoices, true, "what a row is; func has flat and cum (default func; type for .NET traces). A stack reads leaf first in tables (leaf < caller); its CSV and JSON key is folded root first (root;...;leaf), and JSON's stack lists it leaf first")
 	f.IntVar(&o.Top, "top", 20, "show the `N` largest rows (0: all)")
 	f.StringVar(&o.Focus, "focus", "", "keep only samples with a frame (or type) matching `REGEX`")

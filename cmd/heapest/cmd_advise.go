@@ -393,7 +393,9 @@ func countText(n int) string {
 	return strconv.Itoa(n)
 }
 
-func samplesText(row report.Row) string { return render.SamplesText(row.Flat.Samples, row.Stats.SamplesBound) }
+func samplesText(row report.Row) string {
+	return render.SamplesText(row.Flat.Samples, row.Stats.SamplesBound)
+}
 
 // adviceJSON is advise's JSON output; every number unrounded.
 type adviceJSON struct {

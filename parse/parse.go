@@ -73,8 +73,12 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
+// Readable lists, for messages, what heapest reads (parse/formats has
+// the formats themselves).
+const Readable = "jemalloc heap_v2 dumps, gperftools, Go and Java heap profile text, pprof protos (gzipped or not), nettrace, JFR, memray CSV, V8 .heapprofile and DHAT files"
+
 // ErrUnrecognized is returned when no parser recognizes the input.
-var ErrUnrecognized = errors.New("unrecognized profile format (expected a jemalloc heap_v2 dump, gperftools/pprof legacy heap text, pprof protobuf, nettrace, JFR recording or memray CSV)")
+var ErrUnrecognized = errors.New("unrecognized profile format; heapest reads " + Readable)
 
 // ErrTooLarge is returned when decompressed input exceeds the bound.
 var ErrTooLarge = errors.New("decompressed input exceeds the size limit")

@@ -191,8 +191,7 @@ func notAProfile(head []byte) string {
 		if len(line) > 60 {
 			line = append(line[:57:57], "..."...)
 		}
-		return fmt.Sprintf("a text file no format recognises (it starts %q); heapest reads jemalloc heap_v2 dumps, "+
-			"gperftools, Go and Java heap profile text, pprof protos (gzipped or not), nettrace, JFR, memray, V8 .heapprofile and DHAT files", line)
+		return fmt.Sprintf("a text file no format recognises (it starts %q); heapest reads %s", line, parse.Readable)
 	}
 	return ""
 }

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"errors"
+	"strings"
+
 	"github.com/spf13/cobra"
 )
 
@@ -23,7 +26,7 @@ standard error.
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return usageError{err}
+		return usageError{plainFlagError(err)}
 	})
 	root.AddCommand(
 		newReportCommand(),
@@ -44,3 +47,23 @@ type usageError struct{ err error }
 
 func (u usageError) Error() string { return u.err.Error() }
 func (u usageError) Unwrap() error { return u.err }
+
+// plainFlagError says in words what a number or boolean flag wants, where
+// pflag's error ends in Go's own ("strconv.ParseInt: parsing "abc":
+// invalid syntax").
+func plainFlagError(err error) error {
+	msg := err.Error()
+	i := strings.LastIndex(msg, "strconv.Parse")
+	if i < 0 {
+		return err
+	}
+	kind, _, _ := strings.Cut(msg[i+len("strconv.Parse"):], ":")
+	want, ok := map[string]string{"Int": "want a whole number", "Uint": "want a whole number ≥ 0", "Float": "want a number", "Bool": "want true or false"}[kind]
+	if !ok {
+		return err
+	}
+	if strings.HasSuffix(msg, "value out of range") {
+		want = "out of range"
+	}
+	return errors.New(msg[:i] + want)
+}

@@ -813,7 +813,7 @@ func checkValues(profiles []*parse.Profile, v unbias.Value) error {
 			lack = append(lack, p.Source.Path)
 		}
 	}
-	if len(lack) <= 1 || len(profiles) == 1 {
+	if len(lack) == 0 || len(profiles) == 1 {
 		return first
 	}
 	const show = 10
@@ -822,7 +822,26 @@ func checkValues(profiles []*parse.Profile, v unbias.Value) error {
 		more = fmt.Sprintf(" and %d more", len(lack)-show)
 		lack = lack[:show]
 	}
-	return fmt.Errorf("%d of %d inputs have no %s value: %s%s; estimate a value every input has", n, len(profiles), v, strings.Join(lack, ", "), more)
+	common := sharedValues(profiles)
+	if len(common) == 0 {
+		// Any --value leaves some out: say so once, not one input's way
+		// out that another's then closes.
+		return fmt.Errorf("the inputs share no value (%d of %d have no %s: %s%s); give inputs with a value in common",
+			n, len(profiles), v, strings.Join(lack, ", "), more)
+	}
+	return fmt.Errorf("%d of %d inputs have no %s value: %s%s; use --value %s, which every input has",
+		n, len(profiles), v, strings.Join(lack, ", "), more, strings.Join(common, " or "))
+}
+
+// sharedValues are the names of the values every profile has.
+func sharedValues(profiles []*parse.Profile) []string {
+	var out []string
+	for _, v := range []unbias.Value{unbias.InUseSpace, unbias.InUseObjects, unbias.AllocSpace, unbias.AllocObjects} {
+		if HasValue(profiles, v) {
+			out = append(out, v.String())
+		}
+	}
+	return out
 }
 
 // HasValue reports whether every profile has value v.

@@ -268,7 +268,16 @@ func (v *adviceView) inputLine() string {
 	if cur := v.plan.Current; cur > 0 {
 		return fmt.Sprintf("%s (%s, sampling period %s)", name, src[0].Format, bytesText(cur))
 	}
-	return name + " (sampling periods differ)"
+	for _, s := range src {
+		if s.Rate > 1 {
+			return name + " (sampling periods differ)"
+		}
+	}
+	// Every allocation recorded (DHAT, memray), or a throttle (JFR).
+	if len(src) == 1 {
+		return fmt.Sprintf("%s (%s, no sampling period)", name, src[0].Format)
+	}
+	return name + " (no sampling period)"
 }
 
 // writeRows prints one line per row of interest, and why rows got no

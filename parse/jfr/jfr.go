@@ -261,7 +261,7 @@ func (d *decoder) profile() (*parse.Profile, error) {
 	}
 	if n.samples > 0 {
 		if w := firstSampleWarning(d.version); w != "" {
-			d.warnf("%s%s", w, d.firsts.suspects())
+			d.warnf("%s%s", w, d.firsts.suspects(d.started))
 		}
 	}
 	if stalled != "" {

@@ -318,7 +318,9 @@ func TestFirstSampleWarning(t *testing.T) {
 }
 
 // TestFirstSampleSuspects checks which threads the first-sample warning
-// names: those whose first sample is large and far above their later ones.
+// names: those whose first sample is large and far above their later ones,
+// but for threads the recording saw start (which allocated nothing before
+// it).
 func TestFirstSampleSuspects(t *testing.T) {
 	var f firstSamples
 	for _, w := range []float64{541e6, 2e6, 2.1e6} { // 500 MiB before the recording
@@ -329,12 +331,16 @@ func TestFirstSampleSuspects(t *testing.T) {
 	}
 	f.add("lone (tid 30)", 20e6) // one sample only, large
 	f.add("tiny (tid 40)", 200e3)
-	got := f.suspects()
+	for _, w := range []float64{41e6, 1e6, 1.2e6} { // started in the recording: the throttle's
+		f.add("late (tid 50)", w)
+	}
+	got := f.suspects(threadTimes{"late (tid 50)": 36e6})
 	if !strings.Contains(got, "2 threads weigh 535.0 MiB") || !strings.Contains(got, "main (tid 1) 515.9 MiB") ||
-		!strings.Contains(got, "lone (tid 30) 19.1 MiB") || strings.Contains(got, "worker") || strings.Contains(got, "tiny") {
+		!strings.Contains(got, "lone (tid 30) 19.1 MiB") || strings.Contains(got, "worker") || strings.Contains(got, "tiny") ||
+		strings.Contains(got, "late (tid") {
 		t.Errorf("suspects() = %q", got)
 	}
-	if s := (firstSamples{}).suspects(); s != "" {
+	if s := (firstSamples{}).suspects(nil); s != "" {
 		t.Errorf("no threads: %q", s)
 	}
 }

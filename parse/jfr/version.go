@@ -108,12 +108,17 @@ const (
 )
 
 // suspects names the threads whose first sample outweighs their later ones
-// by far, for the first-sample warning ("" when none does).
-func (f firstSamples) suspects() string {
+// by far, for the first-sample warning ("" when none does). A thread the
+// recording saw start (jdk.ThreadStart: started) allocated nothing before
+// it: a heavy first sample of its is the throttle's, not yet settled.
+func (f firstSamples) suspects(started threadTimes) string {
 	var names []string
 	var sum float64
 	for name, t := range f {
 		if t.first < suspectBytes || t.n > 0 && t.first < suspectRatio*t.rest/float64(t.n) {
+			continue
+		}
+		if _, ok := started[name]; ok {
 			continue
 		}
 		names = append(names, fmt.Sprintf("%s %s", name, human(t.first)))

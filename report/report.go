@@ -710,7 +710,12 @@ func build(opt Options, sources []parse.Source, groups []*aggregate.Group, cut i
 			cum = &g.Cum
 		}
 		flat := g.Flat
-		if opt.By == aggregate.ByThread {
+		// A thread's row holds all its records; the one row of JFR's
+		// sizes ("mixed": its weights have none) holds every JFR record:
+		// a gap moves no bytes out of either, unless a filter took some
+		// of their stacks.
+		whole := opt.By == aggregate.ByThread || opt.By == aggregate.BySize && g.Key == aggregate.MixedSize
+		if whole && !opt.filtered() {
 			flat.Spill, flat.Excess = 0, 0
 		}
 		rw, err := iv.row(g.Key, g.Stack, flat, cum)

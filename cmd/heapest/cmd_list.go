@@ -174,12 +174,13 @@ func (s *sourceFiles) load(file string) []string {
 }
 
 // find locates file: as named, else under each directory by the path's
-// trailing parts, longest first.
+// trailing parts, longest first. A profile written on Windows may separate
+// them with backslashes (C:\src\app\main.go).
 func (s *sourceFiles) find(file string) (string, bool) {
 	if isFile(file) {
 		return file, true
 	}
-	parts := strings.Split(filepath.ToSlash(file), "/")
+	parts := strings.FieldsFunc(file, func(r rune) bool { return r == '/' || r == '\\' })
 	for _, dir := range s.dirs {
 		for i := range parts {
 			p := filepath.Join(append([]string{dir}, parts[i:]...)...)

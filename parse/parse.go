@@ -97,11 +97,18 @@ type boundedReader struct {
 	r         io.Reader
 	left, max int64
 	name      string
+	hit       error // the bound's error, once a read met it
 }
 
 func (b *boundedReader) Read(p []byte) (int, error) {
 	if b.left <= 0 {
-		return 0, &Error{File: b.name, Offset: -1, Msg: fmt.Sprintf("gzip input decompresses to more than %s (a gzip bomb, or --max-decompressed raises the bound)", units.Exact(b.max)), Err: ErrTooLarge}
+		// Exactly max bytes is within the bound: only one more is not.
+		var one [1]byte
+		if n, err := b.r.Read(one[:]); n == 0 {
+			return 0, err
+		}
+		b.hit = &Error{File: b.name, Offset: -1, Msg: fmt.Sprintf("gzip input decompresses to more than %s (a gzip bomb, or --max-decompressed raises the bound)", units.Exact(b.max)), Err: ErrTooLarge, Whole: true}
+		return 0, b.hit
 	}
 	if int64(len(p)) > b.left {
 		p = p[:b.left]
@@ -109,6 +116,16 @@ func (b *boundedReader) Read(p []byte) (int, error) {
 	n, err := b.r.Read(p)
 	b.left -= int64(n)
 	return n, err
+}
+
+// Exceeded is the bound's error when r, a reader Bounded made, refused to
+// read past its bound (nil otherwise): the cause of whatever a parser
+// that met it said of the input (cut short, no format it knows).
+func Exceeded(r io.Reader) error {
+	if b, ok := r.(*boundedReader); ok {
+		return b.hit
+	}
+	return nil
 }
 
 // HasPrefix reports whether head starts with prefix, ignoring a UTF-8 BOM.

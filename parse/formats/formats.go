@@ -89,15 +89,27 @@ func ReadFileWatched(path string, opt parse.Options, sink parse.Sink, watch Watc
 func Read(name string, r io.Reader, opt parse.Options, sink parse.Sink) (*parse.Profile, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	head, _ := br.Peek(2)
+	var bounded io.Reader // the bound on a gzipped input
 	if len(head) == 2 && head[0] == 0x1f && head[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
 			return nil, &parse.Error{File: name, Offset: 0, Msg: "bad gzip header", Err: err}
 		}
 		defer zr.Close()
-		br = bufio.NewReaderSize(parse.Bounded(name, zr, opt.MaxDecompressed), 64<<10)
+		bounded = parse.Bounded(name, zr, opt.MaxDecompressed)
+		br = bufio.NewReaderSize(bounded, 64<<10)
 		opt.SizeHint = 0 // the compressed size says little
 	}
+	p, err := detect(name, br, opt, sink)
+	if hit := parse.Exceeded(bounded); err != nil && hit != nil {
+		// What the parser saw was cut by the bound, not by the file.
+		return nil, hit
+	}
+	return p, err
+}
+
+// detect tells the format of br's input from its head, and parses it.
+func detect(name string, br *bufio.Reader, opt parse.Options, sink parse.Sink) (*parse.Profile, error) {
 	head, err := br.Peek(4096)
 	if len(head) == 0 {
 		if err != nil && err != io.EOF {

@@ -2,6 +2,9 @@ package formats
 
 import (
 	"bytes"
+	"compress/gzip"
+	"errors"
+	"os"
 	"strings"
 	"testing"
 
@@ -39,3 +42,35 @@ func TestNotAProfile(t *testing.T) {
 		t.Errorf("Read: %v", err)
 	}
 }
+
+// TestBoundNamedAsCause: a gzipped input cut by --max-decompressed at any
+// byte is refused for the bound, not for what the parser then saw (a text
+// no format knows, a section without its end, a truncated dump); one of
+// exactly the bound's size is read.
+func TestBoundNamedAsCause(t *testing.T) {
+	for _, path := range []string{"../../testdata/fleet/host1/jeprof.101.0.f.heap", "../pprof/testdata/go-debug1.heap"} {
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		zw := gzip.NewWriter(&buf)
+		zw.Write(raw)
+		zw.Close()
+		for bound := int64(1); bound < int64(len(raw)); bound += 1 + bound/8 {
+			// (A parser that stops before the bound, at the end of what
+			// it reads of the file, meets no bound.)
+			_, err := Read(path, bytes.NewReader(buf.Bytes()), parse.Options{MaxDecompressed: bound}, nopSink{})
+			if err != nil && !errors.Is(err, parse.ErrTooLarge) {
+				t.Fatalf("%s cut at %d bytes: %v, want the bound's error", path, bound, err)
+			}
+		}
+		if _, err := Read(path, bytes.NewReader(buf.Bytes()), parse.Options{MaxDecompressed: int64(len(raw))}, nopSink{}); err != nil {
+			t.Errorf("%s within its bound: %v", path, err)
+		}
+	}
+}
+
+type nopSink struct{}
+
+func (nopSink) Record(*parse.Record) {}

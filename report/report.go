@@ -593,7 +593,7 @@ func (b *Builder) Report() (*Report, error) {
 	if opt.filtered() {
 		r.Filters = &Filters{Focus: regexpText(opt.Focus), Ignore: regexpText(opt.Ignore)}
 		r.Unfiltered = b.table.Total(aggregate.Filter{})[vi].Estimate
-		if r.Total.Stats.N == 0 && r.Unfiltered > 0 {
+		if r.Total.Stats.Estimate == 0 && r.Total.Stats.Samples == 0 && r.Unfiltered > 0 {
 			r.notice("the filters (" + r.Filters.String() + ") match no sample")
 		}
 	}
@@ -699,6 +699,9 @@ func build(opt Options, sources []parse.Source, groups []*aggregate.Group, cut i
 	if !opt.filtered() {
 		total.Spill, total.Excess = 0, 0
 	}
+	if total.N == 0 {
+		total = noSample(opt.Value, sources)
+	}
 	iv := newIntervals(opt)
 	var err error
 	if r.Total, err = iv.row("", nil, total, nil); err != nil {
@@ -725,6 +728,25 @@ func build(opt Options, sources []parse.Source, groups []*aggregate.Group, cut i
 		r.Rows = append(r.Rows, rw)
 	}
 	return r, nil
+}
+
+// noSample is the statistics of a total no sample fell in: with one
+// sampling period R for every input and a byte value, those of no sample
+// at R, whose interval bounds the bytes above (no sample falls in B bytes
+// with probability exp(−B/R), whatever their sizes), as the calculator's
+// "--samples 0" does. Without one (objects, which tiny allocations may
+// hide in any number; periods that differ; no period) there is none.
+func noSample(v unbias.Value, sources []parse.Source) ci.Stats {
+	if !v.IsSpace() || len(sources) == 0 {
+		return ci.Stats{}
+	}
+	rate := sources[0].Rate
+	for _, s := range sources {
+		if s.Rate != rate || !(rate > 1) {
+			return ci.Stats{}
+		}
+	}
+	return unbias.Samples{Rate: rate}.Stats(v)
 }
 
 // intervals computes rows' intervals, those of statistics met before

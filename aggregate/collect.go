@@ -104,6 +104,9 @@ type Collector struct {
 	// counted marks the frames whose addresses were told unresolved
 	// (Finish).
 	counted []bool
+	// inl are the table function ids of the calls inlined at the named
+	// frames that have any, innermost first (frameInfo.inl indexes them).
+	inl [][]uint32
 	// bare marks, per kind (breakdown or not), the stacks of records with
 	// nothing for any value kept and some frame the parser left unnamed:
 	// such a record makes no cell, but its stack's frames are named as

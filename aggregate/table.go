@@ -37,6 +37,14 @@ type handleNamer interface {
 	NameHandle(h uint32) (name string, kind parse.FrameKind)
 }
 
+// inliner is a Namer that also names the calls inlined at a frame's
+// address (symbolize.Session): their functions, innermost first, are
+// frames of their own before the frame's in its stack.
+type inliner interface {
+	Inlined(f parse.Frame, leaf bool) []string
+	InlinedHandle(h uint32) []string
+}
+
 // expecter is a Namer told, before its first Need, about how many
 // addresses will need a name (symbolize.Session), so that it sizes its
 // tables once.
@@ -197,7 +205,10 @@ func (t *Table) Values() []unbias.Value { return t.values }
 type frameInfo struct {
 	// fn is the Table.funcs id, and before the frame is named its
 	// handleNamer handle + 1 (0: none).
-	fn    uint32
+	fn uint32
+	// inl is 1 + the index in Collector.inl of the calls inlined at the
+	// frame, 0 for none.
+	inl   uint32
 	alloc bool // an allocator frame, dropped from the leaf end
 	own   bool // the allocator getting memory for itself (AllocatorOwnFrame)
 	named bool // has a name (else fn is its 0x… address)
@@ -729,6 +740,14 @@ func (c *Collector) nameFrames(t *Table, namer Namer, hn handleNamer, info *[2][
 		ref  frameRef
 		name string
 	}
+	// chains are the calls inlined at the named frames that have any
+	// (inliner): few frames have them.
+	type chain struct {
+		ref   frameRef
+		names []string
+	}
+	var chains []chain
+	in, _ := namer.(inliner)
 	// The lists are made as large as they may grow: appending to them
 	// copied megabytes on a dump of a hundred thousand addresses.
 	n := len(c.frameAddrs)
@@ -744,6 +763,7 @@ func (c *Collector) nameFrames(t *Table, namer Namer, hn handleNamer, info *[2][
 			fi := &info[leaf][id]
 			f := c.frame(uint32(id))
 			name := f.Func
+			var inl []string
 			if namer != nil {
 				if !fi.done {
 					continue // no used stack has it here
@@ -751,8 +771,14 @@ func (c *Collector) nameFrames(t *Table, namer Namer, hn handleNamer, info *[2][
 				var kind parse.FrameKind
 				if hn != nil && fi.fn != 0 {
 					name, kind = hn.NameHandle(fi.fn - 1)
+					if in != nil {
+						inl = in.InlinedHandle(fi.fn - 1)
+					}
 				} else {
 					name, kind = namer.Name(f, leaf == 1)
+					if in != nil {
+						inl = in.Inlined(f, leaf == 1)
+					}
 				}
 				fi.alloc, fi.own = kind != parse.ProgramFrame, kind == parse.AllocatorOwnFrame
 			}
@@ -761,6 +787,9 @@ func (c *Collector) nameFrames(t *Table, namer Namer, hn handleNamer, info *[2][
 			switch {
 			case fi.named:
 				named = append(named, namedFrame{ref, name})
+				if len(inl) > 0 {
+					chains = append(chains, chain{ref, inl})
+				}
 			case leaf == 1 && info[0][id].done && !info[0][id].named:
 				same = append(same, ref)
 			default:
@@ -774,6 +803,16 @@ func (c *Collector) nameFrames(t *Table, namer Namer, hn handleNamer, info *[2][
 	t.funcs.reserve(len(named))
 	for _, n := range named {
 		n.ref.at(info).fn = t.funcs.internShared(n.name) // a namer hands out one string per function
+	}
+	// The inlined calls' functions after every frame's own, so that ids
+	// are as without them where there are none.
+	for _, ch := range chains {
+		ids := make([]uint32, len(ch.names))
+		for i, name := range ch.names {
+			ids[i] = t.funcs.internShared(name)
+		}
+		c.inl = append(c.inl, ids)
+		ch.ref.at(info).inl = uint32(len(c.inl))
 	}
 	t.nameAnons(namer, info, anons, c.frameAddrs, distinct)
 	for _, r := range same {
@@ -819,6 +858,9 @@ func appendFuncs[T word](c *Collector, buf []uint32, ids []T, pos []frameInfo, n
 		if !fi.named && namer != nil && !c.counted[id] {
 			c.counted[id] = true // a frame's address is told once
 			namer.Unresolved(c.frameAddrs[id])
+		}
+		if fi.inl != 0 {
+			buf = append(buf, c.inl[fi.inl-1]...)
 		}
 		buf = append(buf, fi.fn)
 	}

@@ -162,6 +162,8 @@ type Row struct {
 	Hi       float64  `json:"hi"`
 	Samples  float64  `json:"samples"`
 	Method   string   `json:"method"`
+	// Cum is a --by func row's cum.
+	Cum *Row `json:"cum"`
 }
 
 // parseReport decodes heapest's JSON output.

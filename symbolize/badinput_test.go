@@ -205,10 +205,10 @@ func FuzzELF(f *testing.F) {
 			o.funcStart(s.vaddr + s.memsz/2) // the unwind tables
 		}
 		for _, lines := range []bool{false, true} {
-			dw := loadDWARF(path, lines)
+			dw := loadDWARF(path, lines, true)
 			for _, s := range o.segs {
 				for _, off := range []uint64{s.off, s.off + s.filesz/2, s.off + s.filesz} {
-					o.resolve(s.pageStart(), off, lines, func() *dwarfInfo { return dw })
+					o.resolve(s.pageStart(), off, lines, true, func() *dwarfInfo { return dw })
 				}
 			}
 		}

@@ -188,7 +188,8 @@ func BenchmarkLoadDWARF(b *testing.B) {
 	exe := heapestBinary(b)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if dw := loadDWARF(exe, true); dw == nil || len(dw.units) == 0 {
+		forgetObjects()
+		if dw := loadDWARF(exe, true, true); dw == nil || len(dw.units) == 0 {
 			b.Fatal("no DWARF units")
 		}
 	}

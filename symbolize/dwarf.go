@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"sort"
 	"sync"
@@ -15,15 +16,19 @@ import (
 
 // dwarfInfo indexes a file's compilation units by address range. A unit's
 // line table and functions are read the first time an address falls in it,
-// so a large binary costs only the units its stacks touch. It belongs to
-// one Symbolize call and is dropped with it.
+// so a large binary costs only the units its stacks touch. The last few
+// files read are kept (dwarfCache): the dumps of a fleet map the same
+// libraries. Its methods are safe for concurrent use.
 type dwarfInfo struct {
+	mu    sync.Mutex // the units read so far, and demangled
 	d     *dwarf.Data
 	units []unitRange // sorted by lo
 	cus   []*unit
 	// lines says whether positions are wanted: without them a unit's line
-	// table and inlined calls are not read, only its functions.
-	lines bool
+	// table is not read. inlines says whether the calls inlined at an
+	// address are wanted (inlinedAt). Without either, only a unit's
+	// functions are.
+	lines, inlines bool
 	// demangled caches Demangle per DWARF function name.
 	demangled map[string]string
 }
@@ -42,6 +47,10 @@ type unit struct {
 	files  []string // rows' file names by index
 	funcs  []funcRange
 	inl    []inlRange
+	// subs are, with inlines, the ranges of every inlined call, each
+	// function's in the order of its entries (outer calls before the
+	// calls inlined into them: see inlinedAt).
+	subs []inlSub
 }
 
 // lineRow is one row of a line table, 16 bytes so that the binary searches
@@ -57,6 +66,26 @@ const endSequence = -1
 type funcRange struct {
 	lo, hi uint64
 	name   string // linkage (mangled) name when known, else the plain name
+	// subs are the function's inlined calls: unit.subs[from:to].
+	from, to int32
+}
+
+// inlSub is one range of an inlined call: the function inlined, its depth
+// (0 for a call inlined into the function itself, 1 for one inlined into
+// that, ...) and where it was called from (file "" when not read).
+type inlSub struct {
+	lo, hi uint64
+	depth  int32
+	line   int32
+	name   string
+	file   string
+}
+
+// inlFrame is one call inlined at an address: its function (a linkage
+// name, to be demangled) and, with lines, the position in it.
+type inlFrame struct {
+	fn, file string
+	line     int
 }
 
 // inlRange is an inlined call not itself inside another inlined call: for
@@ -89,7 +118,16 @@ func hasDWARF(ef *elf.File) bool {
 // loadDWARF opens path's DWARF and indexes its compilation units, or
 // returns nil when it has none (or it is unreadable: the symbol table then
 // still names functions).
-func loadDWARF(path string, lines bool) (info *dwarfInfo) {
+func loadDWARF(path string, lines, inlines bool) (info *dwarfInfo) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil
+	}
+	key := dwarfKey{objectKey{path: path, size: st.Size(), mtime: st.ModTime().UnixNano()}, lines, inlines}
+	if dw, ok := dwarfCache.get(key); ok {
+		return dw
+	}
+	defer func() { dwarfCache.put(key, info) }()
 	dwarfLoads.Add(1)
 	defer func() {
 		if recover() != nil { // malformed DWARF must not stop the run
@@ -101,11 +139,11 @@ func loadDWARF(path string, lines bool) (info *dwarfInfo) {
 		return nil
 	}
 	defer ef.Close()
-	d, entries, err := readDWARF(ef)
+	d, entries, err := readDWARF(ef, lines)
 	if err != nil {
 		return nil
 	}
-	info = &dwarfInfo{d: d, lines: lines, demangled: map[string]string{}}
+	info = &dwarfInfo{d: d, lines: lines, inlines: inlines, demangled: map[string]string{}}
 	info.indexUnits(entries)
 	return info
 }
@@ -114,7 +152,7 @@ func loadDWARF(path string, lines bool) (info *dwarfInfo) {
 // the offsets of the units' first entries (see unitEntries). Relocatable
 // objects, whose debug sections need relocating, go through debug/elf's
 // DWARF.
-func readDWARF(ef *elf.File) (*dwarf.Data, []dwarf.Offset, error) {
+func readDWARF(ef *elf.File, lines bool) (*dwarf.Data, []dwarf.Offset, error) {
 	if ef.Type == elf.ET_REL {
 		d, err := ef.DWARF()
 		if err != nil {
@@ -127,7 +165,14 @@ func readDWARF(ef *elf.File) (*dwarf.Data, []dwarf.Offset, error) {
 		b, err := s.Data()
 		return d, unitEntries(b, ef.ByteOrder), err
 	}
-	data, err := sectionsData(ef, dwarfSections)
+	names := dwarfSections
+	if !lines {
+		// Names need no line table, the largest section after the
+		// entries: it is not decompressed. (.debug_line_str stays: DWARF 5
+		// entries name their files in it.)
+		names = slices.DeleteFunc(slices.Clone(names), func(n string) bool { return n == "line" })
+	}
+	data, err := sectionsData(ef, names)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -268,6 +313,8 @@ func (di *dwarfInfo) indexUnits(entries []dwarf.Offset) {
 // when no line row covers it (always, when lines are not wanted), fn ""
 // when no function does.
 func (di *dwarfInfo) lookup(vaddr uint64) (file string, line int, fn string) {
+	di.mu.Lock()
+	defer di.mu.Unlock()
 	u := di.unitFor(vaddr)
 	if u == nil {
 		return "", 0, ""
@@ -361,40 +408,148 @@ func (u *unit) readRows(lr *dwarf.LineReader) []*dwarf.LineFile {
 }
 
 // walk reads the unit's entries after the unit entry itself, keeping the
-// tags of the open entries to know whether an inlined call is outermost.
+// tags of the open entries to know whether an inlined call is outermost,
+// and, with inlines, every inlined call of each function.
 func (di *dwarfInfo) walk(r *dwarf.Reader, u *unit, files []*dwarf.LineFile) {
 	open := []dwarf.Tag{dwarf.TagCompileUnit}
+	// fns are the open subprograms' first funcRange, -1 for one not
+	// recorded: its inlined calls end where it closes.
+	var fns []int
 	for len(open) > 0 {
 		e, err := r.Next()
 		if err != nil || e == nil {
-			return
+			break
 		}
 		if e.Tag == 0 { // end of the current entry's children
+			if open[len(open)-1] == dwarf.TagSubprogram {
+				u.closeSubs(fns[len(fns)-1])
+				fns = fns[:len(fns)-1]
+			}
 			open = open[:len(open)-1]
 			continue
 		}
 		switch e.Tag {
 		case dwarf.TagSubprogram:
+			first := -1
 			if name := di.entryName(e, 0); name != "" {
 				ranges, _ := di.d.Ranges(e)
+				if len(ranges) > 0 {
+					first = len(u.funcs)
+				}
 				for _, rg := range ranges {
-					u.funcs = append(u.funcs, funcRange{lo: rg[0], hi: rg[1], name: name})
+					u.funcs = append(u.funcs, funcRange{lo: rg[0], hi: rg[1], name: name, from: int32(len(u.subs))})
 				}
 			}
+			if !e.Children {
+				u.closeSubs(first)
+			} else {
+				fns = append(fns, first)
+			}
 		case dwarf.TagInlinedSubroutine:
-			if di.lines && !insideInlined(open) {
+			outermost := !insideInlined(open)
+			if di.lines && outermost {
 				di.addInlined(u, e, files)
 			}
-			// Calls inlined into this one are not outermost: skip them.
-			if e.Children {
+			if di.inlines {
+				di.addSub(u, e, files, inlinedDepth(open))
+			} else if e.Children {
+				// Calls inlined into this one are not outermost: skip them.
 				r.SkipChildren()
+				continue
 			}
-			continue
 		}
 		if e.Children {
 			open = append(open, e.Tag)
 		}
 	}
+	for _, f := range fns { // entries cut short
+		u.closeSubs(f)
+	}
+}
+
+// closeSubs ends the inlined calls of the subprogram whose first
+// funcRange is first (none: -1) where unit.subs ends now.
+func (u *unit) closeSubs(first int) {
+	if first < 0 {
+		return
+	}
+	for i := first; i < len(u.funcs) && u.funcs[i].from == u.funcs[first].from && u.funcs[i].to == 0; i++ {
+		u.funcs[i].to = int32(len(u.subs))
+	}
+}
+
+// inlinedDepth is how many inlined calls an entry is inside, within its
+// function.
+func inlinedDepth(open []dwarf.Tag) int32 {
+	var n int32
+	for i := len(open) - 1; i >= 0 && open[i] != dwarf.TagSubprogram; i-- {
+		if open[i] == dwarf.TagInlinedSubroutine {
+			n++
+		}
+	}
+	return n
+}
+
+// addSub records an inlined call's ranges, function and call site.
+func (di *dwarfInfo) addSub(u *unit, e *dwarf.Entry, files []*dwarf.LineFile, depth int32) {
+	name := di.entryName(e, 0)
+	if name == "" {
+		return
+	}
+	file := ""
+	idx, ok1 := e.Val(dwarf.AttrCallFile).(int64)
+	line, ok2 := e.Val(dwarf.AttrCallLine).(int64)
+	if ok1 && idx >= 0 && idx < int64(len(files)) && files[idx] != nil {
+		file = files[idx].Name
+	}
+	if !ok2 {
+		line = 0
+	}
+	ranges, _ := di.d.Ranges(e)
+	for _, rg := range ranges {
+		u.subs = append(u.subs, inlSub{lo: rg[0], hi: rg[1], depth: depth, line: int32(line), name: name, file: file})
+	}
+}
+
+// inlinedAt returns the calls inlined at vaddr, innermost first: each
+// called function, and with lines its position (the innermost's from the
+// line table, each other's at the call it inlined), not the function
+// vaddr lies in (lookup names that one).
+func (di *dwarfInfo) inlinedAt(vaddr uint64) []inlFrame {
+	di.mu.Lock()
+	defer di.mu.Unlock()
+	u := di.unitFor(vaddr)
+	if u == nil {
+		return nil
+	}
+	f, ok := u.function(vaddr)
+	if !ok || f.to <= f.from {
+		return nil
+	}
+	// The calls containing vaddr, outermost first: entries come in that
+	// order, each call's range inside its caller's.
+	var chain []inlSub
+	for _, sub := range u.subs[f.from:f.to] {
+		if sub.lo <= vaddr && vaddr < sub.hi && int(sub.depth) == len(chain) {
+			chain = append(chain, sub)
+		}
+	}
+	if len(chain) == 0 {
+		return nil
+	}
+	out := make([]inlFrame, len(chain))
+	for i := range chain {
+		fr := inlFrame{fn: chain[i].name}
+		if di.lines {
+			if i+1 < len(chain) {
+				fr.file, fr.line = chain[i+1].file, int(chain[i+1].line)
+			} else if row, ok := u.row(vaddr); ok {
+				fr.file, fr.line = u.files[row.file], int(row.line)
+			}
+		}
+		out[len(chain)-1-i] = fr
+	}
+	return out
 }
 
 func insideInlined(open []dwarf.Tag) bool {
@@ -506,10 +661,63 @@ func (u *unit) inlined(pc uint64) (inlRange, bool) {
 // demangle returns the short demangled form of a DWARF function name,
 // cached.
 func (di *dwarfInfo) demangle(name string) string {
+	di.mu.Lock()
+	defer di.mu.Unlock()
 	if d, ok := di.demangled[name]; ok {
 		return d
 	}
 	d := Demangle(name)
 	di.demangled[name] = d
 	return d
+}
+
+// dwarfKey is what a loaded dwarfInfo was read for: a file as the object
+// cache knows it (a file replaced at its path is read again), and what was
+// wanted of it.
+type dwarfKey struct {
+	file           objectKey
+	lines, inlines bool
+}
+
+// dwarfCache keeps the DWARF of the last files read, nil for one that has
+// none: a merge of a fleet's dumps, each symbolized on its own, reads a
+// library shared by all of them once. Its size bounds the memory: a
+// large library's decompressed sections take tens of MB.
+var dwarfCache = &lruDWARF{max: 4}
+
+type lruDWARF struct {
+	mu      sync.Mutex
+	max     int
+	entries []dwarfEntry // most recently used last
+}
+
+type dwarfEntry struct {
+	key dwarfKey
+	dw  *dwarfInfo
+}
+
+func (c *lruDWARF) get(k dwarfKey) (*dwarfInfo, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, e := range c.entries {
+		if e.key == k {
+			c.entries = append(append(c.entries[:i:i], c.entries[i+1:]...), e)
+			return e.dw, true
+		}
+	}
+	return nil, false
+}
+
+func (c *lruDWARF) put(k dwarfKey, dw *dwarfInfo) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, e := range c.entries {
+		if e.key == k {
+			return // read twice at once: the first kept
+		}
+	}
+	if len(c.entries) == c.max {
+		c.entries = c.entries[1:]
+	}
+	c.entries = append(c.entries, dwarfEntry{k, dw})
 }

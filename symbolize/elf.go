@@ -39,6 +39,8 @@ type object struct {
 	// dwarfPath is the file holding DWARF for this object's code: the
 	// file itself, its separate debug file, or "" when neither has any.
 	dwarfPath string
+	// goBinary marks a Go program (Options.NoInlines says why).
+	goBinary bool
 
 	// mu guards the parts filled later (short names, a debug file's
 	// tables) of an object shared through the cache.
@@ -108,11 +110,15 @@ func loadObject(path string) (*object, error) {
 	return o, nil
 }
 
-// forgetObjects empties the cache (benchmarks measure loading with it).
+// forgetObjects empties the caches of objects and of their DWARF
+// (benchmarks measure loading with it; tests count loads).
 func forgetObjects() {
 	objects.Lock()
 	objects.m = map[objectKey]*object{}
 	objects.Unlock()
+	dwarfCache.mu.Lock()
+	dwarfCache.entries = nil
+	dwarfCache.mu.Unlock()
 }
 
 var (
@@ -165,6 +171,7 @@ func openObject(path string) (o *object, err error) {
 		}
 	}
 	o.buildID = readBuildID(ef)
+	o.goBinary = ef.Section(".go.buildinfo") != nil || ef.Section(".gopclntab") != nil
 	o.tab = readSymbols(ef)
 	if hasDWARF(ef) {
 		o.dwarfPath = path

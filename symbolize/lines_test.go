@@ -15,8 +15,9 @@ import (
 )
 
 // TestLinesOption checks what Options.Lines changes: without it names
-// come from the symbol table, no DWARF is read and names are functions'
-// alone; with it names have their positions, from DWARF. A file whose symbol table was
+// come from the symbol table and are functions' alone, and no DWARF is
+// read unless inlined calls are wanted (Options.NoInlines); with it names
+// have their positions, from DWARF. A file whose symbol table was
 // stripped but whose DWARF was kept is named from DWARF either way.
 func TestLinesOption(t *testing.T) {
 	dir := t.TempDir()
@@ -37,16 +38,18 @@ func TestLinesOption(t *testing.T) {
 		name      string
 		bin       string
 		lines     bool
+		noInlines bool
 		want      []wantFrame
 		readDWARF bool
 		warning   string // "": none
 	}{
-		{"symtab-names-only", full, false, namesOnly, false, ""},
-		{"symtab-lines", full, true, withLines, true, ""},
-		{"dwarf-only-names", dwarfOnly, false, namesOnly, true, ""},
-		{"dwarf-only-lines", dwarfOnly, true, withLines, true, ""},
+		{"symtab-names-only", full, false, true, namesOnly, false, ""},
+		{"symtab-names-inlines", full, false, false, namesOnly, true, ""}, // -O0: nothing inlined
+		{"symtab-lines", full, true, false, withLines, true, ""},
+		{"dwarf-only-names", dwarfOnly, false, true, namesOnly, true, ""},
+		{"dwarf-only-lines", dwarfOnly, true, false, withLines, true, ""},
 		// Lines asked of a file without line tables: functions, and said.
-		{"no-dwarf-lines", symtabOnly, true, namesOnly, false, "--lines: no source line in prog.symtab-only (no DWARF line tables"},
+		{"no-dwarf-lines", symtabOnly, true, false, namesOnly, false, "--lines: no source line in prog.symtab-only (no DWARF line tables"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -54,8 +57,9 @@ func TestLinesOption(t *testing.T) {
 				Records:  []parse.Record{{Stack: append([]parse.Frame(nil), stack...)}},
 				MapsText: []byte(mapsFor(t, tc.bin, base)),
 			}
+			forgetObjects()
 			before := dwarfLoads.Load()
-			warnings, err := Symbolize(p, Options{Lines: tc.lines})
+			warnings, err := Symbolize(p, Options{Lines: tc.lines, NoInlines: tc.noInlines})
 			if err != nil || len(warnings) != min(len(tc.warning), 1) || tc.warning != "" && !strings.HasPrefix(warnings[0], tc.warning) {
 				t.Fatalf("err %v, warnings %q; want %q", err, warnings, tc.warning)
 			}

@@ -35,6 +35,15 @@ type Options struct {
 	// come from the symbol tables, which costs a small part of reading
 	// debug sections.
 	Lines bool
+	// NoInlines (--no-inlines, pprof's -noinlines) names a frame address
+	// by its function alone. Without it, the calls inlined at the address
+	// are frames of their own, innermost first, read from the DWARF of C,
+	// C++ and Rust binaries (inlined call chains in a jeprof --raw symbol
+	// section too), as jeprof and pprof show them. Go binaries are named
+	// from their symbol tables alone: Go programs are profiled through
+	// runtime/pprof, whose profiles carry their inlined calls, and the
+	// DWARF a Go binary carries would be read whole for them.
+	NoInlines bool
 }
 
 // systemDebugDirs hold separate debug files of installed packages
@@ -177,7 +186,7 @@ func (ss *Session) Resolve() error {
 	// position as a return address, the usual case: leaves sort first.
 	sortPending(pending)
 	for _, q := range pending {
-		r := s.resolve(q.addr, q.leaf)
+		r, inl := s.resolve(q.addr, q.leaf)
 		switch {
 		case !s.opt.DropAllocator:
 			r.alloc = false
@@ -191,11 +200,53 @@ func (ss *Session) Resolve() error {
 		if s.opt.Lines { // after the allocator's names were matched
 			r.fn = parse.LineName(r.fn, r.file, int64(r.line))
 		}
+		if len(inl) > 0 {
+			if s.inlined == nil {
+				s.inlined = map[int32][]string{}
+			}
+			s.inlined[q.n] = s.inlinedNames(inl)
+		}
 		s.results[q.n] = r
 	}
 	ss.pending = nil
 	return s.fatal
 }
+
+// inlinedNames names inlined calls, by line with Options.Lines.
+func (s *session) inlinedNames(inl []inlFrame) []string {
+	if len(inl) == 0 {
+		return nil
+	}
+	out := make([]string, len(inl))
+	for i, f := range inl {
+		out[i] = f.fn
+		if s.opt.Lines {
+			out[i] = parse.LineName(f.fn, f.file, int64(f.line))
+		}
+	}
+	return out
+}
+
+// Inlined returns the functions inlined at frame f's address, innermost
+// first: frames of their own before f's in its stack. Nil for none (or
+// for a frame the input named).
+func (ss *Session) Inlined(f parse.Frame, leaf bool) []string {
+	s := ss.s
+	if f.Func != "" || f.Addr == 0 {
+		return nil
+	}
+	index := s.callers
+	if leaf {
+		index = s.leaves
+	}
+	if n, ok := index.find(f.Addr); ok {
+		return s.inlined[n]
+	}
+	return nil
+}
+
+// InlinedHandle is Inlined for a frame whose address NeedHandle took.
+func (ss *Session) InlinedHandle(h uint32) []string { return ss.s.inlined[int32(h)] }
 
 // Name returns a frame's name ("" when it has none: the frame's own Func,
 // else what Resolve found) and, with opt.DropAllocator, whether it is an
@@ -273,6 +324,9 @@ type session struct {
 	// is resolved once as a return address and once as a leaf.
 	callers, leaves *addrIndex
 	results         []resolved
+	// inlined are, by index in results, the names of the calls inlined
+	// at the addresses that have any (Session.Inlined).
+	inlined map[int32][]string
 	// outside counts unresolved addresses in no mapping.
 	outside int
 	// fatal is set when a mapped file exists but is unusable.
@@ -615,23 +669,23 @@ func (s *session) addDebugFile(o *object) {
 	}
 }
 
-// resolve names one address: from the profile's own symbols, else from the
-// mapped file.
-func (s *session) resolve(addr uint64, leaf bool) resolved {
+// resolve names one address, and the calls inlined there: from the
+// profile's own symbols, else from the mapped file.
+func (s *session) resolve(addr uint64, leaf bool) (resolved, []inlFrame) {
 	pc := instrPC(addr, leaf)
-	if name, ok := s.fromProfileSymbols(pc, addr); ok {
-		return resolved{fn: name}
+	if name, inl, ok := s.fromProfileSymbols(pc, addr); ok {
+		return resolved{fn: name}, inl
 	}
 	m := s.mappingFor(pc)
 	if m == nil || !s.usable(m) {
-		return resolved{}
+		return resolved{}, nil
 	}
 	o := m.file.obj
 	vaddr, ok := m.toVaddr(o, pc-m.Start+m.Offset)
 	if !ok {
-		return resolved{}
+		return resolved{}, nil
 	}
-	r, _ := o.resolveVaddr(vaddr, s.opt.Lines, func() *dwarfInfo { return s.dwarfFor(o) })
+	r, inl, _ := o.resolveVaddr(vaddr, s.opt.Lines, s.inlines(o), func() *dwarfInfo { return s.dwarfFor(o) })
 	switch {
 	case !s.opt.Lines || r.fn == "" || s.opt.DropAllocator && m.allocator:
 	case r.line > 0:
@@ -647,7 +701,7 @@ func (s *session) resolve(addr uint64, leaf bool) resolved {
 			}
 		}
 	}
-	return r
+	return r, inl
 }
 
 // mayName reports whether the file mapped at a frame address can be used
@@ -691,10 +745,48 @@ func (s *session) dwarfFor(o *object) *dwarfInfo {
 	}
 	dw, ok := s.dwarf[path]
 	if !ok {
-		dw = loadDWARF(path, s.opt.Lines)
+		dw = loadDWARF(path, s.opt.Lines, s.inlines(o))
 		s.dwarf[path] = dw
 	}
 	return dw
+}
+
+// inlines reports whether o's inlined calls are wanted (Options.NoInlines):
+// not in a Go binary, nor from a debug file found only in the system's
+// debug directory (systemDebug).
+func (s *session) inlines(o *object) bool {
+	if s.opt.NoInlines || o.goBinary {
+		return false
+	}
+	o.mu.Lock()
+	path := o.dwarfPath
+	o.mu.Unlock()
+	return !s.systemDebug(path)
+}
+
+// systemDebug reports whether path lies in a system debug directory
+// (/usr/lib/debug: a distribution's -dbgsym and -dbg packages) that no
+// --symbol-path names. Such files are read for the names a symbol table
+// lacks and for --lines, not for inlined calls: they are the
+// distribution's libraries (libc, libstdc++), whose inlined internals a
+// heap profile is seldom read for, and their compressed DWARF took 60 ms
+// of every run on libc's alone. --symbol-path /usr/lib/debug asks for them.
+func (s *session) systemDebug(path string) bool {
+	within := func(dir string) bool {
+		rel, err := filepath.Rel(dir, path)
+		return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+	}
+	for _, dir := range s.opt.SymbolPath {
+		if within(dir) {
+			return false
+		}
+	}
+	for _, dir := range systemDebugDirs {
+		if within(dir) {
+			return true
+		}
+	}
+	return false
 }
 
 // hasNames reports whether o can name functions at all: it has symbols,
@@ -714,24 +806,31 @@ func (s *session) hasNames(o *object) bool {
 
 // fromProfileSymbols looks pc (then the unadjusted address) up in a
 // symbolized profile's table. jeprof writes inlined chains as
-// "outer--inner--"; the outermost function is the frame's own.
-func (s *session) fromProfileSymbols(pc, addr uint64) (string, bool) {
+// "outer--inner--": the outermost function is the frame's own, the others
+// its inlined calls (innermost first, unless Options.NoInlines).
+func (s *session) fromProfileSymbols(pc, addr uint64) (string, []inlFrame, bool) {
 	if len(s.p.Symbols) == 0 {
-		return "", false
+		return "", nil, false
 	}
 	name, ok := s.p.Symbols[pc]
 	if !ok {
 		name, ok = s.p.Symbols[addr]
 	}
 	if !ok {
-		return "", false
+		return "", nil, false
 	}
-	name, _, _ = strings.Cut(name, "--")
-	name = ShortenDemangled(name)
+	parts := strings.Split(strings.TrimSuffix(name, "--"), "--")
+	name = ShortenDemangled(parts[0])
 	if name == "" {
-		return "", false
+		return "", nil, false
 	}
-	return name, true
+	var inl []inlFrame
+	for i := len(parts) - 1; i > 0 && !s.opt.NoInlines; i-- {
+		if fn := ShortenDemangled(parts[i]); fn != "" {
+			inl = append(inl, inlFrame{fn: fn})
+		}
+	}
+	return name, inl, true
 }
 
 // mappingFor returns the mapping addr lies in, nil when none.
@@ -754,24 +853,26 @@ func (s *session) mappingFor(addr uint64) *mapState {
 // the function from the symbol table, else from DWARF, and with lines the
 // position from DWARF. dwarf supplies the DWARF (nil when there is none);
 // it is called only when the symbol table is not enough.
-func (o *object) resolve(mapOff, off uint64, lines bool, dwarf func() *dwarfInfo) (resolved, bool) {
+func (o *object) resolve(mapOff, off uint64, lines, inlines bool, dwarf func() *dwarfInfo) (resolved, bool) {
 	vaddr, ok := o.toVaddr(mapOff, off)
 	if !ok {
 		return resolved{}, false
 	}
-	return o.resolveVaddr(vaddr, lines, dwarf)
+	r, _, ok := o.resolveVaddr(vaddr, lines, inlines, dwarf)
+	return r, ok
 }
 
-// resolveVaddr is resolve for an ELF virtual address.
-func (o *object) resolveVaddr(vaddr uint64, lines bool, dwarf func() *dwarfInfo) (resolved, bool) {
+// resolveVaddr is resolve for an ELF virtual address; with inlines, the
+// calls inlined there too.
+func (o *object) resolveVaddr(vaddr uint64, lines, inlines bool, dwarf func() *dwarfInfo) (r resolved, inl []inlFrame, ok bool) {
 	n := o.funcName(vaddr)
-	r := resolved{fn: n.name, alloc: n.alloc, allocKnown: n.name != ""}
-	if r.fn != "" && !lines {
-		return r, true
+	r = resolved{fn: n.name, alloc: n.alloc, allocKnown: n.name != ""}
+	if r.fn != "" && !lines && !inlines {
+		return r, nil, true
 	}
 	dw := dwarf()
 	if dw == nil {
-		return r, r.fn != ""
+		return r, nil, r.fn != ""
 	}
 	file, line, fn := dw.lookup(vaddr)
 	if lines {
@@ -780,7 +881,13 @@ func (o *object) resolveVaddr(vaddr uint64, lines bool, dwarf func() *dwarfInfo)
 	if r.fn == "" && fn != "" {
 		r.fn = dw.demangle(fn)
 	}
-	return r, r.fn != ""
+	if inlines && r.fn != "" {
+		inl = dw.inlinedAt(vaddr)
+		for i := range inl {
+			inl[i].fn = dw.demangle(inl[i].fn)
+		}
+	}
+	return r, inl, r.fn != ""
 }
 
 // unlinedWarning names, with Options.Lines, the files none of whose named

@@ -305,7 +305,7 @@ func TestSymbolizeDWARFFunctionNames(t *testing.T) {
 		t.Fatal(err)
 	}
 	o.tab = symbolTable{}
-	dw := loadDWARF(bin, true)
+	dw := loadDWARF(bin, true, false)
 	if dw == nil {
 		t.Fatalf("%s: no DWARF loaded", bin)
 	}
@@ -313,7 +313,7 @@ func TestSymbolizeDWARFFunctionNames(t *testing.T) {
 	for _, name := range []string{"leaf_fn", "middle_fn", "main"} {
 		s := elfSymbol(t, bin, named(name))
 		off := fileOffset(t, bin, s.Value+s.Size/2)
-		r, ok := o.resolve(off&^0xfff, off, true, withDWARF)
+		r, ok := o.resolve(off&^0xfff, off, true, false, withDWARF)
 		if !ok || r.fn != name || r.line != sourceLine(t, cProgram, "int "+name+"(") {
 			t.Errorf("%s+%d: got %+v (ok %v)", name, s.Size/2, r, ok)
 		}
@@ -330,7 +330,7 @@ func TestSymbolizeDWARFFunctionNamesCXX(t *testing.T) {
 		t.Fatal(err)
 	}
 	o.tab = symbolTable{}
-	dw := loadDWARF(bin, true)
+	dw := loadDWARF(bin, true, false)
 	if dw == nil {
 		t.Fatalf("%s: no DWARF loaded", bin)
 	}
@@ -345,7 +345,7 @@ func TestSymbolizeDWARFFunctionNamesCXX(t *testing.T) {
 	} {
 		s := elfSymbol(t, bin, tc.mangled)
 		off := fileOffset(t, bin, s.Value+s.Size/2)
-		if r, ok := o.resolve(off&^0xfff, off, false, withDWARF); !ok || r.fn != tc.want {
+		if r, ok := o.resolve(off&^0xfff, off, false, false, withDWARF); !ok || r.fn != tc.want {
 			t.Errorf("%s: got %+v (ok %v), want %s", s.Name, r, ok, tc.want)
 		}
 	}
@@ -550,6 +550,33 @@ func TestSymbolizeOptions(t *testing.T) {
 			t.Errorf("err %v, warnings %q", err, warnings)
 		}
 	})
+}
+
+// TestProfileSymbolsInlined: a jeprof --raw symbol section's inlined
+// chain "outer--mid--inner--" names the frame outer and its inlined calls
+// inner, mid (innermost first), unless NoInlines.
+func TestProfileSymbolsInlined(t *testing.T) {
+	for _, noInlines := range []bool{false, true} {
+		p := &parse.Profile{Symbols: map[uint64]string{0x2000: "outer--mid--_Z5innerv--", 0x3000: "alone"}}
+		ss, err := Open(p, Options{NoInlines: noInlines})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ss.Need(0x2001, false)
+		ss.Need(0x3001, false)
+		if err := ss.Resolve(); err != nil {
+			t.Fatal(err)
+		}
+		name, _ := ss.Name(parse.Frame{Addr: 0x2001}, false)
+		inl := ss.Inlined(parse.Frame{Addr: 0x2001}, false)
+		want := []string{"inner", "mid"}
+		if noInlines {
+			want = nil
+		}
+		if name != "outer" || !slices.Equal(inl, want) || ss.Inlined(parse.Frame{Addr: 0x3001}, false) != nil {
+			t.Errorf("NoInlines %v: %q with inlined calls %q, want outer and %q", noInlines, name, inl, want)
+		}
+	}
 }
 
 func TestProfileSymbols(t *testing.T) {

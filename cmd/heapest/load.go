@@ -35,6 +35,7 @@ type inputOptions struct {
 	LatestPerProcess bool
 	// Lines names frames by source line (parse.Options.Lines).
 	Lines           bool
+	NoInlines       bool
 	MaxDecompressed float64
 	// Timeout bounds fetching each URL input (0: fetch's default).
 	Timeout time.Duration
@@ -88,6 +89,7 @@ func (o *inputOptions) addFlags(cmd *cobra.Command) {
 	f.DurationVar(&o.Timeout, "timeout", 0, "URL inputs: give up on a server that has not sent the whole profile within this `duration` (default 60s plus the URL's seconds=)")
 	f.BoolVar(&o.LatestPerProcess, "latest-per-process", false, "of the dumps of one process or JFR recording, keep only the newest (by jemalloc's and gperftools' file names, a pprof profile's mappings and time, or the dump that holds the chunks of the recording's others)")
 	f.BoolVar(&o.Lines, "lines", false, "name frames by source line, \"func file:line\", as pprof's -lines does: rows by func are then lines (from the profile, or the binary's DWARF for jemalloc and gperftools dumps; JFR has lines but no files, .NET traces neither)")
+	f.BoolVar(&o.NoInlines, "no-inlines", false, "name each address of a jemalloc or gperftools dump by its function alone, as pprof's -noinlines: by default the calls the compiler inlined there are frames of their own (from the binary's DWARF; C, C++ and Rust), as jeprof shows them")
 	f.BoolVarP(&o.Quiet, "quiet", "q", false, quietHelp)
 }
 
@@ -153,7 +155,7 @@ func (o *inputOptions) input(several bool) report.Input {
 	return report.Input{
 		Parse: parse.Options{JemallocUnbias: string(o.JemallocUnbias), Rate: o.Rate, KeepGoing: o.KeepGoing && !several,
 			MaxDecompressed: int64(o.MaxDecompressed), Lines: o.Lines},
-		Symbolize: symbolize.Options{Binary: o.Binary, SymbolPath: o.SymbolPath, DropAllocator: !o.KeepAllocator, Lines: o.Lines},
+		Symbolize: symbolize.Options{Binary: o.Binary, SymbolPath: o.SymbolPath, DropAllocator: !o.KeepAllocator, Lines: o.Lines, NoInlines: o.NoInlines},
 		Fetch:     fetch.Options{Timeout: o.Timeout, MaxBytes: int64(o.MaxDecompressed)},
 	}
 }

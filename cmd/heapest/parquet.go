@@ -146,7 +146,7 @@ func writeSamples(w *engine.Writer, b *report.Builder, src parse.Source) error {
 
 // fromParquetFlags are report's flags on how profiles are read, which
 // rows of statistics are past.
-var fromParquetFlags = []string{"from", "to", "jemalloc-unbias", "rate", "binary", "symbol-path", "keep-allocator-frames", "lines", "allow-duplicates", "latest-per-process"}
+var fromParquetFlags = []string{"from", "to", "jemalloc-unbias", "rate", "binary", "symbol-path", "keep-allocator-frames", "lines", "no-inlines", "allow-duplicates", "latest-per-process"}
 
 // groupedFlags are the flags that need the samples themselves, which
 // grouped rows no longer have (sample rows do).

@@ -42,28 +42,28 @@ static size_t nkept;
 
 /*
  * alloc_n allocates n objects of size z for site s and keeps them live. It
- * is inlined into each site function (whatever -fno-inline says), so that
- * the site is the leaf of its stacks.
+ * is a macro, expanded in each site function, so that the site is the leaf
+ * of its stacks: an inlined function would be a frame of its own (DWARF
+ * names inlined calls, and heapest shows them, as jeprof does).
  */
-static inline __attribute__((always_inline)) void alloc_n(int s, size_t n, size_t z)
-{
-	size_t usize = nallocx(z, 0);
-	for (size_t i = 0; i < n; i++) {
-		void *p = malloc(z);
-		if (p == NULL) {
-			perror("malloc");
-			exit(1);
-		}
-		if (nkept == MAXKEPT) {
-			fprintf(stderr, "too many objects\n");
-			exit(1);
-		}
-		memset(p, 1, z < 64 ? z : 64);
-		kept[nkept++] = p;
-		live_bytes[s] += usize;
-		live_objects[s]++;
-	}
-}
+#define alloc_n(s, n, z) do { \
+	size_t usize_ = nallocx((z), 0); \
+	for (size_t i_ = 0; i_ < (n); i_++) { \
+		void *p_ = malloc(z); \
+		if (p_ == NULL) { \
+			perror("malloc"); \
+			exit(1); \
+		} \
+		if (nkept == MAXKEPT) { \
+			fprintf(stderr, "too many objects\n"); \
+			exit(1); \
+		} \
+		memset(p_, 1, (z) < 64 ? (z) : 64); \
+		kept[nkept++] = p_; \
+		live_bytes[s] += usize_; \
+		live_objects[s]++; \
+	} \
+} while (0)
 
 /* One function per site, never inlined: each is its own stack leaf. */
 __attribute__((noinline)) void site_grow(size_t n, size_t z) { alloc_n(SITE_GROW, n, z); }

@@ -1,0 +1,134 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestJemallocInlined runs a program built with -O2 whose allocating
+// functions the compiler inlined (testdata/realdata/jemalloc/inlined.c),
+// dumped with every allocation sampled (lg_prof_sample:0, so the numbers
+// are exact), and checks heapest's rows against jeprof's, which names the
+// inlined calls through addr2line -i: every function of the program has
+// jeprof's flat and cum bytes, its inlined ones ("grow (inline)") included;
+// a stack lists the inlined calls innermost first; --lines puts each at
+// its call; --no-inlines gives their bytes to the function they were
+// inlined into.
+func TestJemallocInlined(t *testing.T) {
+	gcc, jeprof := needJemalloc(t)
+	heapest := heapestBinary(t)
+	dir := t.TempDir()
+	src := filepath.Join(repoRoot(t), "testdata", "realdata", "jemalloc", "inlined.c")
+	prog := filepath.Join(dir, "inlined")
+	run(t, nil, gcc, "-O2", "-g", "-fno-omit-frame-pointer", "-o", prog, src, "-ljemalloc")
+	dump := filepath.Join(dir, "inlined.heap")
+	run(t, []string{"MALLOC_CONF=prof:true,lg_prof_sample:0"}, prog, dump)
+
+	jep := jeprofFlatCum(t, jeprof, prog, dump)
+	rows := map[string]Row{}
+	for _, r := range parseReport(t, run(t, nil, heapest, "report", "--format", "json", "--top", "0", dump)).Rows {
+		rows[r.Key] = r
+	}
+	const mib = 1 << 20
+	for fn, want := range map[string][2]float64{ // flat, cum
+		"grow": {16 * mib, 16 * mib}, "fill_inner": {0, 16 * mib}, "fill_outer": {0, 16 * mib},
+		"keep_direct": {4 * mib, 4 * mib}, "main": {0, 20 * mib},
+	} {
+		r, ok := rows[fn]
+		if !ok || r.Cum == nil {
+			t.Errorf("%s: no row with a cum", fn)
+			continue
+		}
+		if r.Estimate != want[0] || r.Cum.Estimate != want[1] {
+			t.Errorf("%s: flat %.0f, cum %.0f; want %.0f, %.0f (the program's)", fn, r.Estimate, r.Cum.Estimate, want[0], want[1])
+		}
+		j, ok := jep[fn]
+		if !ok {
+			t.Errorf("%s: no jeprof row (jeprof: %v)", fn, jep)
+			continue
+		}
+		if r.Estimate != j[0] || r.Cum.Estimate != j[1] {
+			t.Errorf("%s: heapest flat %.0f, cum %.0f; jeprof %.0f, %.0f", fn, r.Estimate, r.Cum.Estimate, j[0], j[1])
+		}
+	}
+
+	stacks := parseReport(t, run(t, nil, heapest, "report", "--by", "stack", "--format", "json", "--top", "0", dump)).Rows
+	want := []string{"grow", "fill_inner", "fill_outer", "main"}
+	found := false
+	for _, r := range stacks {
+		if len(r.Stack) >= len(want) && strings.Join(r.Stack[:len(want)], " ") == strings.Join(want, " ") {
+			found = r.Estimate == 16*mib
+		}
+	}
+	if !found {
+		t.Errorf("no stack %q of 16 MiB, leaf first; stacks %v", want, stacks)
+	}
+
+	text, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := parseReport(t, run(t, nil, heapest, "report", "--lines", "--format", "json", "--top", "0", dump)).Rows
+	for _, w := range []struct{ fn, at string }{
+		{"grow", "void *p = malloc(n);"}, {"fill_inner", "keep[nkeep++] = grow(64 << 10);"}, {"fill_outer", "\tfill_inner(k);"},
+	} {
+		key := w.fn + " " + src + ":" + strconv.Itoa(lineOf(t, string(text), w.at))
+		var r Row
+		for _, row := range lines {
+			if row.Key == key {
+				r = row
+			}
+		}
+		if r.Cum == nil || r.Cum.Estimate != 16*mib {
+			t.Errorf("--lines: no row %q with 16 MiB cum", key)
+		}
+	}
+
+	plain := map[string]Row{}
+	for _, r := range parseReport(t, run(t, nil, heapest, "report", "--no-inlines", "--format", "json", "--top", "0", dump)).Rows {
+		plain[r.Key] = r
+	}
+	if r := plain["fill_outer"]; r.Estimate != 16*mib {
+		t.Errorf("--no-inlines: fill_outer flat %.0f, want the 16 MiB of the calls inlined into it", r.Estimate)
+	}
+	if _, ok := plain["grow"]; ok {
+		t.Error("--no-inlines: an inlined function has a row")
+	}
+}
+
+// jeprofFlatCum runs `jeprof --text --show_bytes` and returns the flat and
+// cum bytes per function, an inlined call's ("f (inline)") as f's.
+func jeprofFlatCum(t *testing.T, jeprof, binary, dump string) map[string][2]float64 {
+	out := run(t, nil, jeprof, "--text", "--show_bytes", "--nodecount=100000", "--nodefraction=0", "--edgefraction=0", binary, dump)
+	rows := map[string][2]float64{}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		m := jeprofLine.FindStringSubmatch(sc.Text())
+		if m == nil {
+			continue
+		}
+		flat, err1 := strconv.ParseFloat(m[1], 64)
+		cum, err2 := strconv.ParseFloat(m[2], 64)
+		if err1 != nil || err2 != nil {
+			t.Fatalf("jeprof line %q", sc.Text())
+		}
+		rows[strings.TrimSuffix(m[3], " (inline)")] = [2]float64{flat, cum}
+	}
+	return rows
+}
+
+// lineOf is the line number of the first line of text containing s.
+func lineOf(t *testing.T, text, s string) int {
+	for i, l := range strings.Split(text, "\n") {
+		if strings.Contains(l, s) {
+			return i + 1
+		}
+	}
+	t.Fatalf("no line containing %q", s)
+	return 0
+}

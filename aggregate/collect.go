@@ -104,9 +104,9 @@ type Collector struct {
 	// counted marks the frames whose addresses were told unresolved
 	// (Finish).
 	counted []bool
-	// inl are the table function ids of the calls inlined at the named
-	// frames that have any, innermost first (frameInfo.inl indexes them).
-	inl [][]uint32
+	// inl are the calls inlined at the named frames that have any
+	// (frameInfo.inl indexes them).
+	inl []inlined
 	// bare marks, per kind (breakdown or not), the stacks of records with
 	// nothing for any value kept and some frame the parser left unnamed:
 	// such a record makes no cell, but its stack's frames are named as
@@ -188,6 +188,13 @@ func (c *Collector) Record(rec *parse.Record) {
 	default:
 		c.addCell(k, c.contrib)
 	}
+}
+
+// inlined are the calls inlined at a frame: their table function ids,
+// innermost first, and how many of the innermost are the allocator's.
+type inlined struct {
+	ids   []uint32
+	alloc int
 }
 
 // named reports whether the parser named every frame of stack: a record

@@ -115,6 +115,54 @@ func TestFinishNamesOnce(t *testing.T) {
 	}
 }
 
+// inlineNamer is a fakeNamer that also names calls inlined at addresses
+// (inliner): innermost first, those starting with "je_" the allocator's.
+type inlineNamer struct {
+	fakeNamer
+	inl map[uint64][]string
+}
+
+func (n *inlineNamer) Inlined(f parse.Frame, leaf bool) ([]string, int) {
+	names := n.inl[f.Addr]
+	alloc := 0
+	for alloc < len(names) && strings.HasPrefix(names[alloc], "je_") {
+		alloc++
+	}
+	return names, alloc
+}
+
+func (n *inlineNamer) InlinedHandle(uint32) ([]string, int) { panic("no handles") }
+
+// TestFinishInlined: the calls inlined at a frame are frames of their own
+// before it, innermost first; of the first frame a stack keeps, the
+// allocator's inlined calls go, as its allocator frames went, and no
+// other frame's do; an allocator frame kept for want of any other keeps
+// them all.
+func TestFinishInlined(t *testing.T) {
+	nm := &inlineNamer{fakeNamer{needed: map[string]int{}, names: map[uint64]string{
+		0x10: "je_malloc", 0x20: "grow_vec", 0x30: "main", 0x40: "je_calloc", 0x50: "worker"}}, map[uint64][]string{
+		0x20: {"je_inline_alloc", "reserve", "push"}, // inlined into grow_vec: push called reserve, which called je_inline_alloc
+		0x30: {"je_inline_alloc", "run"},             // a caller's are all kept
+		0x40: {"je_inner"},
+	}}
+	tb := NewTable([]unbias.Value{unbias.InUseSpace}, Keys{})
+	recs := []parse.Record{addrRec(1, 0x10, 0x20, 0x30), addrRec(2, 0x50, 0x30), addrRec(4, 0x40)}
+	collectInto(t, tb, nm, false, recs, &parse.Profile{})
+	g, _, _ := tb.Groups(ByStack, Filter{}, 0, 0)
+	got := map[string]float64{}
+	for _, gr := range g {
+		got[gr.Key] = gr.Flat.Samples
+	}
+	want := map[string]float64{
+		"main;run;je_inline_alloc;grow_vec;push;reserve": 1,
+		"main;run;je_inline_alloc;worker":                2,
+		"je_calloc;je_inner":                             4,
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("stacks %v, want %v", got, want)
+	}
+}
+
 // A stack whose dropped allocator frames include one where the allocator
 // gets memory for itself (gperftools' HEAP_PROFILE_MMAP records
 // tcmalloc's sbrk under the malloc it served) is, in an input that

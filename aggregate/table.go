@@ -40,9 +40,11 @@ type handleNamer interface {
 // inliner is a Namer that also names the calls inlined at a frame's
 // address (symbolize.Session): their functions, innermost first, are
 // frames of their own before the frame's in its stack.
+// alloc is how many of the innermost are the allocator's, dropped where
+// the frame is the first its stack keeps (as allocator frames are).
 type inliner interface {
-	Inlined(f parse.Frame, leaf bool) []string
-	InlinedHandle(h uint32) []string
+	Inlined(f parse.Frame, leaf bool) (names []string, alloc int)
+	InlinedHandle(h uint32) (names []string, alloc int)
 }
 
 // expecter is a Namer told, before its first Need, about how many
@@ -745,6 +747,7 @@ func (c *Collector) nameFrames(t *Table, namer Namer, hn handleNamer, info *[2][
 	type chain struct {
 		ref   frameRef
 		names []string
+		alloc int
 	}
 	var chains []chain
 	in, _ := namer.(inliner)
@@ -764,6 +767,7 @@ func (c *Collector) nameFrames(t *Table, namer Namer, hn handleNamer, info *[2][
 			f := c.frame(uint32(id))
 			name := f.Func
 			var inl []string
+			var inlAlloc int
 			if namer != nil {
 				if !fi.done {
 					continue // no used stack has it here
@@ -772,12 +776,12 @@ func (c *Collector) nameFrames(t *Table, namer Namer, hn handleNamer, info *[2][
 				if hn != nil && fi.fn != 0 {
 					name, kind = hn.NameHandle(fi.fn - 1)
 					if in != nil {
-						inl = in.InlinedHandle(fi.fn - 1)
+						inl, inlAlloc = in.InlinedHandle(fi.fn - 1)
 					}
 				} else {
 					name, kind = namer.Name(f, leaf == 1)
 					if in != nil {
-						inl = in.Inlined(f, leaf == 1)
+						inl, inlAlloc = in.Inlined(f, leaf == 1)
 					}
 				}
 				fi.alloc, fi.own = kind != parse.ProgramFrame, kind == parse.AllocatorOwnFrame
@@ -788,7 +792,7 @@ func (c *Collector) nameFrames(t *Table, namer Namer, hn handleNamer, info *[2][
 			case fi.named:
 				named = append(named, namedFrame{ref, name})
 				if len(inl) > 0 {
-					chains = append(chains, chain{ref, inl})
+					chains = append(chains, chain{ref, inl, inlAlloc})
 				}
 			case leaf == 1 && info[0][id].done && !info[0][id].named:
 				same = append(same, ref)
@@ -811,7 +815,7 @@ func (c *Collector) nameFrames(t *Table, namer Namer, hn handleNamer, info *[2][
 		for i, name := range ch.names {
 			ids[i] = t.funcs.internShared(name)
 		}
-		c.inl = append(c.inl, ids)
+		c.inl = append(c.inl, inlined{ids, ch.alloc})
 		ch.ref.at(info).inl = uint32(len(c.inl))
 	}
 	t.nameAnons(namer, info, anons, c.frameAddrs, distinct)
@@ -842,11 +846,21 @@ func tableStack[T word](c *Collector, stack []T, info *[2][]frameInfo, namer Nam
 		own = own || info[b2i(drop == 0)][stack[drop]].own
 		drop++
 	}
-	if drop == 0 && len(stack) > 0 {
-		buf = appendFuncs(c, buf, stack[:1], info[1], namer)
-		drop = 1
+	if len(stack) == 0 {
+		return buf, own
 	}
-	return appendFuncs(c, buf, stack[drop:], info[0], namer), own
+	// The first frame kept, as the leaf or a caller: the allocator's
+	// calls inlined into it go, as its frames went. (A frame with inlined
+	// calls is named: appendFuncs would tell the namer nothing of it.)
+	pos := info[b2i(drop == 0)]
+	if first := &pos[stack[drop]]; first.inl != 0 && !first.alloc {
+		in := &c.inl[first.inl-1]
+		buf = append(buf, in.ids[in.alloc:]...)
+		buf = append(buf, first.fn)
+	} else {
+		buf = appendFuncs(c, buf, stack[drop:drop+1], pos, namer)
+	}
+	return appendFuncs(c, buf, stack[drop+1:], info[0], namer), own
 }
 
 // appendFuncs appends the table function ids of frames ids to buf, the
@@ -860,7 +874,7 @@ func appendFuncs[T word](c *Collector, buf []uint32, ids []T, pos []frameInfo, n
 			namer.Unresolved(c.frameAddrs[id])
 		}
 		if fi.inl != 0 {
-			buf = append(buf, c.inl[fi.inl-1]...)
+			buf = append(buf, c.inl[fi.inl-1].ids...)
 		}
 		buf = append(buf, fi.fn)
 	}

@@ -202,9 +202,9 @@ func (ss *Session) Resolve() error {
 		}
 		if len(inl) > 0 {
 			if s.inlined == nil {
-				s.inlined = map[int32][]string{}
+				s.inlined = map[int32]inlinedCalls{}
 			}
-			s.inlined[q.n] = s.inlinedNames(inl)
+			s.inlined[q.n] = s.inlinedCalls(inl)
 		}
 		s.results[q.n] = r
 	}
@@ -212,41 +212,55 @@ func (ss *Session) Resolve() error {
 	return s.fatal
 }
 
-// inlinedNames names inlined calls, by line with Options.Lines.
-func (s *session) inlinedNames(inl []inlFrame) []string {
-	if len(inl) == 0 {
-		return nil
-	}
-	out := make([]string, len(inl))
+// inlinedCalls are the calls inlined at an address, named (by line with
+// Options.Lines): innermost first, and how many of the innermost are the
+// allocator's (Rust's alloc::alloc::alloc inlined into RawVec's code),
+// with Options.DropAllocator.
+type inlinedCalls struct {
+	names []string
+	alloc int
+}
+
+func (s *session) inlinedCalls(inl []inlFrame) inlinedCalls {
+	out := inlinedCalls{names: make([]string, len(inl))}
+	lead := s.opt.DropAllocator
 	for i, f := range inl {
-		out[i] = f.fn
+		if lead = lead && IsAllocatorFunc(f.fn); lead {
+			out.alloc++
+		}
+		out.names[i] = f.fn
 		if s.opt.Lines {
-			out[i] = parse.LineName(f.fn, f.file, int64(f.line))
+			out.names[i] = parse.LineName(f.fn, f.file, int64(f.line))
 		}
 	}
 	return out
 }
 
 // Inlined returns the functions inlined at frame f's address, innermost
-// first: frames of their own before f's in its stack. Nil for none (or
-// for a frame the input named).
-func (ss *Session) Inlined(f parse.Frame, leaf bool) []string {
+// first: frames of their own before f's in its stack (nil for none, or
+// for a frame the input named); alloc of the innermost are the
+// allocator's, dropped where f is the first frame its stack keeps.
+func (ss *Session) Inlined(f parse.Frame, leaf bool) (names []string, alloc int) {
 	s := ss.s
 	if f.Func != "" || f.Addr == 0 {
-		return nil
+		return nil, 0
 	}
 	index := s.callers
 	if leaf {
 		index = s.leaves
 	}
 	if n, ok := index.find(f.Addr); ok {
-		return s.inlined[n]
+		in := s.inlined[n]
+		return in.names, in.alloc
 	}
-	return nil
+	return nil, 0
 }
 
 // InlinedHandle is Inlined for a frame whose address NeedHandle took.
-func (ss *Session) InlinedHandle(h uint32) []string { return ss.s.inlined[int32(h)] }
+func (ss *Session) InlinedHandle(h uint32) (names []string, alloc int) {
+	in := ss.s.inlined[int32(h)]
+	return in.names, in.alloc
+}
 
 // Name returns a frame's name ("" when it has none: the frame's own Func,
 // else what Resolve found) and, with opt.DropAllocator, whether it is an
@@ -326,7 +340,7 @@ type session struct {
 	results         []resolved
 	// inlined are, by index in results, the names of the calls inlined
 	// at the addresses that have any (Session.Inlined).
-	inlined map[int32][]string
+	inlined map[int32]inlinedCalls
 	// outside counts unresolved addresses in no mapping.
 	outside int
 	// fatal is set when a mapped file exists but is unusable.

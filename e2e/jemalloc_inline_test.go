@@ -1,8 +1,6 @@
 package e2e
 
 import (
-	"bufio"
-	"bytes"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -101,25 +99,22 @@ func TestJemallocInlined(t *testing.T) {
 	}
 }
 
-// jeprofFlatCum runs `jeprof --text --show_bytes` and returns the flat and
-// cum bytes per function, an inlined call's ("f (inline)") as f's.
+// jeprofFlatCum is jeprofRows with an inlined call's row ("f (inline)")
+// as f's, where f has no row of its own (a function both inlined and
+// called is two rows to jeprof).
 func jeprofFlatCum(t *testing.T, jeprof, binary, dump string) map[string][2]float64 {
-	out := run(t, nil, jeprof, "--text", "--show_bytes", "--nodecount=100000", "--nodefraction=0", "--edgefraction=0", binary, dump)
-	rows := map[string][2]float64{}
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	for sc.Scan() {
-		m := jeprofLine.FindStringSubmatch(sc.Text())
-		if m == nil {
-			continue
-		}
-		flat, err1 := strconv.ParseFloat(m[1], 64)
-		cum, err2 := strconv.ParseFloat(m[2], 64)
-		if err1 != nil || err2 != nil {
-			t.Fatalf("jeprof line %q", sc.Text())
-		}
-		rows[strings.TrimSuffix(m[3], " (inline)")] = [2]float64{flat, cum}
+	rows, err := jeprofRows(jeprof, binary, dump)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return rows
+	out := map[string][2]float64{}
+	for name, r := range rows {
+		fn, inline := strings.CutSuffix(name, " (inline)")
+		if _, own := rows[fn]; !inline || !own {
+			out[fn] = r
+		}
+	}
+	return out
 }
 
 // lineOf is the line number of the first line of text containing s.

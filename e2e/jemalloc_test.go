@@ -199,28 +199,43 @@ var jeprofLine = regexp.MustCompile(`^\s*(\d+)\s+[-\d.]+%\s+[-\d.]+%\s+(\d+)\s+[
 // jeprofFlat runs `jeprof --text --show_bytes` and returns the flat bytes
 // per function. The node limits are lifted so no function is hidden.
 func jeprofFlat(jeprof, binary, dump string, flags ...string) (map[string]float64, error) {
+	rows, err := jeprofRows(jeprof, binary, dump, flags...)
+	flat := map[string]float64{}
+	for name, r := range rows {
+		flat[name] = r[0]
+	}
+	return flat, err
+}
+
+// jeprofRows runs `jeprof --text --show_bytes` and returns the flat and
+// cum bytes per row name (a discriminator addr2line adds dropped, rows it
+// tells apart summed).
+func jeprofRows(jeprof, binary, dump string, flags ...string) (map[string][2]float64, error) {
 	args := append([]string{"--text", "--show_bytes", "--nodecount=100000", "--nodefraction=0", "--edgefraction=0"}, flags...)
 	out, errOut, err := runErr(nil, jeprof, append(args, binary, dump)...)
 	if err != nil {
 		return nil, fmt.Errorf("jeprof %s: %v\n%s", dump, err, errOut)
 	}
-	flat := map[string]float64{}
+	rows := map[string][2]float64{}
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	for sc.Scan() {
 		m := jeprofLine.FindStringSubmatch(sc.Text())
 		if m == nil {
 			continue
 		}
-		v, err := strconv.ParseFloat(m[1], 64)
-		if err != nil {
-			return nil, fmt.Errorf("jeprof line %q: %v", sc.Text(), err)
+		flat, err1 := strconv.ParseFloat(m[1], 64)
+		cum, err2 := strconv.ParseFloat(m[2], 64)
+		if err1 != nil || err2 != nil {
+			return nil, fmt.Errorf("jeprof line %q", sc.Text())
 		}
-		flat[jeprofDiscriminator.ReplaceAllString(m[3], "")] += v
+		name := jeprofDiscriminator.ReplaceAllString(m[3], "")
+		r := rows[name]
+		rows[name] = [2]float64{r[0] + flat, r[1] + cum}
 	}
-	if len(flat) == 0 {
+	if len(rows) == 0 {
 		return nil, fmt.Errorf("jeprof printed no rows:\n%s\n%s", out, errOut)
 	}
-	return flat, nil
+	return rows, nil
 }
 
 // checkSymbolized: every call site of a "sites" run appears by name (at

@@ -42,7 +42,8 @@ type Options struct {
 	// section too), as jeprof and pprof show them. Go binaries are named
 	// from their symbol tables alone: Go programs are profiled through
 	// runtime/pprof, whose profiles carry their inlined calls, and the
-	// DWARF a Go binary carries would be read whole for them.
+	// DWARF a Go binary carries would be read whole for them. So are the
+	// files whose DWARF is only in a system debug directory (systemDebug).
 	NoInlines bool
 }
 
@@ -341,6 +342,8 @@ type session struct {
 	// inlined are, by index in results, the names of the calls inlined
 	// at the addresses that have any (Session.Inlined).
 	inlined map[int32]inlinedCalls
+	// inlinesOf caches inlines per file.
+	inlinesOf map[*object]bool
 	// outside counts unresolved addresses in no mapping.
 	outside int
 	// fatal is set when a mapped file exists but is unusable.
@@ -772,10 +775,18 @@ func (s *session) inlines(o *object) bool {
 	if s.opt.NoInlines || o.goBinary {
 		return false
 	}
-	o.mu.Lock()
-	path := o.dwarfPath
-	o.mu.Unlock()
-	return !s.systemDebug(path)
+	want, ok := s.inlinesOf[o]
+	if !ok { // once per file: an address asks
+		o.mu.Lock()
+		path := o.dwarfPath
+		o.mu.Unlock()
+		want = !s.systemDebug(path)
+		if s.inlinesOf == nil {
+			s.inlinesOf = map[*object]bool{}
+		}
+		s.inlinesOf[o] = want
+	}
+	return want
 }
 
 // systemDebug reports whether path lies in a system debug directory

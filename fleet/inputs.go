@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"io/fs"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/heapest/heapest/fetch"
 )
@@ -113,7 +115,12 @@ func walk(out []string, dir string) ([]string, error) {
 
 // readList appends the paths listed in r, one per line (find's output).
 func readList(out []string, r io.Reader) ([]string, error) {
-	sc := bufio.NewScanner(r)
+	br := bufio.NewReader(r)
+	if head, _ := br.Peek(512); !utf8.Valid(head[:max(0, len(head)-utf8.UTFMax)]) || bytes.IndexByte(head, 0) >= 0 {
+		// A profile piped in, as report and the other commands take it.
+		return nil, fmt.Errorf("standard input holds binary data, not paths: merge - reads a list of input paths, one a line (give a profile's own path, or use report - for one profile)")
+	}
+	sc := bufio.NewScanner(br)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
 		if line := strings.TrimRight(sc.Text(), "\r"); strings.TrimSpace(line) != "" {

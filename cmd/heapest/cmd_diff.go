@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -83,13 +84,18 @@ green where it shrank, for a CI job's artifacts.
 func (o DiffOptions) sides(args []string) (base, new []string, err error) {
 	switch {
 	case len(o.Base) > 0 && len(args) > 0:
-		return o.Base, args, nil
+		base, new = o.Base, args
 	case len(o.Base) > 0:
 		return nil, nil, fmt.Errorf("--base given: name NEW's inputs as arguments")
 	case len(args) != 2:
 		return nil, nil, fmt.Errorf("want BASE and NEW, got %d argument(s); for several inputs a side use directories, quoted globs or --base", len(args))
+	default:
+		base, new = args[:1], args[1:]
 	}
-	return args[:1], args[1:], nil
+	if slices.Contains(base, "-") && slices.Contains(new, "-") {
+		return nil, nil, fmt.Errorf("- on both sides: standard input holds one profile; give the other side as a file")
+	}
+	return base, new, nil
 }
 
 func runDiff(cmd *cobra.Command, opts DiffOptions, args []string) error {

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/heapest/heapest/fetch"
+	"github.com/heapest/heapest/parse/formats"
 )
 
 // Expand turns command-line arguments into input paths: a directory
@@ -115,10 +116,18 @@ func walk(out []string, dir string) ([]string, error) {
 
 // readList appends the paths listed in r, one per line (find's output).
 func readList(out []string, r io.Reader) ([]string, error) {
-	br := bufio.NewReader(r)
-	if head, _ := br.Peek(512); !utf8.Valid(head[:max(0, len(head)-utf8.UTFMax)]) || bytes.IndexByte(head, 0) >= 0 {
+	br := bufio.NewReaderSize(r, 4096)
+	head, _ := br.Peek(4096)
+	what := formats.Recognize(head)
+	if what == "" && (!utf8.Valid(head[:max(0, len(head)-utf8.UTFMax)]) || bytes.IndexByte(head, 0) >= 0) {
+		what = "binary data"
+	}
+	if what != "" && what != "binary data" {
+		what = "a " + what + " profile"
+	}
+	if what != "" {
 		// A profile piped in, as report and the other commands take it.
-		return nil, fmt.Errorf("standard input holds binary data, not paths: merge - reads a list of input paths, one a line (give a profile's own path, or use report - for one profile)")
+		return nil, fmt.Errorf("standard input holds %s, not paths: merge - reads a list of input paths, one a line (give a profile's own path, or use report - for one profile)", what)
 	}
 	sc := bufio.NewScanner(br)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)

@@ -51,6 +51,17 @@ var List = []Format{
 	{Name: "pprof", Detect: pprof.Detect, Parse: pprof.Parse},
 }
 
+// Recognize names the format whose magic number or header head starts
+// with, "" for none (a pprof protobuf, which has none, is never named).
+func Recognize(head []byte) string {
+	for _, f := range List {
+		if f.Name != "pprof" && f.Detect(head) {
+			return f.Name
+		}
+	}
+	return ""
+}
+
 // ReadFile parses the profile at path; "-" reads standard input.
 func ReadFile(path string, opt parse.Options, sink parse.Sink) (*parse.Profile, error) {
 	return ReadFileWatched(path, opt, sink, nil)

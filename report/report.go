@@ -713,11 +713,12 @@ func build(opt Options, sources []parse.Source, groups []*aggregate.Group, cut i
 			cum = &g.Cum
 		}
 		flat := g.Flat
-		// A thread's row holds all its records; the one row of JFR's
-		// sizes ("mixed": its weights have none) holds every JFR record:
-		// a gap moves no bytes out of either, unless a filter took some
-		// of their stacks.
-		whole := opt.By == aggregate.ByThread || opt.By == aggregate.BySize && g.Key == aggregate.MixedSize
+		// A thread's row holds all its records, a source's all its
+		// input's, and the one row of JFR's sizes ("mixed": its weights
+		// have none) every JFR record: a gap moves no bytes out of any of
+		// them, unless a filter took some of their stacks.
+		whole := opt.By == aggregate.ByThread || opt.By == aggregate.BySource ||
+			opt.By == aggregate.BySize && g.Key == aggregate.MixedSize
 		if whole && !opt.filtered() {
 			flat.Spill, flat.Excess = 0, 0
 		}

@@ -224,15 +224,22 @@ func decideBudget(g *Gate, opt Options, alpha float64) {
 		return
 	}
 	r := g.Result
+	// No sample in what the budget names: its bytes are bounded above
+	// only (report.NoSample), or nothing is there (no period to bound
+	// them with, an exact profile).
+	none := r.Method == "-" || r.Estimate == 0 && r.Samples == 0
 	switch {
 	case g.PAdjusted <= alpha/2:
 		g.Verdict = Fail
 	case r.Hi > g.Limit:
 		g.Verdict = Inconclusive
 		g.Hint = budgetHint(g, opt, alpha)
+		if none {
+			g.Hint = "nothing matched; " + g.Hint
+		}
 	default:
 		g.Verdict = Pass
-		if r.Method == "-" {
+		if none {
 			g.Hint = "nothing matched"
 		}
 	}
@@ -250,6 +257,10 @@ func budgetHint(g *Gate, opt Options, alpha float64) string {
 	switch {
 	case r.Lo > l:
 		k = holmFactor(g, alpha)
+	case r.Samples == 0 && r.Estimate == 0:
+		// No sample: the bound R·ln(2/α) on bytes no sample hit falls as
+		// the samples' period does, not as a square root.
+		k = r.Hi / l
 	case r.Estimate > l:
 		k = sq((r.Estimate - r.Lo) / (r.Estimate - l))
 	case r.Estimate < l:

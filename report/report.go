@@ -700,7 +700,7 @@ func build(opt Options, sources []parse.Source, groups []*aggregate.Group, cut i
 		total.Spill, total.Excess = 0, 0
 	}
 	if total.N == 0 {
-		total = noSample(opt.Value, sources)
+		total = NoSample(opt.Value, sources)
 	}
 	iv := newIntervals(opt)
 	var err error
@@ -731,23 +731,31 @@ func build(opt Options, sources []parse.Source, groups []*aggregate.Group, cut i
 	return r, nil
 }
 
-// noSample is the statistics of a total no sample fell in: with one
-// sampling period R for every input and a byte value, those of no sample
-// at R, whose interval bounds the bytes above (no sample falls in B bytes
-// with probability exp(−B/R), whatever their sizes), as the calculator's
-// "--samples 0" does. Without one (objects, which tiny allocations may
-// hide in any number; periods that differ; no period) there is none.
-func noSample(v unbias.Value, sources []parse.Source) ci.Stats {
-	if !v.IsSpace() || len(sources) == 0 {
+// NoSample is the statistics of a group no sample fell in (a total, a
+// budget's selection) of inputs sources: where every input recorded
+// every allocation (period 1), exactly nothing; with one sampling period
+// R for every input and a byte value, those of no sample at R, whose
+// interval bounds the bytes above (no sample falls in B bytes with
+// probability exp(−B/R), whatever their sizes), as the calculator's
+// "--samples 0" does. Otherwise (objects, which tiny allocations may hide
+// in any number; periods that differ; no period) none: zero Stats.
+func NoSample(v unbias.Value, sources []parse.Source) ci.Stats {
+	if len(sources) == 0 {
 		return ci.Stats{}
 	}
 	rate := sources[0].Rate
 	for _, s := range sources {
-		if s.Rate != rate || !(rate > 1) {
+		if s.Rate != rate {
 			return ci.Stats{}
 		}
 	}
-	return unbias.Samples{Rate: rate}.Stats(v)
+	switch {
+	case rate == 1:
+		return ci.Stats{N: 1, Complete: true, P: 1, Rate: 1}
+	case rate > 1 && v.IsSpace():
+		return unbias.Samples{Rate: rate}.Stats(v)
+	}
+	return ci.Stats{}
 }
 
 // intervals computes rows' intervals, those of statistics met before

@@ -321,6 +321,11 @@ func selectBudgets(b *report.Builder, rules []gate.Rule, r *report.Report) ([]ga
 		if err != nil {
 			return nil, err
 		}
+		if st.N == 0 {
+			// Nothing sampled is no proof of nothing there: the
+			// selection's bytes are bounded as an empty total's are.
+			st = report.NoSample(r.Value, r.Sources)
+		}
 		out = append(out, gate.Budget{Rule: rule, Stats: st})
 	}
 	return out, nil

@@ -53,6 +53,7 @@ func TestRuleFits(t *testing.T) {
 		{"func=x<=2MiB", true, false, 2 << 20},
 		{"func=x<=2MB", true, false, 2e6},
 		{"total<=4096", true, true, 4096},
+		{"total<=0.5", true, false, 0.5}, // half an object is no count
 	} {
 		r, err := ParseRule(c.in)
 		if err != nil || r.Limit != c.limit {
@@ -61,7 +62,7 @@ func TestRuleFits(t *testing.T) {
 		if err := r.Fits(true, "inuse_space"); (err == nil) != c.space || err != nil && !strings.Contains(err.Error(), "write the unit in full") {
 			t.Errorf("%q for bytes: %v", c.in, err)
 		}
-		if err := r.Fits(false, "inuse_objects"); (err == nil) != c.count || err != nil && !strings.Contains(err.Error(), "give a count, such as 2000 or 2k") {
+		if err := r.Fits(false, "inuse_objects"); (err == nil) != c.count || err != nil && !strings.Contains(err.Error(), "give a count, such as 2000 or 2k") && !strings.Contains(err.Error(), "a count is a whole number") {
 			t.Errorf("%q for objects: %v", c.in, err)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"math"
 	"regexp"
 	"strings"
 
@@ -45,7 +46,11 @@ func (r Rule) Fits(space bool, value string) error {
 	case r.Bytes && !space:
 		return fmt.Errorf("budget %q: %q is a size in bytes, and %s counts objects: give a count, such as 2000 or 2k", r.Text, limit, value)
 	case r.Count && space:
-		return fmt.Errorf("budget %q: %q is a count of objects, and %s is in bytes: write the unit in full, KiB (1024) or KB (1000)", r.Text, limit, value)
+		num, unit := strings.TrimSpace(limit[:len(limit)-1]), strings.ToUpper(limit[len(limit)-1:])
+		return fmt.Errorf("budget %q: %q is a count of objects, and %s is in bytes: write the unit in full, %s%siB (binary) or %s%sB (decimal)",
+			r.Text, limit, value, num, unit, num, unit)
+	case !space && r.Limit != math.Trunc(r.Limit):
+		return fmt.Errorf("budget %q: %q objects: a count is a whole number", r.Text, limit)
 	}
 	return nil
 }
@@ -75,7 +80,9 @@ func ParseRule(s string) (Rule, error) {
 	if r.Limit, r.Bytes, err = units.ParseSize(limit); err != nil {
 		// Not a size: a count with a suffix ("2M"), for object values.
 		var cerr error
-		if r.Limit, r.Count, cerr = units.ParseCount(limit); cerr != nil || !r.Count {
+		if r.Limit, r.Count, cerr = units.ParseCount(limit); cerr != nil {
+			return r, fmt.Errorf("budget %q: %q: want a size (4096, 512KiB, 10MB) or, for object values, a count (2000, 2k, 1.5M)", s, strings.TrimSpace(limit))
+		} else if !r.Count {
 			return r, fmt.Errorf("budget %q: %v", s, err)
 		}
 	}

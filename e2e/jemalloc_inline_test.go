@@ -99,6 +99,46 @@ func TestJemallocInlined(t *testing.T) {
 	}
 }
 
+// TestJemallocInlinedLines: in a C++ program whose allocations are all
+// made in code inlined from the standard library's headers
+// (testdata/realdata/jemalloc/templates.cc, -O2), every frame of the
+// program's own work<N> named by line is at a line of templates.cc, with
+// and without --no-inlines: GCC's empty ranges of emptied inlined calls,
+// which start where other inlined code does, once put 3 of its 64 frames
+// at lines in the headers.
+func TestJemallocInlinedLines(t *testing.T) {
+	_, _ = needJemalloc(t)
+	gxx := needTool(t, "g++")
+	heapest := heapestBinary(t)
+	dir := t.TempDir()
+	src := filepath.Join(repoRoot(t), "testdata", "realdata", "jemalloc", "templates.cc")
+	prog := filepath.Join(dir, "templates")
+	run(t, nil, gxx, "-O2", "-g", "-DNINST=4", "-fno-omit-frame-pointer", "-o", prog, src, "-ljemalloc")
+	run(t, []string{"MALLOC_CONF=prof:true,lg_prof_sample:0,prof_final:true,prof_prefix:" + filepath.Join(dir, "t")}, prog)
+	dumps, err := filepath.Glob(filepath.Join(dir, "t.*.heap"))
+	if err != nil || len(dumps) != 1 {
+		t.Fatalf("dumps %v, %v: want the one prof_final writes", dumps, err)
+	}
+	for _, flags := range [][]string{nil, {"--no-inlines"}} {
+		args := append([]string{"report", "--lines", "--by", "stack", "--format", "json", "--top", "0"}, flags...)
+		n := 0
+		for _, r := range parseReport(t, run(t, nil, heapest, append(args, dumps[0])...)).Rows {
+			for _, f := range r.Stack {
+				if !strings.HasPrefix(f, "work ") {
+					continue
+				}
+				n++
+				if !strings.Contains(f, src+":") {
+					t.Errorf("%v: frame %q, want a line of %s", flags, f, src)
+				}
+			}
+		}
+		if n < 10 { // 64 stacks, 12 without inlined calls (fewer distinct stacks)
+			t.Errorf("%v: %d frames of work<N>, want at least 10", flags, n)
+		}
+	}
+}
+
 // jeprofFlatCum is jeprofRows with an inlined call's row ("f (inline)")
 // as f's, where f has no row of its own (a function both inlined and
 // called is two rows to jeprof).

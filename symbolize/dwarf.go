@@ -432,7 +432,7 @@ func (di *dwarfInfo) walk(r *dwarf.Reader, u *unit, files []*dwarf.LineFile) {
 		case dwarf.TagSubprogram:
 			first := -1
 			if name := di.entryName(e, 0); name != "" {
-				ranges, _ := di.d.Ranges(e)
+				ranges := codeRanges(di.d, e)
 				if len(ranges) > 0 {
 					first = len(u.funcs)
 				}
@@ -465,6 +465,14 @@ func (di *dwarfInfo) walk(r *dwarf.Reader, u *unit, files []*dwarf.LineFile) {
 	for _, f := range fns { // entries cut short
 		u.closeSubs(f)
 	}
+}
+
+// codeRanges are an entry's address ranges that hold code: an empty one
+// (an inlined call the optimizer emptied) starts where another entry's
+// code does, and found first it would hide that entry's.
+func codeRanges(d *dwarf.Data, e *dwarf.Entry) [][2]uint64 {
+	ranges, _ := d.Ranges(e)
+	return slices.DeleteFunc(ranges, func(rg [2]uint64) bool { return rg[1] <= rg[0] })
 }
 
 // closeSubs ends the inlined calls of the subprogram whose first
@@ -505,8 +513,7 @@ func (di *dwarfInfo) addSub(u *unit, e *dwarf.Entry, files []*dwarf.LineFile, de
 	if !ok2 {
 		line = 0
 	}
-	ranges, _ := di.d.Ranges(e)
-	for _, rg := range ranges {
+	for _, rg := range codeRanges(di.d, e) {
 		u.subs = append(u.subs, inlSub{lo: rg[0], hi: rg[1], depth: depth, line: int32(line), name: name, file: file})
 	}
 }
@@ -570,8 +577,7 @@ func (di *dwarfInfo) addInlined(u *unit, e *dwarf.Entry, files []*dwarf.LineFile
 	if !ok1 || !ok2 || idx < 0 || idx >= int64(len(files)) || files[idx] == nil {
 		return
 	}
-	ranges, _ := di.d.Ranges(e)
-	for _, rg := range ranges {
+	for _, rg := range codeRanges(di.d, e) {
 		u.inl = append(u.inl, inlRange{lo: rg[0], hi: rg[1], file: files[idx].Name, line: int(line)})
 	}
 }

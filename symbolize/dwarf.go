@@ -31,6 +31,8 @@ type dwarfInfo struct {
 	lines, inlines bool
 	// demangled caches Demangle per DWARF function name.
 	demangled map[string]string
+	// names caches nameAt per entry.
+	names map[dwarf.Offset]string
 }
 
 type unitRange struct {
@@ -77,7 +79,7 @@ type inlSub struct {
 	lo, hi uint64
 	depth  int32
 	line   int32
-	name   string
+	entry  dwarf.Offset // the call's entry, named when a chain needs it
 	file   string
 }
 
@@ -95,6 +97,9 @@ type inlRange struct {
 	file   string
 	line   int
 }
+
+// tagGNUCallSite is DW_TAG_GNU_call_site, which GCC emits before DWARF 5.
+const tagGNUCallSite dwarf.Tag = 0x4109
 
 // attrMIPSLinkageName is DW_AT_MIPS_linkage_name, which older GCC emits
 // instead of DW_AT_linkage_name.
@@ -440,11 +445,27 @@ func (di *dwarfInfo) walk(r *dwarf.Reader, u *unit, files []*dwarf.LineFile) {
 					u.funcs = append(u.funcs, funcRange{lo: rg[0], hi: rg[1], name: name, from: int32(len(u.subs))})
 				}
 			}
-			if !e.Children {
+			switch {
+			case !e.Children:
 				u.closeSubs(first)
-			} else {
+			case first < 0:
+				// No code (a declaration, an abstract instance): nothing
+				// below it has any either.
+				r.SkipChildren()
+				continue
+			default:
 				fns = append(fns, first)
 			}
+		case dwarf.TagStructType, dwarf.TagClassType, dwarf.TagUnionType, dwarf.TagEnumerationType,
+			dwarf.TagSubroutineType, dwarf.TagFormalParameter, dwarf.TagVariable, dwarf.TagCallSite, tagGNUCallSite:
+			// Types (a C++ unit's most entries: member declarations, whose
+			// definitions are at the unit's or a namespace's level) and
+			// what a function's code holds besides blocks and inlined
+			// calls hold no code: their entries are not decoded.
+			if e.Children {
+				r.SkipChildren()
+			}
+			continue
 		case dwarf.TagInlinedSubroutine:
 			outermost := !insideInlined(open)
 			if di.lines && outermost {
@@ -498,12 +519,11 @@ func inlinedDepth(open []dwarf.Tag) int32 {
 	return n
 }
 
-// addSub records an inlined call's ranges, function and call site.
+// addSub records an inlined call's ranges, entry and call site. Its
+// function is named only if a chain needs it (inlinedAt): a unit holds
+// many more inlined calls than the addresses of a profile touch, and
+// following each call's origin was most of reading a C++ unit.
 func (di *dwarfInfo) addSub(u *unit, e *dwarf.Entry, files []*dwarf.LineFile, depth int32) {
-	name := di.entryName(e, 0)
-	if name == "" {
-		return
-	}
 	file := ""
 	idx, ok1 := e.Val(dwarf.AttrCallFile).(int64)
 	line, ok2 := e.Val(dwarf.AttrCallLine).(int64)
@@ -514,7 +534,7 @@ func (di *dwarfInfo) addSub(u *unit, e *dwarf.Entry, files []*dwarf.LineFile, de
 		line = 0
 	}
 	for _, rg := range codeRanges(di.d, e) {
-		u.subs = append(u.subs, inlSub{lo: rg[0], hi: rg[1], depth: depth, line: int32(line), name: name, file: file})
+		u.subs = append(u.subs, inlSub{lo: rg[0], hi: rg[1], depth: depth, line: int32(line), entry: e.Offset, file: file})
 	}
 }
 
@@ -544,9 +564,9 @@ func (di *dwarfInfo) inlinedAt(vaddr uint64) []inlFrame {
 	if len(chain) == 0 {
 		return nil
 	}
-	out := make([]inlFrame, len(chain))
+	out := make([]inlFrame, 0, len(chain))
 	for i := range chain {
-		fr := inlFrame{fn: chain[i].name}
+		fr := inlFrame{fn: di.nameAt(chain[i].entry)}
 		if di.lines {
 			if i+1 < len(chain) {
 				fr.file, fr.line = chain[i+1].file, int(chain[i+1].line)
@@ -554,9 +574,31 @@ func (di *dwarfInfo) inlinedAt(vaddr uint64) []inlFrame {
 				fr.file, fr.line = u.files[row.file], int(row.line)
 			}
 		}
-		out[len(chain)-1-i] = fr
+		if fr.fn != "" { // a call whose function has no name: not a frame
+			out = append(out, fr)
+		}
 	}
+	slices.Reverse(out)
 	return out
+}
+
+// nameAt is the function name of the entry at off (entryName), cached:
+// many inlined calls share one origin.
+func (di *dwarfInfo) nameAt(off dwarf.Offset) string {
+	if name, ok := di.names[off]; ok {
+		return name
+	}
+	r := di.d.Reader()
+	r.Seek(off)
+	name := ""
+	if e, err := r.Next(); err == nil && e != nil {
+		name = di.entryName(e, 0)
+	}
+	if di.names == nil {
+		di.names = map[dwarf.Offset]string{}
+	}
+	di.names[off] = name
+	return name
 }
 
 func insideInlined(open []dwarf.Tag) bool {

@@ -391,6 +391,12 @@ type Profile struct {
 	MapsText []byte
 	// MapsLine is the line of the input file on which MapsText begins.
 	MapsLine int
+	// ReturnAddrs says every frame address is a return address, the
+	// leaf's too (gperftools' and jemalloc 3's heap profiles, and Go's
+	// debug=1 text: their stacks begin at the caller of malloc): each is
+	// looked up one byte earlier, at its call, as pprof's legacy parser
+	// does. Elsewhere the leaf is where the allocation happened.
+	ReturnAddrs bool
 	// AllocatorNamed says the input names its frames, the allocator's
 	// among them at the leaf end of its stacks (DHAT's malloc replacements):
 	// they are told by their names (symbolize.ByName).

@@ -35,6 +35,7 @@ type testProfile struct {
 	Symbols       map[uint64]string
 	Records       []parse.Record
 	ThreadRecords []parse.Record
+	ReturnAddrs   bool
 }
 
 // Symbolize names the frames of tp's records in place through a Session,
@@ -43,7 +44,7 @@ type testProfile struct {
 // leading allocator frames dropped (at least one kept), Unresolved for
 // the unnamed frames kept. It returns the session's warnings.
 func Symbolize(tp *testProfile, opt Options) ([]string, error) {
-	p := &parse.Profile{Source: tp.Source, Mappings: tp.Mappings, MapsText: tp.MapsText, MapsLine: tp.MapsLine, Symbols: tp.Symbols}
+	p := &parse.Profile{Source: tp.Source, Mappings: tp.Mappings, MapsText: tp.MapsText, MapsLine: tp.MapsLine, Symbols: tp.Symbols, ReturnAddrs: tp.ReturnAddrs}
 	s, err := Open(p, opt)
 	if err != nil {
 		return nil, err

@@ -689,7 +689,7 @@ func (s *session) addDebugFile(o *object) {
 // resolve names one address, and the calls inlined there: from the
 // profile's own symbols, else from the mapped file.
 func (s *session) resolve(addr uint64, leaf bool) (resolved, []inlFrame) {
-	pc := instrPC(addr, leaf)
+	pc := instrPC(addr, leaf && !s.p.ReturnAddrs)
 	if name, inl, ok := s.fromProfileSymbols(pc, addr); ok {
 		return resolved{fn: name}, inl
 	}
@@ -726,7 +726,7 @@ func (s *session) resolve(addr uint64, leaf bool) (resolved, []inlFrame) {
 // absent (from another machine, or stripped) then costs nothing per
 // address beyond this lookup.
 func (s *session) mayName(addr uint64, leaf bool) bool {
-	m := s.mappingFor(instrPC(addr, leaf))
+	m := s.mappingFor(instrPC(addr, leaf && !s.p.ReturnAddrs))
 	return m != nil && s.usable(m)
 }
 

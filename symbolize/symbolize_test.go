@@ -422,7 +422,8 @@ func TestSymbolizeCXXProgram(t *testing.T) {
 func TestReturnAddressAdjustment(t *testing.T) {
 	// An address equal to the start of the function after leaf_fn is, as
 	// a return address, the end of a call in leaf_fn (or its padding), and
-	// as the leaf frame the next function itself.
+	// as the leaf frame the next function itself, unless the profile's
+	// leaves are return addresses too.
 	dir := t.TempDir()
 	bin := build(t, "gcc", dir, "prog", cProgram, "-O0", "-fno-pie", "-no-pie")
 	leaf := elfSymbol(t, bin, named("leaf_fn"))
@@ -456,6 +457,15 @@ func TestReturnAddressAdjustment(t *testing.T) {
 	}
 	if st[1].Addr != next.Value {
 		t.Errorf("Addr changed to %#x", st[1].Addr)
+	}
+	// In a profile whose leaves are return addresses too (gperftools':
+	// its stacks begin at malloc's caller), the leaf is the call as well.
+	p = &testProfile{Records: []parse.Record{{Stack: []parse.Frame{{Addr: next.Value}}}}, MapsText: []byte(mapsFor(t, bin, 0)), ReturnAddrs: true}
+	if _, err := Symbolize(p, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Records[0].Stack[0].Func; got != "leaf_fn" {
+		t.Errorf("ReturnAddrs: leaf %q, want leaf_fn", got)
 	}
 }
 

@@ -53,7 +53,7 @@ func ParseLegacy(name string, r *bufio.Reader, opt parse.Options, sink parse.Sin
 	if err != nil {
 		return nil, &parse.Error{File: name, Line: 1, Msg: err.Error()}
 	}
-	out := &parse.Profile{HasInUse: true, HasAlloc: h.hasAlloc}
+	out := &parse.Profile{HasInUse: true, HasAlloc: h.hasAlloc, ReturnAddrs: true}
 	if err := legacyRate(name, &h, opt, out); err != nil {
 		return nil, err
 	}

@@ -78,7 +78,33 @@ func ShortenDemangled(name string) string {
 		return Demangle(name)
 	}
 	name = dropParams(name)
-	return strings.TrimSpace(dropTemplateArgs(name))
+	return strings.TrimSpace(dropReturnType(dropTemplateArgs(name)))
+}
+
+// dropReturnType removes the return type c++filt and addr2line print
+// before a template function's name ("std::pair std::map::emplace",
+// "void std::vector::_M_realloc_insert"), which the same function's name
+// from a symbol table or DWARF lacks. Spaces in parentheses ("(anonymous
+// namespace)") and an operator's own ("operator new") are kept.
+func dropReturnType(name string) string {
+	end := len(name)
+	if i := strings.Index(name, "operator"); i >= 0 {
+		end = i
+	}
+	depth, cut := 0, -1
+	for i := 0; i < end; i++ {
+		switch name[i] {
+		case '(':
+			depth++
+		case ')':
+			depth--
+		case ' ':
+			if depth == 0 {
+				cut = i
+			}
+		}
+	}
+	return name[cut+1:]
 }
 
 // isAddressMarker reports whether s is "<" 16 hex digits ">", the address
@@ -113,8 +139,8 @@ func dropParams(name string) string {
 		case '(':
 			depth--
 			if depth == 0 {
-				if i == 0 {
-					return name
+				if i == 0 || strings.HasSuffix(trimmed[:i], "operator") {
+					return name // no parameters: "operator()" alone
 				}
 				return trimmed[:i]
 			}

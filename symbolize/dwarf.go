@@ -33,6 +33,11 @@ type dwarfInfo struct {
 	demangled map[string]string
 	// names caches nameAt per entry.
 	names map[dwarf.Offset]string
+	// split says some unit's entries are in a split DWARF file (.dwo,
+	// -gsplit-dwarf), which is not read: its line table is, from the
+	// unit's skeleton in the file itself, but not its functions or
+	// inlined calls.
+	split bool
 }
 
 type unitRange struct {
@@ -97,6 +102,10 @@ type inlRange struct {
 	file   string
 	line   int
 }
+
+// attrGNUDwoName is DW_AT_GNU_dwo_name, a split unit's .dwo file before
+// DWARF 5.
+const attrGNUDwoName dwarf.Attr = 0x2130
 
 // tagGNUCallSite is DW_TAG_GNU_call_site, which GCC emits before DWARF 5.
 const tagGNUCallSite dwarf.Tag = 0x4109
@@ -301,7 +310,10 @@ func (di *dwarfInfo) indexUnits(entries []dwarf.Offset) {
 		if err != nil || e == nil {
 			continue
 		}
-		if e.Tag == dwarf.TagCompileUnit {
+		if e.Tag == dwarf.TagCompileUnit || e.Tag == dwarf.TagSkeletonUnit {
+			if e.Tag == dwarf.TagSkeletonUnit || e.Val(dwarf.AttrDwoName) != nil || e.Val(attrGNUDwoName) != nil {
+				di.split = true
+			}
 			ranges, _ := di.d.Ranges(e)
 			for _, rg := range ranges {
 				if rg[1] > rg[0] {

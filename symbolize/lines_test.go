@@ -132,3 +132,35 @@ func FuzzUnitEntries(f *testing.F) {
 		}
 	})
 }
+
+// TestSplitDWARF: a program built with -gsplit-dwarf keeps its line
+// tables in the file itself, under skeleton units (DWARF 5) or units
+// naming their .dwo (DWARF 4), and its functions and inlined calls in the
+// .dwo files, which are not read: lines are read from the skeletons, and
+// one warning says what the .dwo files would have given.
+func TestSplitDWARF(t *testing.T) {
+	for _, version := range []string{"-gdwarf-4", "-gdwarf-5"} {
+		t.Run(version, func(t *testing.T) {
+			dir := t.TempDir()
+			bin := build(t, "gcc", dir, "prog", cProgram, "-O2", "-g", version, "-gsplit-dwarf", "-fPIE", "-pie")
+			base := randomBase(rand.New(rand.NewPCG(31, 32)), false)
+			p := &testProfile{
+				Records:  []parse.Record{{Stack: stackIn(t, bin, base, "leaf_fn", "middle_fn")}},
+				MapsText: []byte(mapsFor(t, bin, base)),
+			}
+			warnings, err := Symbolize(p, Options{Lines: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(warnings) != 1 || !strings.Contains(warnings[0], "split into .dwo files") {
+				t.Errorf("warnings %q: want one of the .dwo files", warnings)
+			}
+			for i, want := range []string{"leaf_fn", "middle_fn"} {
+				fn, file, line, ok := parse.SplitLineName(p.Records[0].Stack[i].Func)
+				if !ok || fn != want || !strings.HasSuffix(file, "prog_src.c") || line != int64(sourceLine(t, cProgram, "int "+want+"(")) {
+					t.Errorf("frame %d: %q, want %s at its line of prog_src.c", i, p.Records[0].Stack[i].Func, want)
+				}
+			}
+		})
+	}
+}

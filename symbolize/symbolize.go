@@ -945,6 +945,14 @@ func (s *session) warnings() []string {
 		if fs.caution != "" {
 			out = append(out, fs.caution)
 		}
+		if fs.obj != nil {
+			fs.obj.mu.Lock()
+			path := fs.obj.dwarfPath
+			fs.obj.mu.Unlock()
+			if dw := s.dwarf[path]; path != "" && dw != nil && dw.split && (s.opt.Lines || s.inlines(fs.obj)) {
+				out = append(out, fmt.Sprintf("%s: its DWARF is split into .dwo files (-gsplit-dwarf), which heapest does not read: lines come from the file itself, but calls inlined there are not frames, and a frame inside one is at the line of the code inlined", fs.obj.path))
+			}
+		}
 		if fs.byStart > 0 {
 			out = append(out, fmt.Sprintf("%s: %s outside every function symbol, each named by where its function starts in the file's unwind tables (…!sub_ADDRESS); use --symbol-path with a directory holding its debug file for real names", fs.obj.path, addresses(fs.byStart)))
 		}

@@ -104,6 +104,8 @@ func legacyRate(name string, h *legacyHeader, opt parse.Options, out *parse.Prof
 		}
 	case opt.Rate > 0:
 		h.rate = opt.Rate
+	case h.rate <= 0 && h.goText:
+		return &parse.Error{File: name, Line: 1, Msg: "the header's sampling period is 0 (the profile was written while MemProfileRate was 0: its counts are the raw samples, taken at the rate in effect before): pass that rate with --rate"}
 	case h.rate <= 0:
 		return &parse.Error{File: name, Line: 1, Msg: "the header has no sampling period (expected @ " + h.kind + "/<period>); pass --rate"}
 	}

@@ -1,7 +1,8 @@
 // Command rate0 samples its heap every 64 KiB, keeps 4 MiB live in
 // keepBig, then sets runtime.MemProfileRate to 0 (as a program that stops
-// profiling does) and writes its heap profile to heap.pb.gz: Go writes
-// that profile with Period 0 and its values unscaled, the raw samples.
+// profiling does) and writes its heap profile to heap.pb.gz and, as text,
+// heap.txt: Go writes them with Period 0 ("@ heap/0") and their values
+// unscaled, the raw samples.
 package main
 
 import (
@@ -23,13 +24,20 @@ func main() {
 	keepBig()
 	runtime.GC()
 	runtime.MemProfileRate = 0
-	f, err := os.Create("heap.pb.gz")
+	write("heap.pb.gz", 0)
+	write("heap.txt", 1)
+	runtime.KeepAlive(live)
+}
+
+// write writes the heap profile to path, as a proto (debug 0) or as text
+// (debug 1).
+func write(path string, debug int) {
+	f, err := os.Create(path)
 	if err != nil {
 		panic(err)
 	}
-	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+	if err := pprof.Lookup("heap").WriteTo(f, debug); err != nil {
 		panic(err)
 	}
 	f.Close()
-	runtime.KeepAlive(live)
 }

@@ -314,6 +314,13 @@ func (p *parser) parseBody() (bool, error) {
 			if err != nil {
 				return false, &parse.Error{File: p.name, Line: p.line + 1, Offset: -1, Msg: "reading MAPPED_LIBRARIES", Err: err}
 			}
+			if n := len(maps); n > 0 && maps[n-1] != '\n' {
+				// /proc/<pid>/maps ends its lines: the dump was cut in
+				// its last section. The stacks are whole; the cut line
+				// would map a file to a wrong range.
+				maps = maps[:bytes.LastIndexByte(maps, '\n')+1]
+				p.prof.Warnings = append(p.prof.Warnings, "MAPPED_LIBRARIES cut short (its last line has no end): the dump was truncated there; its stacks are whole, and frames in the libraries the cut left out are unsymbolized")
+			}
 			p.prof.MapsText, p.prof.MapsLine = maps, p.line+1
 			return true, nil
 		default:

@@ -296,6 +296,30 @@ func TestJemallocTruncated(t *testing.T) {
 	}
 }
 
+// TestJemallocCutInMaps: a dump cut inside MAPPED_LIBRARIES, mid-line,
+// is read, its maps without the cut line, with a warning that says the
+// dump was truncated there; one cut at a line's end cannot be told from a
+// whole one.
+func TestJemallocCutInMaps(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(samplesDir(t), "generated/je530_mixed_unbias-off.heap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := len(data) - 25 // inside the last maps line
+	p, err := read("cut.heap", data[:cut], parse.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := bytes.LastIndexByte(data[:cut], '\n')
+	if len(p.Warnings) != 1 || !strings.Contains(p.Warnings[0], "MAPPED_LIBRARIES cut short") ||
+		!bytes.HasSuffix(data[:last+1], p.MapsText) || len(p.MapsText) == 0 || p.MapsText[len(p.MapsText)-1] != '\n' {
+		t.Errorf("warnings %q, maps ending %q", p.Warnings, tail(p.MapsText))
+	}
+	if p, err := read("whole.heap", data, parse.Options{}); err != nil || len(p.Warnings) != 0 {
+		t.Errorf("whole dump: %v, warnings %q", err, p.Warnings)
+	}
+}
+
 func tail(b []byte) string {
 	if len(b) > 30 {
 		b = b[len(b)-30:]

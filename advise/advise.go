@@ -130,7 +130,14 @@ func (t Target) expected(r Row, rate, dumps, scale float64) ci.Stats {
 		if z <= 0 {
 			z = tinySize
 		}
-		n := p.Bytes / z * dumps
+		// Allocations are whole: a part's estimate of one sampled large
+		// object (1.66 objects' worth at 1/π) would otherwise be a
+		// fraction no period can count exactly, and no period would do.
+		n := math.Round(p.Bytes / z)
+		if n < 1 && p.Bytes > 0 {
+			n = 1
+		}
+		n *= dumps
 		s := n * -math.Expm1(-z/rate) * scale
 		one := unbias.Samples{Count: s, Rate: rate, Size: z}.Stats(t.Value)
 		st.Merge(&one)

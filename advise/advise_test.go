@@ -128,6 +128,11 @@ func TestRateEdges(t *testing.T) {
 		// surely: π(64 B) ≥ 95% needs R ≤ 64/ln 20 ≈ 21 B.
 		{"one 64 B object", Row{Key: "r", Parts: []Part{{64, 64}}}, 2, 21.4},
 		{"petabytes of 1 GiB objects: any period", Row{Key: "r", Parts: []Part{{1 << 30, 1 << 60}}}, 1 << 50, 1 << 50},
+		// One sampled 944 KiB object at R = 1 MiB is estimated at 1.66
+		// objects' worth: still one object, known to ±10% once sampled
+		// almost surely (π ≥ 95%: R ≤ 944 KiB/ln 20 ≈ 315 KiB, less the
+		// allowance for sizes no sample hit). It asked for R = 1 B.
+		{"one large object's scaled estimate", Row{Key: "r", Parts: []Part{{966656, 1605134}}}, 16 << 10, 315 << 10},
 	} {
 		got, err := bytes10.Rate(tc.row)
 		if err != nil || got < tc.min || got > tc.max {

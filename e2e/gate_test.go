@@ -780,9 +780,6 @@ func TestGatePowerJemalloc(t *testing.T) {
 	if least := binomLower(runs, 0.90, studyAlpha); double.fails < least {
 		t.Errorf("the gate caught site_grow ×2 in %d of %d runs: fewer than %d, the least 90%% power gives (p < %g)", double.fails, runs, least, studyAlpha)
 	}
-	if double.namedGrow != double.fails {
-		t.Errorf("%d of %d failing gates did not name %s as a failing row", double.fails-double.namedGrow, double.fails, p.grow)
-	}
 	if least := binomLower(runs, 0.90, studyAlpha); double.diffNamed < least {
 		t.Errorf("diff --fail-on increase failed marking site_grow ×2 increased in %d of %d runs: fewer than %d, the least 90%% power gives (p < %g)", double.diffNamed, runs, least, studyAlpha)
 	}
@@ -794,6 +791,12 @@ func TestGatePowerJemalloc(t *testing.T) {
 	}
 	if most := binomUpper(runs, 0.05, studyAlpha); falses > most {
 		t.Errorf("unchanged rows failed %d times in %d runs: more than %d", falses, runs, most)
+	}
+	// A failing gate names site_grow, or fails on a false alarm of those
+	// counted (a run that missed site_grow and had one: rare, but not
+	// impossible, and held to the rate above), never on nothing.
+	if unnamed := double.fails - double.namedGrow; unnamed > falses {
+		t.Errorf("%d of %d failing gates did not name %s as a failing row, and only %d false alarms explain them", unnamed, double.fails, p.grow, falses)
 	}
 
 	small := gatePower(t, p, heapest, 1.1, runs, 200000)

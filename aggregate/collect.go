@@ -104,9 +104,11 @@ type Collector struct {
 	// counted marks the frames whose addresses were told unresolved
 	// (Finish).
 	counted []bool
-	// inl are the calls inlined at the named frames that have any
-	// (frameInfo.inl indexes them).
-	inl []inlined
+	// inl are the calls inlined at the named frames that have any, and
+	// inlAt, per position (caller 0, leaf 1) and frame, 1 + the index of
+	// a frame's in inl (0: none; nil: no frame of the position has any).
+	inl   []inlined
+	inlAt [2][]uint32
 	// bare marks, per kind (breakdown or not), the stacks of records with
 	// nothing for any value kept and some frame the parser left unnamed:
 	// such a record makes no cell, but its stack's frames are named as

@@ -133,6 +133,8 @@ func (n *inlineNamer) Inlined(f parse.Frame, leaf bool) ([]string, int) {
 
 func (n *inlineNamer) InlinedHandle(uint32) ([]string, int) { panic("no handles") }
 
+func (n *inlineNamer) AnyInlined() bool { return len(n.inl) > 0 }
+
 // TestFinishInlined: the calls inlined at a frame are frames of their own
 // before it, innermost first; of the first frame a stack keeps, the
 // allocator's inlined calls go, as its allocator frames went, and no

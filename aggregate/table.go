@@ -43,6 +43,9 @@ type handleNamer interface {
 // alloc is how many of the innermost are the allocator's, dropped where
 // the frame is the first its stack keeps (as allocator frames are).
 type inliner interface {
+	// AnyInlined reports whether any frame has inlined calls: a namer
+	// with none is asked of no frame.
+	AnyInlined() bool
 	Inlined(f parse.Frame, leaf bool) (names []string, alloc int)
 	InlinedHandle(h uint32) (names []string, alloc int)
 }
@@ -207,10 +210,7 @@ func (t *Table) Values() []unbias.Value { return t.values }
 type frameInfo struct {
 	// fn is the Table.funcs id, and before the frame is named its
 	// handleNamer handle + 1 (0: none).
-	fn uint32
-	// inl is 1 + the index in Collector.inl of the calls inlined at the
-	// frame, 0 for none.
-	inl   uint32
+	fn    uint32
 	alloc bool // an allocator frame, dropped from the leaf end
 	own   bool // the allocator getting memory for itself (AllocatorOwnFrame)
 	named bool // has a name (else fn is its 0x… address)
@@ -751,6 +751,9 @@ func (c *Collector) nameFrames(t *Table, namer Namer, hn handleNamer, info *[2][
 	}
 	var chains []chain
 	in, _ := namer.(inliner)
+	if in != nil && !in.AnyInlined() {
+		in = nil
+	}
 	// The lists are made as large as they may grow: appending to them
 	// copied megabytes on a dump of a hundred thousand addresses.
 	n := len(c.frameAddrs)
@@ -816,7 +819,11 @@ func (c *Collector) nameFrames(t *Table, namer Namer, hn handleNamer, info *[2][
 			ids[i] = t.funcs.internShared(name)
 		}
 		c.inl = append(c.inl, inlined{ids, ch.alloc})
-		ch.ref.at(info).inl = uint32(len(c.inl))
+		leaf := ch.ref >> 31
+		if c.inlAt[leaf] == nil {
+			c.inlAt[leaf] = make([]uint32, len(info[leaf]))
+		}
+		c.inlAt[leaf][ch.ref.id()] = uint32(len(c.inl))
 	}
 	t.nameAnons(namer, info, anons, c.frameAddrs, distinct)
 	for _, r := range same {
@@ -852,29 +859,30 @@ func tableStack[T word](c *Collector, stack []T, info *[2][]frameInfo, namer Nam
 	// The first frame kept, as the leaf or a caller: the allocator's
 	// calls inlined into it go, as its frames went. (A frame with inlined
 	// calls is named: appendFuncs would tell the namer nothing of it.)
-	pos := info[b2i(drop == 0)]
-	if first := &pos[stack[drop]]; first.inl != 0 && !first.alloc {
-		in := &c.inl[first.inl-1]
+	leaf := b2i(drop == 0)
+	pos, inlAt := info[leaf], c.inlAt[leaf]
+	if first := &pos[stack[drop]]; inlAt != nil && inlAt[stack[drop]] != 0 && !first.alloc {
+		in := &c.inl[inlAt[stack[drop]]-1]
 		buf = append(buf, in.ids[in.alloc:]...)
 		buf = append(buf, first.fn)
 	} else {
-		buf = appendFuncs(c, buf, stack[drop:drop+1], pos, namer)
+		buf = appendFuncs(c, buf, stack[drop:drop+1], pos, inlAt, namer)
 	}
-	return appendFuncs(c, buf, stack[drop+1:], info[0], namer), own
+	return appendFuncs(c, buf, stack[drop+1:], info[0], c.inlAt[0], namer), own
 }
 
 // appendFuncs appends the table function ids of frames ids to buf, the
 // frames all leaves or all callers, as pos (info[1] or info[0]) says: this
 // loop runs for every frame of every stack.
-func appendFuncs[T word](c *Collector, buf []uint32, ids []T, pos []frameInfo, namer Namer) []uint32 {
+func appendFuncs[T word](c *Collector, buf []uint32, ids []T, pos []frameInfo, inlAt []uint32, namer Namer) []uint32 {
 	for _, id := range ids {
 		fi := &pos[id]
 		if !fi.named && namer != nil && !c.counted[id] {
 			c.counted[id] = true // a frame's address is told once
 			namer.Unresolved(c.frameAddrs[id])
 		}
-		if fi.inl != 0 {
-			buf = append(buf, c.inl[fi.inl-1].ids...)
+		if inlAt != nil && inlAt[id] != 0 {
+			buf = append(buf, c.inl[inlAt[id]-1].ids...)
 		}
 		buf = append(buf, fi.fn)
 	}

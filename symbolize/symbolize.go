@@ -257,6 +257,9 @@ func (ss *Session) Inlined(f parse.Frame, leaf bool) (names []string, alloc int)
 	return nil, 0
 }
 
+// AnyInlined reports whether any address resolved has inlined calls.
+func (ss *Session) AnyInlined() bool { return len(ss.s.inlined) > 0 }
+
 // InlinedHandle is Inlined for a frame whose address NeedHandle took.
 func (ss *Session) InlinedHandle(h uint32) (names []string, alloc int) {
 	in := ss.s.inlined[int32(h)]

@@ -856,6 +856,14 @@ func tableStack[T word](c *Collector, stack []T, info *[2][]frameInfo, namer Nam
 	if len(stack) == 0 {
 		return buf, own
 	}
+	if c.inlAt[0] == nil && c.inlAt[1] == nil {
+		// Nothing inlined anywhere, as in most profiles: one loop.
+		if drop == 0 {
+			buf = appendFuncs(c, buf, stack[:1], info[1], nil, namer)
+			drop = 1
+		}
+		return appendFuncs(c, buf, stack[drop:], info[0], nil, namer), own
+	}
 	// The first frame kept, as the leaf or a caller: the allocator's
 	// calls inlined into it go, as its frames went. (A frame with inlined
 	// calls is named: appendFuncs would tell the namer nothing of it.)
@@ -875,13 +883,31 @@ func tableStack[T word](c *Collector, stack []T, info *[2][]frameInfo, namer Nam
 // frames all leaves or all callers, as pos (info[1] or info[0]) says: this
 // loop runs for every frame of every stack.
 func appendFuncs[T word](c *Collector, buf []uint32, ids []T, pos []frameInfo, inlAt []uint32, namer Namer) []uint32 {
+	if inlAt != nil {
+		return appendInlined(c, buf, ids, pos, inlAt, namer)
+	}
 	for _, id := range ids {
 		fi := &pos[id]
 		if !fi.named && namer != nil && !c.counted[id] {
 			c.counted[id] = true // a frame's address is told once
 			namer.Unresolved(c.frameAddrs[id])
 		}
-		if inlAt != nil && inlAt[id] != 0 {
+		buf = append(buf, fi.fn)
+	}
+	return buf
+}
+
+// appendInlined is appendFuncs where some frames have inlined calls
+// (inlAt): their functions come before the frame's own. A loop of its own,
+// so that the profiles without any pay nothing for them.
+func appendInlined[T word](c *Collector, buf []uint32, ids []T, pos []frameInfo, inlAt []uint32, namer Namer) []uint32 {
+	for _, id := range ids {
+		fi := &pos[id]
+		if !fi.named && namer != nil && !c.counted[id] {
+			c.counted[id] = true // a frame's address is told once
+			namer.Unresolved(c.frameAddrs[id])
+		}
+		if inlAt[id] != 0 {
 			buf = append(buf, c.inl[inlAt[id]-1].ids...)
 		}
 		buf = append(buf, fi.fn)

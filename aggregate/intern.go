@@ -710,6 +710,29 @@ func (vs *valueStats) each(fn func(*ci.Stats)) {
 	}
 }
 
+// eachOf calls fn with every statistics of value v: the cells' own, and
+// the pool's entries its cells use, once each.
+func (vs *valueStats) eachOf(v int, fn func(*ci.Stats)) {
+	var pooled map[uint32]bool
+	for _, c := range vs.byValue[v] {
+		if c == nil {
+			continue
+		}
+		for i := 1; i <= c.n; i++ {
+			fn(c.page(uint32(i)))
+		}
+		for _, e := range c.at {
+			if e&1 != 0 && !pooled[e>>1] {
+				if pooled == nil {
+					pooled = map[uint32]bool{}
+				}
+				pooled[e>>1] = true
+				fn(vs.pool.get(e >> 1))
+			}
+		}
+	}
+}
+
 // touch reads the first and last words of the statistics of cells start
 // to end that keep says are read, so that their cache misses overlap
 // (see grouper.eachCell).

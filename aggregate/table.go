@@ -985,6 +985,20 @@ func (t *Table) Correlate(k float64) {
 	t.stats.each(func(s *ci.Stats) { s.Correlate(k) })
 }
 
+// AllowUnseen lets every cell's bytes (space values) hold up to one
+// unseen sample of weight rate (ci.Stats.AllowUnseen): a table of inputs
+// sampled at different periods, whose cells an input of the largest may
+// hold without a sample. Statistics the pool shares are of one value
+// each (a space value's differ from a count's), so raising them in place
+// raises no count's.
+func (t *Table) AllowUnseen(rate float64) {
+	for v, val := range t.values {
+		if val.IsSpace() {
+			t.stats.eachOf(v, func(s *ci.Stats) { s.AllowUnseen(rate) })
+		}
+	}
+}
+
 // Uncorrelate undoes Correlate(k) on every cell (ci.Stats.Uncorrelate).
 func (t *Table) Uncorrelate(k float64) {
 	t.stats.each(func(s *ci.Stats) { s.Uncorrelate(k) })

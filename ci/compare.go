@@ -33,11 +33,22 @@ var ErrNoComparison = errors.New("no interval on one side: the change cannot be 
 // the value is known exactly, 0 when it is exactly 0).
 type end struct{ y, shape float64 }
 
+// absent is the weight of the one count that side s, a group with no
+// contribution, may still hold unseen: its own, where its side says one
+// (Stats.MaxWeight of an empty group: that side's sampling period, see
+// compare.Row), else the other side's largest weight, as a row that
+// appears on one side of a comparison only may hold that much on the
+// other. A side sampled at a longer period than the other misses more.
+func absent(s, other Stats) float64 {
+	if s.N == 0 && s.MaxWeight > 0 {
+		return s.MaxWeight
+	}
+	return other.MaxWeight
+}
+
 // ends are a group's lower and upper ends. A group with no contribution
 // stands for a value that may still be there unseen: its upper end is one
-// count of weight absent (the other side's largest weight), as a row that
-// appears on one side of a comparison only may hold that much on the
-// other. With whole set, the upper end's extra count weighs at least one
+// count of weight absent (see absent). With whole set, the upper end's extra count weighs at least one
 // large allocation missed whole (Stats.LargeMissed): an allocation of many
 // sampling periods is sampled almost surely, so its weight (1−π)/π·Z is
 // tiny, yet when one is missed the value drops by all of Z at once, a
@@ -119,8 +130,8 @@ func RatioInterval(base, new Stats, alpha float64) (lo, hi float64, err error) {
 // where the γ quantile of F(d1, d2) is 1 over the 1−γ quantile of
 // F(d2, d1); whole is ends'.
 func ratioLower(base, new Stats, g float64, whole bool) float64 {
-	_, bHi := ends(base, new.MaxWeight, whole)
-	nLo, _ := ends(new, base.MaxWeight, whole)
+	_, bHi := ends(base, absent(base, new), whole)
+	nLo, _ := ends(new, absent(new, base), whole)
 	if nLo.y == 0 {
 		return 0
 	}
@@ -130,8 +141,8 @@ func ratioLower(base, new Stats, g float64, whole bool) float64 {
 // ratioUpper is θ_hi = (y_new+w_new)/y_base · F(1−γ; 2a*_new, 2a_base),
 // +Inf when BASE may be zero.
 func ratioUpper(base, new Stats, g float64, whole bool) float64 {
-	bLo, _ := ends(base, new.MaxWeight, whole)
-	_, nHi := ends(new, base.MaxWeight, whole)
+	bLo, _ := ends(base, absent(base, new), whole)
+	_, nHi := ends(new, absent(new, base), whole)
 	if bLo.y == 0 {
 		return math.Inf(1)
 	}
@@ -168,8 +179,8 @@ func RatioPValues(base, new Stats, theta float64) (inc, dec float64, err error) 
 // ratioInc is the p-value of "NEW/BASE ≤ theta" that ratioLower inverts;
 // a NEW that may be 0 leaves nothing to reject with.
 func ratioInc(base, new Stats, theta float64, whole bool) float64 {
-	_, bHi := ends(base, new.MaxWeight, whole)
-	nLo, _ := ends(new, base.MaxWeight, whole)
+	_, bHi := ends(base, absent(base, new), whole)
+	nLo, _ := ends(new, absent(new, base), whole)
 	if nLo.y == 0 {
 		return 1
 	}
@@ -178,8 +189,8 @@ func ratioInc(base, new Stats, theta float64, whole bool) float64 {
 
 // ratioDec is the p-value of "NEW/BASE ≥ theta" that ratioUpper inverts.
 func ratioDec(base, new Stats, theta float64, whole bool) float64 {
-	bLo, _ := ends(base, new.MaxWeight, whole)
-	_, nHi := ends(new, base.MaxWeight, whole)
+	bLo, _ := ends(base, absent(base, new), whole)
+	_, nHi := ends(new, absent(new, base), whole)
 	if bLo.y == 0 {
 		return 1
 	}
@@ -203,11 +214,11 @@ func diffInterval(base, new Stats, alpha float64, interval func(Stats) (Result, 
 	// and a lower end raised to what the samples hold (Stats.Seen) is no
 	// such width: the sides' own methods are used.
 	base.Seen, new.Seen = 0, 0
-	b, err := sideInterval(base, new.MaxWeight, alpha, interval)
+	b, err := sideInterval(base, absent(base, new), alpha, interval)
 	if err != nil {
 		return 0, 0, err
 	}
-	n, err := sideInterval(new, base.MaxWeight, alpha, interval)
+	n, err := sideInterval(new, absent(new, base), alpha, interval)
 	if err != nil {
 		return 0, 0, err
 	}

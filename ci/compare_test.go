@@ -333,3 +333,36 @@ func TestPValuesLargeAllocations(t *testing.T) {
 		})
 	}
 }
+
+// TestAbsentSideOwnWeight: a side without a row holds up to one unseen
+// count of its own period (an empty Stats' MaxWeight), not the other
+// side's weight. A row recorded whole on the base side (no weight at all)
+// and absent on a side sampled at 4 MiB is then no significant drop: a
+// 12.8 MB row goes unsampled at 4 MiB 5% of the time.
+func TestAbsentSideOwnWeight(t *testing.T) {
+	base := Stats{N: 1, Estimate: 12.8e6, Samples: 200000, P: 1, Unit: 64, Complete: true}
+	for _, tc := range []struct {
+		name    string
+		new     Stats
+		changed bool
+	}{
+		{"other side's weight (none)", Stats{}, true},
+		{"own period", Stats{MaxWeight: 4 << 20}, false},
+	} {
+		inc, dec, err := RatioPValues(base, tc.new, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := min(1, 2*min(inc, dec))
+		if changed := p < 0.05; changed != tc.changed {
+			t.Errorf("%s: p = %g, changed %v, want %v", tc.name, p, changed, tc.changed)
+		}
+		lo, hi, err := DiffInterval(base, tc.new, Auto, 0.05)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if covers := lo <= 0 && 0 <= hi; covers == tc.changed {
+			t.Errorf("%s: difference interval [%g, %g] covers no change: %v", tc.name, lo, hi, covers)
+		}
+	}
+}

@@ -491,3 +491,46 @@ func TestLargeMissedCoverage(t *testing.T) {
 		}
 	}
 }
+
+// TestAllowUnseen: statistics summed over inputs of periods up to R allow
+// one unseen sample of weight R in their upper end, even where their own
+// samples recorded every allocation; the lower end stays what the samples
+// hold, and empty or unsampled statistics are unchanged.
+func TestAllowUnseen(t *testing.T) {
+	const R = 16 << 20
+	whole := Stats{N: 1, Estimate: 1 << 20, Samples: 1024, P: 1, Unit: 1024, Complete: true}
+	s := whole
+	s.AllowUnseen(R)
+	r, err := Interval(s, Auto, 0.95)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Lo != whole.Estimate || r.Hi < whole.Estimate+R {
+		t.Errorf("whole at its own period, allowed R unseen: [%g, %g], want lower end %g and upper end above %g", r.Lo, r.Hi, whole.Estimate, whole.Estimate+float64(R))
+	}
+	for _, tc := range []struct {
+		name string
+		s    Stats
+		rate float64
+	}{
+		{"empty", Stats{}, R},
+		{"rate 1", whole, 1},
+		{"no interval", Stats{N: 1, Estimate: 5, NoInterval: true}, R},
+	} {
+		got := tc.s
+		got.AllowUnseen(tc.rate)
+		if got != tc.s {
+			t.Errorf("%s: AllowUnseen(%g) changed %+v to %+v", tc.name, tc.rate, tc.s, got)
+		}
+	}
+	// 16 samples of 512 KiB at a period of 512 KiB (π = 1 − 1/e).
+	const z, n = 512 << 10, 16
+	pi := -math.Expm1(-1)
+	sampled := Stats{N: 1, Estimate: n * z / pi, Var: n * z * z * (1 - pi) / (pi * pi), Samples: n, P: pi, Unit: z, MaxWeight: z}
+	before, _ := Interval(sampled, Auto, 0.95)
+	sampled.AllowUnseen(R)
+	after, _ := Interval(sampled, Auto, 0.95)
+	if after.Hi <= before.Hi || after.Lo != before.Lo {
+		t.Errorf("sampled at 512 KiB, allowed 16 MiB unseen: [%g, %g] from [%g, %g], want only the upper end higher", after.Lo, after.Hi, before.Lo, before.Hi)
+	}
+}

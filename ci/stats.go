@@ -149,6 +149,21 @@ func (s *Stats) Correlate(k float64) {
 	s.Correlated = true
 }
 
+// AllowUnseen makes s the statistics of bytes summed over inputs sampled
+// at periods up to rate, some of which may hold the group's allocations
+// without a sample of them: one more sample of weight up to rate is then
+// as likely as in a single input of that period (unbias.Samples.Stats
+// allows it there), whichever inputs the group's samples came from. A
+// group recorded whole by its own inputs (Complete) is no longer known
+// whole. Statistics of nothing stay empty.
+func (s *Stats) AllowUnseen(rate float64) {
+	if s.N == 0 || !(rate > 1) || s.NoInterval {
+		return
+	}
+	s.MaxWeight = max(s.MaxWeight, rate)
+	s.Complete = false
+}
+
 // Uncorrelate undoes Correlate(k): the statistics of the same sum taken
 // for independent inputs, to be widened again for a larger group (a
 // merge's, read into a merge of merges that finds more of the family).

@@ -191,6 +191,9 @@ func OverlapOf(rs Rows) Overlap {
 func (p pair) pairRow(base, new *report.Report) Row {
 	var r Row
 	r.Key, r.Stack = p.key(base, new)
+	// A side without the row holds nothing seen, and up to one unseen
+	// sample of its own period (ci's absent).
+	r.Base.MaxWeight, r.New.MaxWeight = base.UnseenWeight(), new.UnseenWeight()
 	if p.base >= 0 {
 		r.Base = base.Rows[p.base].Stats
 	}

@@ -151,6 +151,18 @@ type Report struct {
 	Warnings []string
 }
 
+// UnseenWeight is what one sample a row of r does not have may weigh:
+// the largest sampling period of r's inputs, for space values (a group
+// of that many bytes goes unsampled with probability 1/e). 0 where r
+// does not say: object counts (tiny allocations weigh next to nothing),
+// inputs without a period or that record every allocation.
+func (r *Report) UnseenWeight() float64 {
+	if !r.Value.IsSpace() || r.Merged == nil || !(r.Merged.RateMax > 1) {
+		return 0
+	}
+	return r.Merged.RateMax
+}
+
 // Filters are a report's active sample filters, as given.
 type Filters struct{ Focus, Ignore string }
 
@@ -500,6 +512,12 @@ func (b *Builder) correlate() {
 			}
 			return nil
 		})
+	if m := b.merged(); m.RateMin > 0 && m.RateMax > m.RateMin {
+		// Inputs of different periods: a row one of the largest has no
+		// sample of may still hold bytes there (before widening for
+		// correlation, which scales the allowance with the rest).
+		b.table.AllowUnseen(m.RateMax)
+	}
 	if k := b.correlation(); k > 1 {
 		b.table.Correlate(k)
 	}

@@ -177,6 +177,19 @@ func scenarioList() []Scenario {
 			}
 			return Workload{Processes: []Process{p}}
 		}},
+		{"two-rate-merge", "2 processes, R = 512 KiB and 16 MiB, the same 12 stacks each (64 B to 1 MiB, 1 to 16 MiB a stack), merged: the 16 MiB process often has no sample of a stack", func() Workload {
+			var w Workload
+			for _, lg := range []uint{19, 24} {
+				p := Process{LgRate: lg}
+				for j := range 12 {
+					z := []uint64{64, 4096, 96 << 10, 1 << 20}[j%4]
+					bytes := uint64(1<<20) << (j % 5) // 1 to 16 MiB
+					p.Stacks = append(p.Stacks, Stack{Allocs: []Alloc{{Size: Usize(z), Count: int64(max(1, bytes/z))}}})
+				}
+				w.Processes = append(w.Processes, p)
+			}
+			return w
+		}},
 		{"fleet-merge", "30 processes with R from 64 KiB to 2 MiB, the same 25 stacks each (sizes 16 B…1 MiB), merged", func() Workload {
 			rng := rand.New(rand.NewPCG(14, 0))
 			var w Workload

@@ -534,3 +534,18 @@ func TestAllowUnseen(t *testing.T) {
 		t.Errorf("sampled at 512 KiB, allowed 16 MiB unseen: [%g, %g] from [%g, %g], want only the upper end higher", after.Lo, after.Hi, before.Lo, before.Hi)
 	}
 }
+
+// TestRepeat: Repeat(k) is the statistics merged with themselves k times.
+func TestRepeat(t *testing.T) {
+	s := Stats{N: 2, Estimate: 3e6, Var: 4e11, Samples: 5, MaxWeight: 524288, P: 0.1, Unit: 4096, Rate: 524288,
+		Offset: 3, Bias: 7, Spill: 1, Excess: 2, LargeMissed: 0.5, LargeMissedValue: 9, Seen: 11, Approx: true}
+	want := s
+	for range 3 {
+		want.Merge(&s)
+	}
+	got := s
+	got.Repeat(4)
+	if got != want {
+		t.Errorf("Repeat(4) = %+v, want %+v", got, want)
+	}
+}

@@ -177,6 +177,20 @@ func (s *Stats) Uncorrelate(k float64) {
 	s.Correlated = false
 }
 
+// Repeat makes s the statistics of k disjoint groups of independent
+// allocations, each with s's: s merged with itself k times (k a whole
+// number ≥ 1), in one step.
+func (s *Stats) Repeat(k float64) {
+	if s.N == 0 || k == 1 {
+		return
+	}
+	s.N *= int64(k)
+	for _, f := range []*float64{&s.Estimate, &s.Var, &s.Samples, &s.Offset, &s.Bias,
+		&s.Spill, &s.Excess, &s.LargeMissed, &s.LargeMissedValue, &s.Seen} {
+		*f *= k
+	}
+}
+
 // wholeWeight is what one missed large allocation typically weighs (see
 // LargeMissed), 0 when none is expected.
 func (s Stats) wholeWeight() float64 {

@@ -224,9 +224,20 @@ func readHeapest(d *decoded, opt parse.Options, sink parse.Sink) (*parse.Profile
 		}
 	}
 	types := map[uint64]string{} // one string per type: the collector interns by address
+	repeated := 0
 	err = d.scan(false, func(i int, s *sample) error {
 		if err := read(i, s); err != nil {
 			return err
+		}
+		k, err := copiesOf(d, i, s, pre)
+		if err != nil {
+			return err
+		}
+		if k > 1 {
+			repeated++
+			for v := range pre.Stats {
+				pre.Stats[v].Repeat(float64(k))
+			}
 		}
 		e.rec.SetPrecomputed(pre)
 		if t, ok := d.strLabelIndex(s, labelHeapestType); ok {
@@ -249,6 +260,11 @@ func readHeapest(d *decoded, opt parse.Options, sink parse.Sink) (*parse.Profile
 	}
 	if mixedRate {
 		rate = 0
+	}
+	if repeated > 0 {
+		out.Warnings = append(out.Warnings, fmt.Sprintf(
+			"%d %s several samples' values with one sample's statistics: pprof merged heapest's files (go tool pprof -proto a b), adding samples of equal labels; each is read as that many independent samples. heapest merge of the files keeps every sample, and tells dumps of one process apart",
+			repeated, map[bool]string{true: "sample of heapest's output holds", false: "samples of heapest's output hold"}[repeated == 1]))
 	}
 	if opt.Rate > 0 {
 		out.Warnings = append(out.Warnings, fmt.Sprintf(
@@ -279,6 +295,39 @@ func readPre(d *decoded, i int, s *sample, pre *parse.Precomputed) error {
 		return &parse.Error{File: d.name, Offset: -1, Msg: fmt.Sprintf("sample %d has no heapest statistics label (file marked %s)", i, HeapestMarker)}
 	}
 	return nil
+}
+
+// maxCopies bounds the copies one sample may stand for (copiesOf): more
+// is no merge of heapest's files but a value changed after writing.
+const maxCopies = 1 << 20
+
+// copiesOf is how many samples of heapest's output sample s (whose
+// statistics pre holds) is the sum of. heapest writes each value as its
+// estimate rounded; pprof's merge (go tool pprof -proto a b) adds the
+// values of samples whose stack and labels are equal, which the samples
+// of identical statistics are (exact rows, rows of a sample or two), and
+// keeps one label: the value is then k times the estimate, and the label
+// stands for k samples. A value that is no such multiple was changed
+// after heapest wrote it, and the statistics no longer describe it.
+func copiesOf(d *decoded, i int, s *sample, pre *parse.Precomputed) (int64, error) {
+	k := int64(0)
+	for t, st := range d.SampleType {
+		v := slices.Index(heapestValueNames[:], st.Type)
+		if v < 0 || !pre.Has[v] || t >= len(s.Value) {
+			continue
+		}
+		want, got := int64(math.Round(pre.Stats[v].Estimate)), s.Value[t]
+		switch {
+		case want == 0 && got == 0:
+			continue // any number of copies of nothing
+		case want == 0 || got%want != 0 || got/want < 1 || got/want > maxCopies || k > 0 && got/want != k:
+			return 0, &parse.Error{File: d.name, Offset: -1, Msg: fmt.Sprintf(
+				"sample %d: its %s value %d is not its statistics' estimate %d, nor a multiple of it (a merge of heapest's files by pprof): the file was changed after heapest wrote it",
+				i, st.Type, got, want)}
+		}
+		k = got / want
+	}
+	return max(k, 1), nil
 }
 
 // readStatsLabel reads a StatsLabelKey label: one part per sample type.

@@ -750,6 +750,10 @@ func heapestProfile(t *testing.T, stacks [][]string, stats []map[string]ci.Stats
 			}
 			s.Location = append(s.Location, funcs[name])
 		}
+		for k, st := range p.SampleType {
+			// As heapest writes them: each value its estimate rounded.
+			s.Value[k] = int64(math.Round(stats[i][st.Type].Estimate))
+		}
 		for value, v := range stats[i] {
 			text, err := v.MarshalText()
 			if err != nil {
@@ -834,6 +838,44 @@ func TestHeapestReadBack(t *testing.T) {
 	}
 }
 
+// TestHeapestMergedByPprof: pprof's merge of heapest's files adds the
+// values of samples whose stacks and labels are equal and keeps one
+// label; each such sample is read as that many samples of its statistics
+// (said in a warning), and a value that is no multiple of its estimate
+// (changed after heapest wrote it) is refused.
+func TestHeapestMergedByPprof(t *testing.T) {
+	a := ci.Stats{N: 1, Estimate: 4096, Samples: 1, Complete: true, P: 1, Unit: 4096, Rate: 1}
+	stacks := [][]string{{"main.f", "main.main"}}
+	one, err := profile.Parse(bytes.NewReader(heapestProfile(t, stacks, []map[string]ci.Stats{{"inuse_space": a}})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	merged, err := profile.Merge([]*profile.Profile{one, one.Copy(), one.Copy()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(merged.Sample) != 1 || merged.Sample[0].Value[0] != 3*4096 {
+		t.Fatalf("pprof's merge kept %d samples, value %v: the case this reads is one sample of three", len(merged.Sample), merged.Sample[0].Value)
+	}
+	p, err := read("merged.pb.gz", bytes.NewReader(encode(t, merged)), parse.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := a
+	want.Repeat(3)
+	if got := p.Records[0].Pre.Stats[0]; got != want || got.Estimate != 3*4096 || got.N != 3 {
+		t.Errorf("statistics %+v, want three samples' %+v", got, want)
+	}
+	if w := strings.Join(p.Warnings, "\n"); !strings.Contains(w, "1 sample of heapest's output holds several samples' values") {
+		t.Errorf("warnings %q: the merge by pprof is not said", w)
+	}
+	merged.Sample[0].Value[0] = 3*4096 + 1
+	if _, err := read("changed.pb.gz", bytes.NewReader(encode(t, merged)), parse.Options{}); err == nil ||
+		!strings.Contains(err.Error(), "sample 0: its inuse_space value 12289 is not its statistics' estimate 4096") {
+		t.Errorf("a changed value: error %v", err)
+	}
+}
+
 // TestHeapestStatsLabel: the one "heapest" label of heapest's output
 // holds every sample type's statistics, an empty part for a value the
 // sample lacks, "=N" for the same statistics as sample type N; each is read
@@ -862,7 +904,15 @@ func TestHeapestStatsLabel(t *testing.T) {
 				SampleType: []*profile.ValueType{{Type: "inuse_space", Unit: "bytes"}, {Type: "alloc_space", Unit: "bytes"}},
 				Function:   []*profile.Function{{ID: 1, Name: "main.f"}}}
 			p.Location = []*profile.Location{{ID: 1, Line: []profile.Line{{Function: p.Function[0]}}}}
-			p.Sample = []*profile.Sample{{Value: []int64{1, 1}, Location: p.Location, Label: map[string][]string{pprof.StatsLabelKey: {tt.label}}}}
+			var vals []int64 // as heapest writes them: the estimates rounded
+			for _, w := range tt.want {
+				if w == nil {
+					vals = append(vals, 0)
+				} else {
+					vals = append(vals, int64(math.Round(w.Estimate)))
+				}
+			}
+			p.Sample = []*profile.Sample{{Value: vals, Location: p.Location, Label: map[string][]string{pprof.StatsLabelKey: {tt.label}}}}
 			got, err := read(tt.name, bytes.NewReader(encode(t, p)), parse.Options{})
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) || !strings.Contains(err.Error(), "sample 0: label heapest") {

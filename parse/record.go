@@ -79,12 +79,30 @@ type Counts struct {
 	// Size is the allocation size when all sampled allocations of the
 	// record are known to share it, else 0.
 	Size float64
+	// Classes says whether the allocator sampled each request by its
+	// size class while recording the size asked for (gperftools'
+	// tcmalloc): Size is then what the allocations hold, and unbias rests
+	// their inclusion probability on the class of Size.
+	Classes SizeClasses
 	// Approx marks Samples (and so the variance built on it) as an
 	// approximation that is neither exact nor a bound: tcmalloc counts
 	// estimated from a period the file does not carry, Go samples whose
 	// size label is missing. unbias carries it to ci.Stats.Approx.
 	Approx bool
 }
+
+// SizeClasses names an allocator whose sampler saw a request's size class
+// rather than the size recorded.
+type SizeClasses uint8
+
+const (
+	// Recorded sizes are the sizes sampled by (jemalloc, Go: both record
+	// the size class itself).
+	Recorded SizeClasses = iota
+	// TcmallocClasses: gperftools' tcmalloc samples a request of up to
+	// 256 KiB by its size class and records the request.
+	TcmallocClasses
+)
 
 // IsZero reports whether the pair holds nothing.
 func (c Counts) IsZero() bool { return c.Objects == 0 && c.Bytes == 0 }

@@ -17,6 +17,10 @@ type Samples struct {
 	// without one its allocations are taken to be tiny (much smaller than
 	// R), counted as 1 byte each.
 	Size float64
+	// SampledSize, when not 0, is the size the sampler drew each
+	// allocation by where that is not Size (the allocator's size class,
+	// parse.Counts.Classes): π rests on it, the value on Size.
+	SampledSize float64
 	// Offset is .NET Approach 2's u, the sum of (ObjectSize −
 	// SampledByteOffset) over AllocationSampled events; HasOffset marks it
 	// as given. It applies to byte values only.
@@ -58,7 +62,11 @@ func (g Samples) Stats(v Value) ci.Stats {
 		if z == 0 {
 			z = tinySize
 		}
-		p := inclusion(z, g.Rate)
+		zs := z
+		if g.SampledSize > 0 {
+			zs = g.SampledSize
+		}
+		p := inclusion(zs, g.Rate)
 		unit := pick(v, 1, z)
 		st = ci.Stats{Estimate: g.Count * unit / p, Var: g.Count * unit * unit * (1 - p) / (p * p),
 			Samples: g.Count, MaxWeight: unit * (1 - p) / p, P: p, Unit: unit}
@@ -74,7 +82,7 @@ func (g Samples) Stats(v Value) ci.Stats {
 			// nothing): the interval counts the sampled sizes only.
 			st.Conditional = true
 		}
-		if g.Size > 0 && z >= g.Rate {
+		if g.Size > 0 && zs >= g.Rate {
 			st.LargeMissed = g.Count * (1 - p) / p
 			st.LargeMissedValue = unit * st.LargeMissed
 		}

@@ -193,10 +193,20 @@ func pick(v Value, objects, bytes float64) float64 {
 // Bernoulli sampling with mean period R samples an allocation of z bytes.
 func inclusion(z, rate float64) float64 { return -math.Expm1(-z / rate) }
 
-// single is the contribution of n samples that all have size z: the
-// statistics the ci calculator gives for --samples n --size z.
-func single(n, z, rate float64, v Value) Contribution {
-	return Contribution{Size: z, Stats: Samples{Count: n, Rate: rate, Size: z}.Stats(v)}
+// sampledSize is the size c's allocations were sampled by, where the
+// allocator's size classes make it other than c.Size; 0 otherwise.
+func sampledSize(c parse.Counts) float64 {
+	if c.Classes == parse.TcmallocClasses && c.Size > 0 {
+		return float64(TcmallocSampledSize(uint64(c.Size)))
+	}
+	return 0
+}
+
+// single is the contribution of n samples that all have size z, sampled
+// by size zs (0: z): the statistics the ci calculator gives for
+// --samples n --size z.
+func single(n, z, zs, rate float64, v Value) Contribution {
+	return Contribution{Size: z, Stats: Samples{Count: n, Rate: rate, Size: z, SampledSize: zs}.Stats(v)}
 }
 
 // mixed is the contribution of a line whose sample sizes are unknown: its
@@ -225,7 +235,7 @@ func (m *Memo) bernoulli(c parse.Counts, v Value, rate float64) Contribution {
 	case parse.JemallocUnbias:
 		cIn, sIn := uint64(c.Objects), uint64(c.Bytes)
 		if n, z, ok := m.invert(cIn, sIn, rate); ok {
-			return single(float64(n), float64(z), rate, v)
+			return single(float64(n), float64(z), 0, rate, v)
 		}
 		objs, bytes := JeprofDecode(c.Objects, c.Bytes, rate)
 		out := mixed(c.Objects, objs, bytes, rate, v)
@@ -233,7 +243,7 @@ func (m *Memo) bernoulli(c parse.Counts, v Value, rate float64) Contribution {
 		return out
 	case parse.Scaled:
 		if c.Size > 0 {
-			out := single(c.Samples, c.Size, rate, v)
+			out := single(c.Samples, c.Size, 0, rate, v)
 			out.Estimate = pick(v, c.Objects, c.Bytes) // the producer's own HT value
 			out.SamplesBound = c.SamplesBound
 			return out
@@ -261,7 +271,7 @@ func (m *Memo) bernoulli(c parse.Counts, v Value, rate float64) Contribution {
 			}
 			return out
 		}
-		return single(n, z, rate, v)
+		return single(n, z, sampledSize(c), rate, v)
 	}
 }
 

@@ -59,7 +59,7 @@ func TestContribute(t *testing.T) {
 func TestVarianceBound(t *testing.T) {
 	const R = 1 << 16
 	for z := 8.0; z < 1<<30; z *= 1.7 {
-		c := single(1, z, R, InUseSpace)
+		c := single(1, z, 0, R, InUseSpace)
 		if c.Var > R*R*(1+1e-12) || c.Var > R*c.Estimate*(1+1e-12) {
 			t.Errorf("z=%v: var %v exceeds min(R², R·est)", z, c.Var)
 		}
@@ -172,5 +172,22 @@ func TestMemoPairCache(t *testing.T) {
 				t.Errorf("%d pairs, %v: cache dropped %v, %d slots; want dropped %v", tc.pairs, v, pc.off, len(pc.slots), tc.dropped)
 			}
 		}
+	}
+}
+
+// TestTcmallocClassesInclusion: a record sampled by tcmalloc's size
+// classes has the inclusion probability of its class and the value of its
+// size: malloc(65) weighs as an 80-byte allocation is sampled.
+func TestTcmallocClassesInclusion(t *testing.T) {
+	const R = 65536
+	rec := parse.Record{Scheme: parse.Bernoulli, Rate: R,
+		InUse: parse.Counts{Objects: 1, Bytes: 65, Samples: 1, Size: 65, Enc: parse.Raw, Classes: parse.TcmallocClasses}}
+	got := Contribute(&rec, InUseSpace)
+	if want := 65 / -math.Expm1(-80.0/R); math.Abs(got.Estimate-want) > 1e-9*want {
+		t.Errorf("estimate %v, want 65/π(80) = %v", got.Estimate, want)
+	}
+	rec.InUse.Classes = parse.Recorded
+	if got := Contribute(&rec, InUseSpace); math.Abs(got.Estimate-65/-math.Expm1(-65.0/R)) > 1e-6 {
+		t.Errorf("recorded sizes: estimate %v, want 65/π(65)", got.Estimate)
 	}
 }

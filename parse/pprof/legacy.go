@@ -39,6 +39,9 @@ type legacyHeader struct {
 	rate                       float64
 	inN, inB, allocN, allocB   int64
 	hasAlloc, goText, complete bool
+	// classes is set for gperftools' heap sample, which tcmalloc took by
+	// size class (parse.TcmallocClasses).
+	classes parse.SizeClasses
 }
 
 // ParseLegacy reads a legacy text heap profile, sending one raw-count
@@ -93,6 +96,9 @@ func legacyRate(name string, h *legacyHeader, opt parse.Options, out *parse.Prof
 		out.Source.Format, out.Source.Detail = "pprof-go", "Go legacy text (debug=1), raw counts"
 	default:
 		out.Source.Format, out.Source.Detail = "gperftools", h.kind+" text (gperftools or jemalloc 3), raw counts"
+		if h.classes == parse.TcmallocClasses {
+			out.Source.Detail = h.kind + " text (gperftools' heap sample: sampled by tcmalloc's size classes), raw counts"
+		}
 		if h.kind == "heap_v2" {
 			out.Warnings = append(out.Warnings, gperftoolsWarning)
 		}
@@ -157,6 +163,11 @@ func parseLegacyHeader(line string) (legacyHeader, error) {
 	// As pprof does: the alloc columns carry information only when they
 	// differ from the in-use ones (Go adds 1 to the header to make sure).
 	h.hasAlloc = (h.allocN != h.inN && h.allocN != 0) || (h.allocB != h.inB && h.allocB != 0)
+	// GetHeapSample writes each pair twice; jemalloc 3, the other writer
+	// of heap_v2, writes its cumulative counts (or zeros) in the second.
+	if (kind == "heap_v2" || kind == "heapz_v2") && h.inN == h.allocN && h.inB == h.allocB {
+		h.classes = parse.TcmallocClasses
+	}
 	return h, nil
 }
 
@@ -312,7 +323,11 @@ func (lp *legacyParser) sample(text []byte) error {
 
 // raw makes a Raw pair. The size is known when the line holds one object, or
 // for Go, whose lines are one (stack, size) bucket each.
-func (lp *legacyParser) raw(n, b int64) parse.Counts { return rawCounts(n, b, lp.h.goText) }
+func (lp *legacyParser) raw(n, b int64) parse.Counts {
+	c := rawCounts(n, b, lp.h.goText)
+	c.Classes = lp.h.classes
+	return c
+}
 
 // rawCounts makes the Raw pair of a text line of n sampled objects of b
 // bytes. The size is known when the line holds one object, or when the

@@ -20,6 +20,7 @@ func TestLegacyTextAndProtoAgree(t *testing.T) {
 		{"three of average 100", "3: 300 [3: 300] @ 0x401000"},
 		{"four of a size class", "4: 256 [4: 256] @ 0x401000"},
 		{"bytes not a multiple", "2: 301 [2: 301] @ 0x401000"},
+		{"one object below its class", "1: 65 [1: 65] @ 0x401000"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -46,6 +47,33 @@ func TestLegacyTextAndProtoAgree(t *testing.T) {
 			if a != p {
 				t.Errorf("text %+v, proto %+v", a, p)
 			}
+			if a.Classes != parse.TcmallocClasses {
+				t.Errorf("a heap sample's counts %+v: not sampled by tcmalloc's classes", a)
+			}
 		})
+	}
+}
+
+// TestHeapSampleClasses: a heap_v2 file whose header repeats its pair is
+// gperftools' heap sample, sampled by tcmalloc's size classes; jemalloc
+// 3's, whose second pair is cumulative (or zero), and gperftools' full
+// heap profiler, which records every allocation, are not.
+func TestHeapSampleClasses(t *testing.T) {
+	for _, tc := range []struct {
+		header string
+		want   parse.SizeClasses
+	}{
+		{"heap profile:      1:       65 [     1:       65] @ heap_v2/524288", parse.TcmallocClasses},
+		{"heap profile: 1: 65 [0: 0] @ heap_v2/524288", parse.Recorded},
+		{"heap profile: 1: 65 [3: 300] @ heap_v2/524288", parse.Recorded},
+		{"heap profile: 1: 65 [1: 65] @ heapprofile", parse.Recorded},
+	} {
+		got, err := read("sample.heap", strings.NewReader(tc.header+"\n1: 65 [1: 65] @ 0x401000\n"), parse.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c := got.Records[0].InUse; c.Classes != tc.want {
+			t.Errorf("%s: counts %+v, want classes %d", tc.header, c, tc.want)
+		}
 	}
 }

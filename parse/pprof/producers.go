@@ -3,6 +3,7 @@ package pprof
 import (
 	"fmt"
 	"math"
+	"path"
 	"strings"
 
 	"github.com/heapest/heapest/parse"
@@ -59,9 +60,17 @@ func readScaledHeap(d *decoded, t sampleTypes, opt parse.Options, format string,
 		scheme, rate = parse.Exact, 1
 	}
 	io, is, ao, as := t.inuseObjects, t.inuseSpace, t.allocObjects, t.allocSpace
+	classes := parse.Recorded
 	if format != "pprof-go" {
 		io, is, ao, as = t.objects, t.space, -1, -1
 		out.Source.Detail = "legacy heap profile converted to proto, values scaled by pprof"
+		if !mapsJemalloc(d) {
+			// gperftools' heap sample (pprof keeps no alloc values of
+			// it), or jemalloc 3's without prof_accum, which a mapping of
+			// libjemalloc tells apart when it is linked dynamically.
+			classes = parse.TcmallocClasses
+			out.Source.Detail = "legacy heap profile converted to proto, values scaled by pprof; sampled by tcmalloc's size classes (gperftools' heap sample)"
+		}
 	}
 	out.HasInUse, out.HasAlloc = io >= 0, ao >= 0
 	var inv inverter
@@ -72,7 +81,9 @@ func readScaledHeap(d *decoded, t sampleTypes, opt parse.Options, format string,
 			if io >= 0 {
 				inuse = inv.invertScaled(s.Value[io], s.Value[is], b, hasB, scale)
 				if format != "pprof-go" {
-					inuse = asTextLine(inuse, rate)
+					if inuse = asTextLine(inuse, rate); !inuse.IsZero() {
+						inuse.Classes = classes
+					}
 				}
 			}
 			if ao >= 0 {
@@ -152,6 +163,16 @@ func (v *inverter) invertScaled(count, space, b int64, hasB bool, rate float64) 
 	}
 	c.Samples, c.Size = n, size
 	return c
+}
+
+// mapsJemalloc reports whether a mapping of d is libjemalloc.
+func mapsJemalloc(d *decoded) bool {
+	for _, m := range d.Mappings {
+		if strings.Contains(path.Base(m.File), "libjemalloc") {
+			return true
+		}
+	}
+	return false
 }
 
 // asTextLine turns the inverted counts c of a legacy text profile that

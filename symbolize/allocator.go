@@ -78,20 +78,24 @@ func IsAllocatorFunc(name string) bool {
 			return true
 		}
 	}
-	return strings.Contains(name, "TCMalloc")
+	// An allocator getting memory for itself is the allocator too: with
+	// tcmalloc linked statically, no libtcmalloc mapping says so.
+	return strings.Contains(name, "TCMalloc") || IsAllocatorOwnFunc(name)
 }
 
 // IsAllocatorOwnFunc reports whether a (demangled) function name is where
 // an allocator gets memory for itself from the system: gperftools'
 // tcmalloc growing its page heap (TCMalloc_SystemAlloc and its
 // SysAllocators' sbrk and mmap) and its LowLevelAlloc arena (the heap
-// profiler's own tables, tcmalloc's metadata). gperftools'
+// profiler's own tables, tcmalloc's metadata; its pages from
+// DefaultPagesAllocator::MapPages). gperftools'
 // HEAP_PROFILE_MMAP records those mmap and sbrk calls beside the
 // allocations they serve, and its documentation has pprof --ignore them.
 func IsAllocatorOwnFunc(name string) bool {
-	return name == "TCMalloc_SystemAlloc" || strings.HasSuffix(shortName(name), "SysAllocator::Alloc") ||
+	short := shortName(name)
+	return name == "TCMalloc_SystemAlloc" || strings.HasSuffix(short, "SysAllocator::Alloc") ||
 		strings.HasPrefix(name, "LowLevelAlloc::") || strings.Contains(name, "DoAllocWithArena") ||
-		name == "tcmalloc::MetaDataAlloc"
+		name == "tcmalloc::MetaDataAlloc" || strings.Contains(name, "DefaultPagesAllocator::MapPages")
 }
 
 // shortName drops a parameter list ("operator new(unsigned long)" as

@@ -52,9 +52,15 @@ func TestIsAllocatorFunc(t *testing.T) {
 func TestIsAllocatorOwnFunc(t *testing.T) {
 	for _, n := range []string{"SbrkSysAllocator::Alloc", "MmapSysAllocator::Alloc(unsigned long, unsigned long*, unsigned long)",
 		"DefaultSysAllocator::Alloc", "TCMalloc_SystemAlloc", "LowLevelAlloc::AllocWithArena",
-		"(anonymous namespace)::DoAllocWithArena", "tcmalloc::MetaDataAlloc"} {
+		"(anonymous namespace)::DoAllocWithArena", "tcmalloc::MetaDataAlloc",
+		"(anonymous namespace)::DefaultPagesAllocator::MapPages(int, unsigned long)"} {
 		if !IsAllocatorOwnFunc(n) {
 			t.Errorf("IsAllocatorOwnFunc(%q) = false, want true", n)
+		}
+		// With tcmalloc linked statically no library mapping marks
+		// them as the allocator's: their names must.
+		if !IsAllocatorFunc(n) {
+			t.Errorf("IsAllocatorFunc(%q) = false, want true", n)
 		}
 	}
 	for _, n := range []string{"malloc", "tc_malloc", "tcmalloc::PageHeap::GrowHeap", "tcmalloc::allocate_full_malloc_oom",

@@ -163,6 +163,12 @@ func parseLegacyHeader(line string) (legacyHeader, error) {
 	// As pprof does: the alloc columns carry information only when they
 	// differ from the in-use ones (Go adds 1 to the header to make sure).
 	h.hasAlloc = (h.allocN != h.inN && h.allocN != 0) || (h.allocB != h.inB && h.allocB != 0)
+	if kind == "heapprofile" {
+		// gperftools' heap profiler records every allocation's totals:
+		// before anything is freed they equal the in-use ones, and are
+		// no less there (google-pprof reads them; go tool pprof does not).
+		h.hasAlloc = true
+	}
 	// GetHeapSample writes each pair twice; jemalloc 3, the other writer
 	// of heap_v2, writes its cumulative counts (or zeros) in the second.
 	if (kind == "heap_v2" || kind == "heapz_v2") && h.inN == h.allocN && h.inB == h.allocB {

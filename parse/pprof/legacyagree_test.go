@@ -77,3 +77,16 @@ func TestHeapSampleClasses(t *testing.T) {
 		}
 	}
 }
+
+// TestHeapProfilerAllocValues: gperftools' full heap profiler records the
+// allocation totals; a dump taken before anything was freed, whose two
+// pairs are equal, has them too.
+func TestHeapProfilerAllocValues(t *testing.T) {
+	got, err := read("early.heap", strings.NewReader("heap profile:      6: 33000000 [     6: 33000000] @ heapprofile\n     6: 33000000 [     6: 33000000] @ 0x401000\n"), parse.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.HasAlloc || got.Records[0].Alloc.Bytes != 33000000 {
+		t.Errorf("HasAlloc %v, record %+v: the allocation totals are lost", got.HasAlloc, got.Records[0].Alloc)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strings"
 	"sync"
 )
 
@@ -28,7 +29,11 @@ type object struct {
 	path    string
 	typ     elf.Type
 	buildID string
-	segs    []segment
+	// debugLink is the name of its separate debug file and that file's
+	// CRC-32, from .gnu_debuglink ("" when it has none).
+	debugLink    string
+	debugLinkCRC uint32
+	segs         []segment
 	// debugText is the one executable segment of a separate debug file,
 	// whose code was left out (see debugOnlyText); debugOnly says so.
 	debugText segment
@@ -171,6 +176,7 @@ func openObject(path string) (o *object, err error) {
 		}
 	}
 	o.buildID = readBuildID(ef)
+	o.debugLink, o.debugLinkCRC = readDebugLink(ef)
 	o.goBinary = ef.Section(".go.buildinfo") != nil || ef.Section(".gopclntab") != nil
 	o.tab = readSymbols(ef)
 	if hasDWARF(ef) {
@@ -298,6 +304,29 @@ func (o *object) toVaddr(mapOff, off uint64) (uint64, bool) {
 		return 0, false
 	}
 	return off - s.off + s.vaddr, true
+}
+
+// readDebugLink returns the .gnu_debuglink section's file name and CRC-32:
+// the name, NUL-terminated and padded to four bytes, then the CRC.
+func readDebugLink(ef *elf.File) (string, uint32) {
+	sec := ef.Section(".gnu_debuglink")
+	if sec == nil || sec.Type == elf.SHT_NOBITS {
+		return "", 0
+	}
+	data, err := sec.Data()
+	if err != nil {
+		return "", 0
+	}
+	end := bytes.IndexByte(data, 0)
+	at := (end + 4) &^ 3
+	if end <= 0 || at+4 > len(data) {
+		return "", 0
+	}
+	name := string(data[:end])
+	if strings.ContainsRune(name, '/') {
+		return "", 0 // a bare file name, by definition
+	}
+	return name, ef.ByteOrder.Uint32(data[at:])
 }
 
 // readBuildID returns the hex GNU build-id note, or "".

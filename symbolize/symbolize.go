@@ -4,6 +4,8 @@ import (
 	"debug/elf"
 	"errors"
 	"fmt"
+	"hash/crc32"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -660,22 +662,72 @@ func (s *session) buildIDPaths(id string) []string {
 	return out
 }
 
+// debugLinkPaths are where gdb looks for the separate debug file that o's
+// .gnu_debuglink names: beside it, in .debug beside it, and under the
+// debug directories (--symbol-path first) by its directory; and, as
+// --symbol-path's help promises, in each --symbol-path directory itself.
+func (s *session) debugLinkPaths(o *object) []string {
+	if o.debugLink == "" {
+		return nil
+	}
+	dir := filepath.Dir(o.path)
+	out := []string{filepath.Join(dir, o.debugLink), filepath.Join(dir, ".debug", o.debugLink)}
+	for _, d := range s.opt.SymbolPath {
+		out = append(out, filepath.Join(d, o.debugLink))
+	}
+	for _, d := range append(append([]string{}, s.opt.SymbolPath...), systemDebugDirs...) {
+		if abs, err := filepath.Abs(dir); err == nil {
+			out = append(out, filepath.Join(d, abs, o.debugLink))
+		}
+	}
+	return out
+}
+
+// isDebugFileOf reports whether dbg, found at path by o's build-id or
+// debug link, is o's debug file: the same build-id where both have one,
+// else the CRC-32 the debug link gives (the file's own, read whole).
+func isDebugFileOf(dbg, o *object, byLink bool) bool {
+	if dbg.buildID != "" && o.buildID != "" {
+		return strings.EqualFold(dbg.buildID, o.buildID)
+	}
+	if !byLink {
+		return true
+	}
+	f, err := os.Open(dbg.path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	h := crc32.NewIEEE()
+	if _, err := io.Copy(h, f); err != nil {
+		return false
+	}
+	return h.Sum32() == o.debugLinkCRC
+}
+
 // addDebugFile completes a stripped object with the symbols and DWARF of
-// its separate debug file, found by build-id, keeping its own program
-// headers. Only the debug file's symbols are read now; its DWARF is read
-// when a lookup needs it.
+// its separate debug file, found by build-id or by its .gnu_debuglink,
+// keeping its own program headers. Only the debug file's symbols are read
+// now; its DWARF is read when a lookup needs it.
 func (s *session) addDebugFile(o *object) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.buildID == "" || (o.tab.src == ".symtab" && o.dwarfPath != "") {
+	if (o.buildID == "" && o.debugLink == "") || (o.tab.src == ".symtab" && o.dwarfPath != "") {
 		return
 	}
-	for _, c := range s.buildIDPaths(o.buildID) {
+	var byID []string
+	if o.buildID != "" {
+		byID = s.buildIDPaths(o.buildID)
+	}
+	for i, c := range append(byID, s.debugLinkPaths(o)...) {
+		if c == o.path {
+			continue
+		}
 		if _, err := os.Stat(c); err != nil {
 			continue
 		}
 		dbg, err := openObject(c)
-		if err != nil || (dbg.buildID != "" && dbg.buildID != o.buildID) {
+		if err != nil || !isDebugFileOf(dbg, o, i >= len(byID)) {
 			continue
 		}
 		if len(dbg.tab.syms) > 0 && o.tab.src != ".symtab" {

@@ -180,6 +180,79 @@ func TestSymbolizeStripped(t *testing.T) {
 		})
 	})
 
+	for _, tc := range []struct {
+		name    string
+		buildID bool // a build-id on both files, compared; else the link's CRC
+		where   string
+	}{
+		{"debuglink-symbol-path", true, "syms"},
+		{"debuglink-crc", false, "syms"},
+		{"debuglink-beside", true, ""},
+		{"debuglink-dot-debug", false, ".debug"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// objcopy --add-gnu-debuglink, as distributions and many
+			// build systems ship it: the debug file found by the name
+			// the stripped file's .gnu_debuglink gives, where gdb looks.
+			sub := t.TempDir()
+			src := full
+			if !tc.buildID {
+				src = filepath.Join(sub, "prog.noid")
+				run(t, "objcopy", "--remove-section=.note.gnu.build-id", full, src)
+			}
+			dbgDir := filepath.Join(sub, tc.where)
+			if err := os.MkdirAll(dbgDir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			dbg := filepath.Join(dbgDir, "prog-dbg.debug")
+			run(t, "objcopy", "--only-keep-debug", src, dbg)
+			bin := filepath.Join(sub, "prog.linked")
+			run(t, "strip", "-s", "-o", bin, src)
+			// objcopy reads the debug file by the name given, and records
+			// its base name and CRC.
+			cmd := exec.Command("objcopy", "--add-gnu-debuglink="+filepath.Base(dbg), bin)
+			cmd.Dir = dbgDir
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("objcopy --add-gnu-debuglink: %v\n%s", err, out)
+			}
+			var symPath []string
+			if tc.where == "syms" {
+				symPath = []string{dbgDir}
+			}
+			p := &testProfile{Records: []parse.Record{{Stack: append([]parse.Frame(nil), stack...)}}, MapsText: []byte(mapsFor(t, bin, base))}
+			if _, err := Symbolize(p, Options{SymbolPath: symPath}); err != nil {
+				t.Fatal(err)
+			}
+			checkStack(t, p, []wantFrame{{"leaf_fn", "", 0}, {"middle_fn", "", 0}, {"main", "", 0}})
+		})
+	}
+
+	t.Run("debuglink-wrong-crc", func(t *testing.T) {
+		// A file of the linked name that is not the debug file (another
+		// build's, no build-ids to compare) is not used.
+		sub := t.TempDir()
+		src := filepath.Join(sub, "prog.noid")
+		run(t, "objcopy", "--remove-section=.note.gnu.build-id", full, src)
+		dbg := filepath.Join(sub, "prog-dbg.debug")
+		run(t, "objcopy", "--only-keep-debug", src, dbg)
+		bin := filepath.Join(sub, "prog.linked")
+		run(t, "strip", "-s", "-o", bin, src)
+		cmd := exec.Command("objcopy", "--add-gnu-debuglink=prog-dbg.debug", bin)
+		cmd.Dir = sub
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("objcopy --add-gnu-debuglink: %v\n%s", err, out)
+		}
+		other := build(t, "gcc", t.TempDir(), "other", cProgram, "-O2", "-g", "-Wl,--build-id=none")
+		run(t, "objcopy", "--only-keep-debug", other, dbg) // same name, other contents
+		p := &testProfile{Records: []parse.Record{{Stack: append([]parse.Frame(nil), stack...)}}, MapsText: []byte(mapsFor(t, bin, base))}
+		if _, err := Symbolize(p, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		if f := p.Records[0].Stack[0].Func; f == "leaf_fn" {
+			t.Errorf("leaf named %q from a debug file whose CRC is not the link's", f)
+		}
+	})
+
 	t.Run("minidebuginfo", func(t *testing.T) {
 		// As Fedora and Debian's debhelper make it: the symbol table alone
 		// (no DWARF), xz-compressed into .gnu_debugdata of the stripped file.

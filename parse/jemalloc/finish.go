@@ -12,22 +12,37 @@ import (
 func (p *parser) finish(hasMaps bool) error {
 	raw := p.header == p.sum
 	unbiased := false
-	switch p.mode {
-	case modeAuto:
+	switch {
+	case p.mode == modeAuto && raw && p.prof.Records == 1 && (p.sum.curBytes%8 != 0 || p.sum.accBytes%8 != 0):
+		// One stack: the header equals it in either encoding. Raw bytes
+		// are sums of size classes, all multiples of 8; prof_unbias's are
+		// rounded estimates. (Of one size class well below the period,
+		// the encoding writes the raw numbers themselves, and reading
+		// them either way gives the same estimate.)
+		unbiased = true
+		p.prof.Source.Detail = "prof_unbias=on (detected: one stack, whose bytes are no sum of size classes)"
+	case p.mode == modeAuto:
 		unbiased = !raw
 		if raw {
 			p.prof.Source.Detail = "prof_unbias=off (detected: header totals equal the sum of the stacks)"
 		} else {
 			p.prof.Source.Detail = "prof_unbias=on (detected: header totals differ from the sum of the stacks)"
 		}
-	case modeOn:
+	case p.mode == modeOn:
 		unbiased = true
 		p.prof.Source.Detail = "prof_unbias=on (--jemalloc-unbias)"
-	case modeOff:
+	case p.mode == modeOff:
 		p.prof.Source.Detail = "prof_unbias=off (--jemalloc-unbias)"
 	}
 	if unbiased {
 		p.prof.Encoding = parse.JemallocUnbias
+	}
+	if p.prof.Records == 0 {
+		// jemalloc samples a process's first allocation, which mostly
+		// stays live (docs/jemalloc.md): a dump of a process that ran with
+		// profiling active rarely has no stack at all.
+		p.prof.Warnings = append(p.prof.Warnings,
+			"the dump has no stacks: profiling was inactive while the process allocated (prof_active:false, or prof.active set false), or nothing sampled was live at the dump (and prof_accum was off); jemalloc samples a process's first allocation, which usually stays live, so its zero totals likely say nothing of the heap")
 	}
 	if p.sum.accObjs == 0 && p.header.accObjs == 0 {
 		p.prof.HasAlloc = false // prof_accum was off: alloc values are all zero

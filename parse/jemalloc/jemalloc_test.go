@@ -512,3 +512,38 @@ func TestDuplicates(t *testing.T) {
 		})
 	}
 }
+
+// TestOneStackEncoding: a dump of one stack has its header equal to the
+// stack in either encoding. Bytes that no sum of size classes makes (not
+// a multiple of 8) are prof_unbias's (a real dump after prof.reset: 38 ×
+// 1 MiB written as 37: 40185738); bytes that one may stay raw, which of
+// one small size class is also what prof_unbias writes. A dump of no
+// stacks is said to hold nothing jemalloc would have shown.
+func TestOneStackEncoding(t *testing.T) {
+	dump := func(objs, bytes int) []byte {
+		return []byte(fmt.Sprintf("heap_v2/524288\n  t*: %d: %d [0: 0]\n  t0: %d: %d [0: 0]\n@ 0x401010 0x401210\n  t*: %d: %d [0: 0]\n  t0: %d: %d [0: 0]\n\nMAPPED_LIBRARIES:\n",
+			objs, bytes, objs, bytes, objs, bytes, objs, bytes))
+	}
+	for _, tc := range []struct {
+		objs, bytes int
+		want        parse.Encoding
+	}{
+		{37, 40185738, parse.JemallocUnbias},
+		{12, 384, parse.Raw},
+	} {
+		p, err := read("one.heap", dump(tc.objs, tc.bytes), parse.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Encoding != tc.want {
+			t.Errorf("%d: %d: encoding %v, want %v (%s)", tc.objs, tc.bytes, p.Encoding, tc.want, p.Source.Detail)
+		}
+	}
+	p, err := read("empty.heap", []byte("heap_v2/524288\n  t*: 0: 0 [0: 0]\n\nMAPPED_LIBRARIES:\n"), parse.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Warnings) != 1 || !strings.Contains(p.Warnings[0], "the dump has no stacks: profiling was inactive") {
+		t.Errorf("warnings %q: an empty dump is not said to be", p.Warnings)
+	}
+}

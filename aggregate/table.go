@@ -986,7 +986,8 @@ func (t *Table) Correlate(k float64) {
 }
 
 // AllowUnseen lets every cell's bytes (space values) hold up to one
-// unseen sample of weight rate (ci.Stats.AllowUnseen): a table of inputs
+// unseen sample of weight rate (ci.Stats.AllowUnseen), and its count of
+// one size one unseen sample at that period (AllowUnseenCount): a table of inputs
 // sampled at different periods, whose cells an input of the largest may
 // hold without a sample. Statistics the pool shares are of one value
 // each (a space value's differ from a count's), so raising them in place
@@ -995,6 +996,8 @@ func (t *Table) AllowUnseen(rate float64) {
 	for v, val := range t.values {
 		if val.IsSpace() {
 			t.stats.eachOf(v, func(s *ci.Stats) { s.AllowUnseen(rate) })
+		} else {
+			t.stats.eachOf(v, func(s *ci.Stats) { s.AllowUnseenCount(rate) })
 		}
 	}
 }

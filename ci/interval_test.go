@@ -549,3 +549,29 @@ func TestRepeat(t *testing.T) {
 		t.Errorf("Repeat(4) = %+v, want %+v", got, want)
 	}
 }
+
+// TestAllowUnseenCount: a count of one size, sampled at R, allows one more
+// sample from an input of a longer period R′ that had none: (1−π′)/π′
+// allocations of that size, π′ its inclusion probability at R′. Counts
+// of mixed sizes or periods say no size and stay as they are.
+func TestAllowUnseenCount(t *testing.T) {
+	const z, R, R2 = 64.0, 512 << 10, 16 << 20
+	p := -math.Expm1(-z / R)
+	s := Stats{N: 1, Estimate: 18 / p, Var: 18 * (1 - p) / (p * p), Samples: 18, P: p, Unit: 1, Rate: R, MaxWeight: (1 - p) / p, Conditional: true}
+	s.AllowUnseenCount(R2)
+	p2 := -math.Expm1(-z / R2)
+	if want := (1 - p2) / p2; math.Abs(s.MaxWeight-want) > 1e-6*want {
+		t.Errorf("MaxWeight %g, want (1−π′)/π′ = %g", s.MaxWeight, want)
+	}
+	for _, m := range []Stats{
+		{N: 2, Estimate: 5e5, Var: 7e10, Samples: 31, MaxWeight: 8191, Mixed: true, MixedRate: true},
+		{N: 1, Estimate: 10, Samples: 10, P: 1, Unit: 1, Complete: true},
+		s, // already at R2's weight: a shorter period adds nothing
+	} {
+		got := m
+		got.AllowUnseenCount(R)
+		if got != m {
+			t.Errorf("AllowUnseenCount(%d) changed %+v to %+v", R, m, got)
+		}
+	}
+}

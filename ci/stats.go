@@ -1,5 +1,7 @@
 package ci
 
+import "math"
+
 // Stats are the statistics of a group of sampled allocations that every
 // interval method needs. All fields combine with Add, which is commutative
 // and associative: that is what makes merging dumps sound.
@@ -162,6 +164,19 @@ func (s *Stats) AllowUnseen(rate float64) {
 	}
 	s.MaxWeight = max(s.MaxWeight, rate)
 	s.Complete = false
+}
+
+// AllowUnseenCount is AllowUnseen for a count of allocations of one size
+// (P and Rate say which: Z = −Rate·ln(1−P)): one more sample, from an input
+// of period rate that had none, stands for (1−π)/π of them, π that size's
+// inclusion probability there. A count of mixed sizes or periods says no
+// size, and stays as it is (its interval is on the sampled sizes anyway).
+func (s *Stats) AllowUnseenCount(rate float64) {
+	if s.N == 0 || s.NoInterval || s.Mixed || s.MixedRate || !(s.P > 0 && s.P < 1) || !(s.Rate > 0 && rate > s.Rate) {
+		return
+	}
+	p := -math.Expm1(math.Log1p(-s.P) * s.Rate / rate) // 1−π = exp(−Z/R)
+	s.MaxWeight = max(s.MaxWeight, s.Unit*(1-p)/p)
 }
 
 // Uncorrelate undoes Correlate(k): the statistics of the same sum taken

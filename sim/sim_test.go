@@ -212,7 +212,7 @@ func TestObjectCoverage(t *testing.T) {
 	var pool pooled
 	for _, sc := range Scenarios() {
 		switch sc.Name {
-		case "small-s1", "small-s0.2", "small-s3", "near-R", "huge", "hidden-0.5R", "size-class-avg":
+		case "small-s1", "small-s0.2", "small-s3", "near-R", "huge", "hidden-0.5R", "size-class-avg", "two-rate-merge":
 		case "hidden-2R":
 			// A known limit, measured here and in docs/statistics.md: a
 			// prof_unbias line of 64 B and 4 MiB samples can encode

@@ -399,6 +399,11 @@ func TestPprofProducers(t *testing.T) {
 	}
 	goP.DurationNanos = 2e9
 	goDelta = encode(t, goP)
+	// go tool pprof -proto -base=a b: two snapshots' difference, no
+	// duration, a negative in-use pair and allocations made between them.
+	goP.DurationNanos = 0
+	goP.Sample[0].Value = []int64{1, 524544, -1, -524544}
+	goBase := encode(t, goP)
 	// Rust's jemalloc_pprof: inuse_space alone, period type space/bytes,
 	// no period, an "executableInfo=" comment per mapping.
 	jpP, err := profile.Parse(bytes.NewReader(mk([][2]string{{"inuse_space", "bytes"}}, 0, "", []int64{123456}, nil)))
@@ -433,6 +438,7 @@ func TestPprofProducers(t *testing.T) {
 		{"unknown delta profile", "pprof", delta, parse.Options{}, 0, parse.Unknown, "(negative in 1 samples), not heap contents; only alloc_* is read"},
 		{"unknown delta profile that grew", "pprof", grown, parse.Options{}, 0, parse.Unknown, "differences of two snapshots, not heap contents; only alloc_* is read"},
 		{"Go delta profile that grew", "pprof-go", goDelta, parse.Options{}, 0, parse.Bernoulli, "delta profile over 2s: its in-use values are differences"},
+		{"Go delta by pprof -base", "pprof-go", goBase, parse.Options{}, 0, parse.Bernoulli, "a difference of two profiles (go tool pprof -base): its in-use values are differences of two snapshots (negative in 1 samples)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

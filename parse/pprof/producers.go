@@ -95,7 +95,7 @@ func readScaledHeap(d *decoded, t sampleTypes, opt parse.Options, format string,
 	if err != nil {
 		return nil, err
 	}
-	n.warnApprox(out, "do not invert to whole raw counts (missing \"bytes\" label, or values rescaled after writing)")
+	n.warnApprox(out, "do not invert to whole raw counts (a missing \"bytes\" label, values rescaled after writing, or profiles of different sampling periods merged by go tool pprof, which keeps the longest period: heapest merge keeps each input's)")
 	if n.empty > 0 && out.Source.Detail == "" {
 		out.Source.Detail = fmt.Sprintf("%d all-zero samples skipped", n.empty)
 	}

@@ -301,7 +301,7 @@ func (c *sampleChecker) check(i int, s *sample) error {
 	}
 	for _, col := range []int{c.t.inuseObjects, c.t.inuseSpace} {
 		if col >= 0 && s.Value[col] < 0 {
-			if c.t.allocSpace < 0 || c.d.DurationNanos <= 0 {
+			if c.t.allocSpace < 0 {
 				return c.negative(i, col, s)
 			}
 			c.negInUse++
@@ -329,9 +329,11 @@ func (c *sampleChecker) negative(i, col int, s *sample) error {
 // delta reports whether the profile is a delta (net/http/pprof's
 // ?seconds=N, parca's): taken over DurationNanos, with allocation columns.
 // Its in-use columns are then the differences of two snapshots, whether
-// or not one of them is negative.
+// or not one of them is negative. So are those of a profile with negative
+// in-use values and none in its allocation columns (go tool pprof -proto
+// -base=a b): its allocations are those made between the two.
 func (c *sampleChecker) delta() bool {
-	return c.d.DurationNanos > 0 && c.t.allocSpace >= 0 && (c.t.inuseObjects >= 0 || c.t.inuseSpace >= 0)
+	return c.t.allocSpace >= 0 && (c.t.inuseObjects >= 0 || c.t.inuseSpace >= 0) && (c.d.DurationNanos > 0 || c.negInUse > 0)
 }
 
 // deltaWarning is the warning of a delta profile whose in-use pairs were
@@ -340,6 +342,10 @@ func (c *sampleChecker) deltaWarning() string {
 	neg := ""
 	if c.negInUse > 0 {
 		neg = fmt.Sprintf(" (negative in %d samples)", c.negInUse)
+	}
+	if c.d.DurationNanos <= 0 {
+		return fmt.Sprintf(
+			"a difference of two profiles (go tool pprof -base): its in-use values are differences of two snapshots%s, not heap contents; only alloc_* is read, the allocations made between them (heapest diff compares two snapshots)", neg)
 	}
 	return fmt.Sprintf(
 		"delta profile over %.3gs: its in-use values are differences of two snapshots%s, not heap contents; only alloc_* is read (heapest diff compares two snapshots)",

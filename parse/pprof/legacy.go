@@ -86,6 +86,11 @@ func legacyRate(name string, h *legacyHeader, opt parse.Options, out *parse.Prof
 	switch {
 	case h.complete:
 		out.Source.Format, out.Source.Detail = "gperftools", h.kind+": every allocation recorded"
+		if h.kind != "heapprofile" {
+			// GetHeapGrowthStacks: where the page heap grew, each growth
+			// recorded, over the whole run.
+			out.Source.Detail = h.kind + ": the heap's growth (tcmalloc's page heap, each time it grew, over the whole run; not what is in use)"
+		}
 		h.rate = 1
 		if opt.Rate > 0 {
 			out.Warnings = append(out.Warnings, fmt.Sprintf(

@@ -70,6 +70,7 @@ func readScaledHeap(d *decoded, t sampleTypes, opt parse.Options, format string,
 			// libjemalloc tells apart when it is linked dynamically.
 			classes = parse.TcmallocClasses
 			out.Source.Detail = "legacy heap profile converted to proto, values scaled by pprof; sampled by tcmalloc's size classes (gperftools' heap sample)"
+			out.Warnings = append(out.Warnings, gperftoolsWarning) // as for the text it was converted from
 		}
 	}
 	out.HasInUse, out.HasAlloc = io >= 0, ao >= 0

@@ -506,3 +506,29 @@ func TestWriteSampleBatches(t *testing.T) {
 		}
 	}
 }
+
+// TestGroupAllowsUnseen: rows of sources sampled at different periods
+// sum to groups that allow one unseen sample of the longest (as a merge
+// of the sources does, aggregate.Table.AllowUnseen): g, whose rows come
+// from the 64 KiB source alone, may hold 512 KiB more in the other. By
+// source, each row is one source's own, and stays as it is.
+func TestGroupAllowsUnseen(t *testing.T) {
+	rows := sampleRows() // f at 512 KiB, g at 64 KiB
+	g, err := Group(rows, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := g.Groups[1].Cum.MaxWeight; g.Groups[1].Key != "g" || w != 524288 {
+		t.Errorf("g's MaxWeight %v, want the longest period, 524288", w)
+	}
+	for i := range rows {
+		rows[i].By = "source"
+	}
+	g, err = Group(rows, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w, own := g.Groups[1].Cum.MaxWeight, rows[2].Columns.MaxWeightMax; w != own {
+		t.Errorf("by source: g's MaxWeight %v, want its own, %v", w, own)
+	}
+}

@@ -142,6 +142,8 @@ type grouper struct {
 	// kept says the rows are kept by the caller: a group may refer to a
 	// row's key and stack; else it copies them (Scan's are transient).
 	kept bool
+	// rateMin and rateMax bound the sampling periods of the rows.
+	rateMin, rateMax float64
 }
 
 func newGrouper(v string, kept bool) (*grouper, error) {
@@ -171,6 +173,10 @@ func (gr *grouper) add(r *Row, i int) error {
 		return fmt.Errorf("row %d (%s %s): %w", i+1, r.Part, r.Key, err)
 	}
 	g.Rows++
+	if r.RateMin > 0 && (gr.rateMin == 0 || r.RateMin < gr.rateMin) {
+		gr.rateMin = r.RateMin
+	}
+	gr.rateMax = max(gr.rateMax, r.RateMax)
 	if _, ok := gr.process[r.Source]; !ok {
 		gr.process[r.Source] = strings.Clone(r.Process)
 		gr.sources = append(gr.sources, strings.Clone(r.Source))
@@ -216,8 +222,27 @@ func (gr *grouper) result() (*Grouped, error) {
 	if g.By, err = aggregate.ParseBy(gr.byName); err != nil {
 		return nil, fmt.Errorf("column by: %w", err)
 	}
+	gr.allowUnseen()
 	gr.correlate()
 	return g, nil
+}
+
+// allowUnseen lets every sum of rows of different sampling periods hold
+// what the longest hides where it has no row of its own, as a report of
+// the sources themselves does (aggregate.Table.AllowUnseen).
+func (gr *grouper) allowUnseen() {
+	if !(gr.rateMin > 0 && gr.rateMax > gr.rateMin) || gr.g.By == aggregate.BySource {
+		return // a row by source is one source's own, whole
+	}
+	allow := func(s *ci.Stats) { s.AllowUnseenCount(gr.rateMax) }
+	if gr.g.Value.IsSpace() {
+		allow = func(s *ci.Stats) { s.AllowUnseen(gr.rateMax) }
+	}
+	allow(&gr.g.Total)
+	for _, grp := range gr.g.Groups {
+		allow(&grp.Flat)
+		allow(&grp.Cum)
+	}
 }
 
 // correlate widens the sums for the largest group of sources whose

@@ -647,7 +647,11 @@ func (b *Builder) Select(by aggregate.By, re *regexp.Regexp) (ci.Stats, error) {
 	f := b.filter()
 	if re == nil || by == aggregate.ByFunc {
 		f.Within = re
-		return b.table.Total(f)[vi], nil
+		st := b.table.Total(f)[vi]
+		if re == nil {
+			unshift(&st, opt) // the total, as a report's (build)
+		}
+		return st, nil
 	}
 	var st ci.Stats
 	if by == aggregate.BySource {
@@ -656,6 +660,7 @@ func (b *Builder) Select(by aggregate.By, re *regexp.Regexp) (ci.Stats, error) {
 		}
 		for i := range b.inputs {
 			if s := b.inputs[i].unwidened(vi); s.N > 0 && re.MatchString(b.inputs[i].src.Path) {
+				unshift(&s, opt)
 				st.Merge(&s)
 			}
 		}
@@ -665,10 +670,31 @@ func (b *Builder) Select(by aggregate.By, re *regexp.Regexp) (ci.Stats, error) {
 	groups, _, _ := b.table.Groups(by, f, vi, 0)
 	for _, g := range groups {
 		if re.MatchString(g.Key) {
-			st.Merge(&g.Flat)
+			flat := g.Flat
+			if whole(by, g.Key) {
+				unshift(&flat, opt)
+			}
+			st.Merge(&flat)
 		}
 	}
 	return st, nil
+}
+
+// whole reports whether a row of key by by holds every record of what it
+// is: a thread's all its records, a source's all its input's, and JFR's
+// one row of sizes ("mixed": its weights have none) every JFR record.
+func whole(by aggregate.By, key string) bool {
+	return by == aggregate.ByThread || by == aggregate.BySource || by == aggregate.BySize && key == aggregate.MixedSize
+}
+
+// unshift drops the widening for bytes a gap in a JFR thread's samples may
+// have moved between its records (ci.Stats.Spill, Excess) from the
+// statistics of a whole (the total, a thread's or a source's row): no
+// bytes move into or out of one, unless a filter took some of its stacks.
+func unshift(s *ci.Stats, opt Options) {
+	if !opt.filtered() {
+		s.Spill, s.Excess = 0, 0
+	}
 }
 
 // IsMerge reports whether the report is of more than one input (or one
@@ -714,9 +740,7 @@ func build(opt Options, sources []parse.Source, groups []*aggregate.Group, cut i
 	// total or the thread's row: those need no widening for it. A
 	// filtered total is a set of stacks, as a row is: bytes move in and
 	// out of it.
-	if !opt.filtered() {
-		total.Spill, total.Excess = 0, 0
-	}
+	unshift(&total, opt)
 	if total.N == 0 {
 		total = NoSample(opt.Value, sources)
 	}
@@ -731,14 +755,8 @@ func build(opt Options, sources []parse.Source, groups []*aggregate.Group, cut i
 			cum = &g.Cum
 		}
 		flat := g.Flat
-		// A thread's row holds all its records, a source's all its
-		// input's, and the one row of JFR's sizes ("mixed": its weights
-		// have none) every JFR record: a gap moves no bytes out of any of
-		// them, unless a filter took some of their stacks.
-		whole := opt.By == aggregate.ByThread || opt.By == aggregate.BySource ||
-			opt.By == aggregate.BySize && g.Key == aggregate.MixedSize
-		if whole && !opt.filtered() {
-			flat.Spill, flat.Excess = 0, 0
+		if whole(opt.By, g.Key) {
+			unshift(&flat, opt)
 		}
 		rw, err := iv.row(g.Key, g.Stack, flat, cum)
 		if err != nil {

@@ -217,13 +217,16 @@ func (c *chunk) fill(ticks uint64, th types.ThreadRef, st types.StackTraceRef, c
 }
 
 // time converts a tick count of the chunk into nanoseconds from the start
-// of the recording's first chunk.
+// of the recording's first chunk. A time may lie before its chunk: JFR
+// writes an event when it ends (a monitor wait), and an old object's
+// allocation time is when it was allocated, chunks earlier. None lies
+// before the recording: a wait that began before it counts from its start.
 func (c *chunk) time(ticks uint64) int64 {
 	base := float64(c.hdr.StartNanos) - float64(c.d.startNanos)
-	if c.hdr.TicksPerSecond == 0 || ticks < c.hdr.StartTicks {
+	if c.hdr.TicksPerSecond == 0 {
 		return int64(base)
 	}
-	return int64(base + float64(ticks-c.hdr.StartTicks)*1e9/float64(c.hdr.TicksPerSecond))
+	return int64(max(0, base+(float64(ticks)-float64(c.hdr.StartTicks))*1e9/float64(c.hdr.TicksPerSecond)))
 }
 
 // symbol is the text of a symbol constant ("" when unknown).

@@ -588,3 +588,31 @@ func TestStalledTailsRule(t *testing.T) {
 		}
 	}
 }
+
+// TestChunkTimeBeforeItsStart: JFR writes an event when it ends, and an
+// old object carries its allocation time, so a chunk's event may start
+// chunks earlier: its time is that earlier time (a real recording of
+// three chunks put a 12 s monitor wait and 163 old objects at the third
+// chunk's start, so a thread "ran 9.1 s after its last sample" and
+// --to 9s held none of them), never before the recording.
+func TestChunkTimeBeforeItsStart(t *testing.T) {
+	c := &chunk{d: &decoder{startNanos: 1_000_000_000}}
+	c.hdr.StartNanos, c.hdr.StartTicks, c.hdr.TicksPerSecond = 11_000_000_000, 50_000, 1_000_000 // 10 s in, 1 tick a µs
+	for _, tc := range []struct {
+		ticks uint64
+		want  int64
+	}{
+		{50_000, 10e9},
+		{1_050_000, 11e9},
+		{47_000, 10e9 - 3e6}, // 3 ms before the chunk
+		{0, 10e9 - 50e6},     // 50 ms before it
+	} {
+		if got := c.time(tc.ticks); got != tc.want {
+			t.Errorf("time(%d) = %d, want %d", tc.ticks, got, tc.want)
+		}
+	}
+	c.hdr.StartTicks = 20_000_000_000 // 20,000 s of ticks: before the recording
+	if got := c.time(0); got != 0 {
+		t.Errorf("a time before the recording: %d, want 0, its start", got)
+	}
+}

@@ -3,12 +3,15 @@ package main
 import (
 	"fmt"
 	"io"
+	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/heapest/heapest/aggregate"
 	"github.com/heapest/heapest/compare"
+	"github.com/heapest/heapest/parse"
 	"github.com/heapest/heapest/render"
 	"github.com/heapest/heapest/report"
 )
@@ -145,6 +148,7 @@ func runDiff(cmd *cobra.Command, opts DiffOptions, args []string) error {
 		return err
 	}
 	opts.warnNotices(cmd.ErrOrStderr(), newR, baseR)
+	warnSame(opts.chatter(cmd.ErrOrStderr()), baseR, newR)
 	if opts.Format == render.Pprof {
 		return writeOutput(opts.Output, cmd.OutOrStdout(), func(w io.Writer) error {
 			return render.WriteDiffPprof(w, baseR, newR)
@@ -162,6 +166,37 @@ func runDiff(cmd *cobra.Command, opts DiffOptions, args []string) error {
 		return err
 	}
 	return opts.verdict(cmd.ErrOrStderr(), d)
+}
+
+// warnSame says when NEW holds an input BASE holds too: the same file, or
+// a copy of one (one process at one moment, as their sources say). A
+// profile compared with itself shows no change, and no gate on it can
+// fail: a pipeline pointed at one artifact twice would pass forever.
+func warnSame(w io.Writer, base, new *report.Report) {
+	var same []string
+	for _, n := range new.Sources {
+		for _, b := range base.Sources {
+			if sameInput(b, n) {
+				same = append(same, n.Path)
+				break
+			}
+		}
+	}
+	if len(same) > 0 {
+		fmt.Fprintf(w, "heapest: warning: BASE holds NEW's %s too (the same file, or a copy): a profile compared with itself shows no change, and no gate on it can fail\n",
+			strings.Join(same, ", "))
+	}
+}
+
+// sameInput reports whether two inputs are one: one file, or the same
+// process's profile of the same moment with the same samples.
+func sameInput(a, b parse.Source) bool {
+	pa, errA := filepath.Abs(a.Path)
+	pb, errB := filepath.Abs(b.Path)
+	if errA == nil && errB == nil && pa == pb {
+		return true
+	}
+	return a.Process != "" && a.Process == b.Process && a.Time == b.Time && a.Samples == b.Samples
 }
 
 // warnDisjoint says when BASE and NEW have no row in common: a comparison

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -14,6 +15,7 @@ import (
 	"github.com/heapest/heapest/internal/units"
 	"github.com/heapest/heapest/render"
 	"github.com/heapest/heapest/report"
+	"github.com/heapest/heapest/unbias"
 )
 
 // GateOptions are the flags of heapest ci's gates.
@@ -45,7 +47,7 @@ func (o *GateOptions) addFlags(cmd *cobra.Command) {
 	f.StringVar(&o.BudgetsFile, "budgets", "", "read budgets from `FILE`, one rule a line")
 	f.StringArrayVar(&o.Baseline, "baseline", nil, "compare with the profiles `BASE` (file, directory or glob; repeatable, merged)")
 	f.StringVar(&o.Threshold, "threshold", "10%", "with --baseline: the increase a row may have, as a `PERCENT`")
-	f.StringVar(&o.MinChange, "min-change", "", "with --baseline: fail a row only when it also grew by more than `SIZE`")
+	f.StringVar(&o.MinChange, "min-change", "", "with --baseline: fail a row only when it also grew by more than `SIZE` (a count, such as 2k, for object values)")
 	f.StringVar(&o.JUnit, "junit", "", "also write the gates as JUnit XML to `FILE`")
 	f.StringVar(&o.Markdown, "markdown", "", "also write the gates as markdown to `FILE`")
 	o.Correction = "holm"
@@ -61,7 +63,8 @@ func (o *GateOptions) hasGates() bool {
 type gateSetup struct {
 	rules     []gate.Rule
 	threshold float64
-	minChange float64
+	// minChangeText is --min-change as given (minChangeFor reads it).
+	minChangeText string
 }
 
 // setup parses and checks the gate flags.
@@ -94,9 +97,13 @@ func (o *GateOptions) setup(cmd *cobra.Command) (gateSetup, error) {
 		return s, fmt.Errorf("--threshold %v", err)
 	}
 	if o.MinChange != "" {
-		if s.minChange, _, err = units.ParseSize(o.MinChange); err != nil {
-			return s, fmt.Errorf("--min-change: %v", err)
+		// A size, or for object values a count: which one is known once
+		// the inputs say their value (minChangeFor).
+		_, _, errSize := units.ParseSize(o.MinChange)
+		if _, _, errCount := units.ParseCount(o.MinChange); errSize != nil && errCount != nil {
+			return s, fmt.Errorf("--min-change: %v", errSize)
 		}
+		s.minChangeText = o.MinChange
 	}
 	for _, f := range []struct{ name, path string }{{"junit", o.JUnit}, {"markdown", o.Markdown}} {
 		if f.path == "-" {
@@ -111,6 +118,31 @@ func (o *GateOptions) setup(cmd *cobra.Command) (gateSetup, error) {
 		}
 	}
 	return s, nil
+}
+
+// minChangeFor is --min-change for value v: bytes for a space value, a
+// whole count of objects for an object value (a size there would be read
+// as that many objects, and no row would ever grow by so many).
+func (s gateSetup) minChangeFor(v unbias.Value) (float64, error) {
+	t := s.minChangeText
+	if t == "" {
+		return 0, nil
+	}
+	if v.IsSpace() {
+		n, _, err := units.ParseSize(t)
+		if err != nil {
+			return 0, fmt.Errorf("--min-change: %v (%s is in bytes)", err, v)
+		}
+		return n, nil
+	}
+	n, _, err := units.ParseCount(t)
+	switch {
+	case err != nil:
+		return 0, fmt.Errorf("--min-change %s is a size in bytes, and %s counts objects: give a count, such as 2000 or 2k", t, v)
+	case n != math.Trunc(n):
+		return 0, fmt.Errorf("--min-change %s objects: a count is a whole number", t)
+	}
+	return n, nil
 }
 
 // keysFor are the record attributes the rules need kept.
@@ -180,11 +212,16 @@ func runGates(cmd *cobra.Command, opts CIOptions, args []string) error {
 		t := compare.Total(g.Base, newR)
 		total = &t
 		warnDisjoint(opts.chatter(cmd.ErrOrStderr()), compare.OverlapOf(rows))
+		warnSame(opts.chatter(cmd.ErrOrStderr()), g.Base, newR)
 	}
 	opts.warnNotices(cmd.ErrOrStderr(), newR, g.Base)
+	minChange, err := setup.minChangeFor(newR.Value)
+	if err != nil {
+		return usageError{err}
+	}
 	res, err := gate.Evaluate(budgets, rows, total, gate.Options{
 		Confidence: ropt.Confidence, Method: ropt.Method, Holm: opts.Correction == "holm",
-		Threshold: setup.threshold, MinChange: setup.minChange,
+		Threshold: setup.threshold, MinChange: minChange,
 		Inputs: inputs, Rate: sharedRate(newR), Format: sharedFormat(newR), Correlated: correlated(g.Base, newR)})
 	if err != nil {
 		return err

@@ -144,19 +144,20 @@ func writeSideHeader(w io.Writer, side string, r *report.Report) {
 // CSV does; JSON has the total as an object of its own, with no key.
 var diffColumns = []string{"key", "base", "new", "diff", "diff_lo", "diff_hi", "ratio", "lo", "hi", "p", "q", "significant"}
 
-// machine is one row's values for CSV and JSON: nil where there is no
-// number (no test, an unbounded ratio).
+// machine is one row's values for CSV and JSON: nil where no test was
+// made; an infinite ratio or end stays infinite (CSV writes inf, JSON the
+// largest float64, as report's outputs do), told apart from no test.
 // The total is tested alone, not in the Benjamini–Hochberg family, so it
 // has no q.
 func machine(r *compare.Row, total bool) []any {
 	var lo, hi, dlo, dhi, p, q any
 	if r.Tested {
-		lo, hi, dlo, dhi, p = nullable(r.Lo), nullable(r.Hi), nullable(r.DiffLo), nullable(r.DiffHi), nullable(r.P)
+		lo, hi, dlo, dhi, p = r.Lo, r.Hi, r.DiffLo, r.DiffHi, r.P
 		if !total {
-			q = nullable(r.Q)
+			q = r.Q
 		}
 	}
-	return []any{r.Key, r.Base.Estimate, r.New.Estimate, r.Diff, dlo, dhi, nullable(r.Ratio), lo, hi, p, q, r.Significant}
+	return []any{r.Key, r.Base.Estimate, r.New.Estimate, r.Diff, dlo, dhi, r.Ratio, lo, hi, p, q, r.Significant}
 }
 
 func writeDiffCSV(w io.Writer, d *compare.Diff) error {
@@ -193,6 +194,9 @@ func csvValue(v any) string {
 		}
 		return num(*x)
 	case float64:
+		if math.IsNaN(x) {
+			return ""
+		}
 		return num(x)
 	case bool:
 		return strconv.FormatBool(x)
@@ -217,6 +221,9 @@ type jsonDiff struct {
 func jsonDiffRow(r *compare.Row, total bool) map[string]any {
 	m := map[string]any{}
 	for i, v := range machine(r, total) {
+		if x, ok := v.(float64); ok {
+			v = nullable(x)
+		}
 		m[diffColumns[i]] = v
 	}
 	if total {

@@ -247,15 +247,6 @@ type jsonGate struct {
 	Rows      int      `json:"rows,omitempty"`
 }
 
-// nullable is x for JSON, or null where x is not a finite number (an
-// infinite ratio, a test not made).
-func nullable(x float64) *float64 {
-	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return nil
-	}
-	return &x
-}
-
 func writeGatesJSON(w io.Writer, g *Gates) error {
 	r := g.Result
 	corr := "none"

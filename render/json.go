@@ -292,11 +292,26 @@ func appendIndentedValue(b []byte, v any, prefix, indent string) ([]byte, error)
 	return append(b, enc...), nil
 }
 
-// finite keeps JSON valid: an unbounded upper limit is written as the
-// largest float64 (JSON has no infinity).
+// finite keeps JSON valid: an unbounded limit is written as the largest
+// float64 of its sign (JSON has no infinity), as every JSON output of
+// heapest writes it, so a consumer's comparison with it still holds.
 func finite(x float64) float64 {
-	if math.IsInf(x, 1) {
+	switch {
+	case math.IsInf(x, 1):
 		return math.MaxFloat64
+	case math.IsInf(x, -1):
+		return -math.MaxFloat64
 	}
 	return x
+}
+
+// nullable is x for JSON: null where x is no number (a test not made),
+// and an infinite x (a new row's ratio, an unbounded end) as finite
+// writes it.
+func nullable(x float64) *float64 {
+	if math.IsNaN(x) {
+		return nil
+	}
+	x = finite(x)
+	return &x
 }

@@ -55,10 +55,18 @@ func Write(w io.Writer, r *report.Report, f Format) error {
 	return fmt.Errorf("unknown format %q", f)
 }
 
-// num formats a number unrounded for machine-readable output.
+// num formats a number unrounded for machine-readable output: in plain
+// decimals, but a tiny one (a p-value of 1e-220) in exponent form, which
+// spreadsheets and SQL engines read alike, not as 220 zeros.
 func num(x float64) string {
-	if math.IsInf(x, 1) {
+	switch {
+	case math.IsInf(x, 1):
 		return "inf"
+	case math.IsInf(x, -1):
+		return "-inf"
+	}
+	if x != 0 && math.Abs(x) < 1e-6 {
+		return strconv.FormatFloat(x, 'g', -1, 64)
 	}
 	return strconv.FormatFloat(x, 'f', -1, 64)
 }

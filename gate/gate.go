@@ -37,8 +37,8 @@ const (
 // Gate is one gate's outcome.
 type Gate struct {
 	// Name says what the gate is ("total<=2GiB", "baseline site_a",
-	// "baseline total", "baseline"); Key is the budget as written or the
-	// row's key (empty for the baseline's total and its summary).
+	// "baseline total"); Key is the budget as written or the row's key
+	// (empty for the baseline's total).
 	Name  string
 	Kind  Kind
 	Key   string
@@ -62,8 +62,6 @@ type Gate struct {
 	Verdict      Verdict
 	// Hint says, for an inconclusive gate, what would decide it.
 	Hint string
-	// Rows is, for the baseline summary, the rows compared.
-	Rows int
 	// row is the index of a baseline row's comparison among the rows
 	// (-1: none, or its interval is in), whose ratio interval is computed
 	// only for a gate shown (intervalOf).
@@ -103,15 +101,23 @@ type Budget struct {
 // Result is every gate's outcome.
 type Result struct {
 	Options Options
-	Gates   []Gate
+	// Gates are the budgets, then the baseline's total and every baseline
+	// row that failed or is inconclusive.
+	Gates []Gate
+	// Rows sums up the baseline's rows (nil without a baseline). It is
+	// not a gate: the rows that failed are gates of their own.
+	Rows *RowsSummary
 	// Tests counts the tests Holm corrects for; Failed and Inconclusive
 	// the gates with those verdicts.
 	Tests, Failed, Inconclusive int
 }
 
-// IsSummary reports whether g is the baseline's summary of its rows,
-// which is not a gate of its own.
-func (g *Gate) IsSummary() bool { return g.Kind == KindBaseline && g.Key == "" && !g.Total }
+// RowsSummary is how many of the baseline's rows were tested and how
+// many of them failed (grew significantly by more than the threshold and
+// the minimum change).
+type RowsSummary struct {
+	Tested, Failed int
+}
 
 // Passed reports whether no gate failed.
 func (r *Result) Passed() bool { return r.Failed == 0 }
@@ -165,12 +171,10 @@ func Evaluate(budgets []Budget, rows compare.Rows, total *compare.Row, opt Optio
 		decideBudget(&res.Gates[i], opt, alpha)
 	}
 	if rows != nil {
-		res.Gates = append(res.Gates, decideBaseline(rowGates, rows, opt, alpha)...)
+		shown, summary := decideBaseline(rowGates, rows, opt, alpha)
+		res.Gates, res.Rows = append(res.Gates, shown...), summary
 	}
 	for _, g := range res.Gates {
-		if g.IsSummary() {
-			continue // the rows it sums up are gates of their own
-		}
 		switch g.Verdict {
 		case Fail:
 			res.Failed++
@@ -401,10 +405,10 @@ func (g *Gate) intervalOf(row compare.Row, alpha float64) {
 }
 
 // decideBaseline gives each baseline row its verdict and returns the
-// gates to show: the total, every failed or inconclusive row (by
+// gates to show, the total and every failed or inconclusive row (by
 // p-value), and a summary of all rows. A row fails when its test rejects
 // after the correction, and is inconclusive when it rejects only alone.
-func decideBaseline(rows []Gate, src compare.Rows, opt Options, alpha float64) []Gate {
+func decideBaseline(rows []Gate, src compare.Rows, opt Options, alpha float64) ([]Gate, *RowsSummary) {
 	var shown []Gate
 	failed, tested := 0, 0
 	for i := range rows {
@@ -461,13 +465,7 @@ func decideBaseline(rows []Gate, src compare.Rows, opt Options, alpha float64) [
 		return flagged[i].Key < flagged[j].Key
 	})
 	shown = append(shown, flagged...)
-	summary := Gate{Name: "baseline", Kind: KindBaseline, Limit: 1 + opt.Threshold, Verdict: Pass,
-		Result: ci.Result{Method: "-"}, P: math.NaN(), PAdjusted: math.NaN(), Rows: tested}
-	if failed > 0 {
-		summary.Verdict = Fail
-	}
-	summary.Hint = fmt.Sprintf("%d of %d rows grew significantly by more than %s", failed, max(tested, 0), pct(opt.Threshold))
-	return append(shown, summary)
+	return shown, &RowsSummary{Tested: max(tested, 0), Failed: failed}
 }
 
 // named gives a baseline row's gate its name, and its key when its row
@@ -484,9 +482,4 @@ func (g *Gate) named() {
 	if len(g.Stack) > 0 {
 		g.Name = "baseline " + report.StackText(g.Stack)
 	}
-}
-
-// pct writes a fraction as a percentage.
-func pct(x float64) string {
-	return fmt.Sprintf("%g%%", math.Round(x*1e6)/1e4)
 }

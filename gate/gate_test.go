@@ -136,8 +136,11 @@ func TestBaselineVerdicts(t *testing.T) {
 	for _, g := range res.Gates {
 		got[g.Name] = g.Verdict
 	}
-	if got["baseline doubled"] != Fail || got["baseline total"] != Fail || got["baseline"] != Fail {
+	if got["baseline doubled"] != Fail || got["baseline total"] != Fail || len(got) != 2 {
 		t.Errorf("verdicts %v", got)
+	}
+	if *res.Rows != (RowsSummary{Tested: 3, Failed: 1}) {
+		t.Errorf("rows %+v, want 1 of 3 failed", *res.Rows)
 	}
 	if _, listed := got["baseline same"]; listed {
 		t.Errorf("an unchanged row is listed: %v", got)
@@ -166,7 +169,7 @@ func TestBaselineVerdicts(t *testing.T) {
 
 // A --by stack row that came without its key (report.Options.KeylessStacks)
 // is shown, when it fails, with the key and name of the same row with
-// its key; the summary stays the one gate without a key.
+// its key.
 func TestKeylessStackGatesNamed(t *testing.T) {
 	stack := []string{"malloc", "grow", "main"}
 	eval := func(key string) *Result {
@@ -182,15 +185,20 @@ func TestKeylessStackGatesNamed(t *testing.T) {
 		return res
 	}
 	keyed, keyless := eval(aggregate.StackKey(stack)), eval("")
-	if len(keyed.Gates) != 3 || len(keyless.Gates) != 3 {
-		t.Fatalf("%d and %d gates, want 3 (total, the grown row, summary)", len(keyed.Gates), len(keyless.Gates))
+	if len(keyed.Gates) != 2 || len(keyless.Gates) != 2 {
+		t.Fatalf("%d and %d gates, want 2 (total, the grown row)", len(keyed.Gates), len(keyless.Gates))
 	}
 	for i, g := range keyless.Gates {
 		w := keyed.Gates[i]
-		if g.Name != w.Name || g.Key != w.Key || g.IsSummary() != w.IsSummary() || g.Verdict != w.Verdict {
-			t.Errorf("gate %d: %q key %q summary %v %s; want %q key %q summary %v %s", i,
-				g.Name, g.Key, g.IsSummary(), g.Verdict, w.Name, w.Key, w.IsSummary(), w.Verdict)
+		if g.Name != w.Name || g.Key != w.Key || g.Verdict != w.Verdict {
+			t.Errorf("gate %d: %q key %q %s; want %q key %q %s", i, g.Name, g.Key, g.Verdict, w.Name, w.Key, w.Verdict)
 		}
+	}
+	if *keyless.Rows != *keyed.Rows || *keyed.Rows != (RowsSummary{Tested: 2, Failed: 1}) {
+		t.Errorf("rows %+v and %+v, want 1 of 2 failed", *keyless.Rows, *keyed.Rows)
+	}
+	if keyed.Failed != 2 {
+		t.Errorf("%d gates failed, want 2: the total and the grown row", keyed.Failed)
 	}
 	if g := keyless.Gates[1]; g.Name != "baseline malloc < grow < main" || g.Key != "main;grow;malloc" {
 		t.Errorf("grown row: %q key %q", g.Name, g.Key)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/olekukonko/tablewriter/tw"
@@ -60,9 +61,6 @@ func (g *Gates) text(x *gate.Gate) gateText {
 		if r.Method == "-" {
 			t.interval = "-"
 		}
-	case x.IsSummary():
-		t.observed, t.interval = x.Hint, ""
-		t.limit = g.changeLimit(x)
 	default:
 		t.observed = change(r.Estimate) + " (" + human(x.Base, b) + " → " + human(x.New, b) + ")"
 		t.interval = "-"
@@ -80,6 +78,22 @@ func (g *Gates) changeLimit(x *gate.Gate) string {
 	s := change(x.Limit)
 	if m := g.Result.Options.MinChange; m > 0 {
 		s += " and +" + human(m, g.bytes())
+	}
+	return s
+}
+
+// rowsText sums up the baseline's rows in words ("" without a baseline):
+// how many grew by more than the limits, of how many tested. It is not a
+// gate: the rows that failed are gates of their own.
+func (g *Gates) rowsText() string {
+	r := g.Result.Rows
+	if r == nil {
+		return ""
+	}
+	s := fmt.Sprintf("%d of %s grew significantly by more than %s",
+		r.Failed, plural(r.Tested, "row"), strconv.FormatFloat(math.Round(g.Result.Options.Threshold*1e6)/1e4, 'f', -1, 64)+"%")
+	if m := g.Result.Options.MinChange; m > 0 {
+		s += " and " + human(m, g.bytes())
 	}
 	return s
 }
@@ -121,16 +135,11 @@ func pValue(p float64) string {
 func (g *Gates) summary() string {
 	r := g.Result
 	n := len(r.Gates)
-	for _, x := range r.Gates {
-		if x.IsSummary() {
-			n--
-		}
-	}
 	verdict := "PASS"
 	if !r.Passed() {
 		verdict = "FAIL"
 	}
-	s := fmt.Sprintf("%s: %d of %d gates failed", verdict, r.Failed, n)
+	s := fmt.Sprintf("%s: %d of %s failed", verdict, r.Failed, plural(n, "gate"))
 	if r.Inconclusive > 0 {
 		s += fmt.Sprintf(", %d inconclusive", r.Inconclusive)
 	}
@@ -174,6 +183,9 @@ func writeGatesTable(w io.Writer, g *Gates) error {
 	if err := writeGrid(bw, head, rows, align); err != nil {
 		return err
 	}
+	if t := g.rowsText(); t != "" {
+		fmt.Fprintf(bw, "\nBaseline rows: %s\n", t)
+	}
 	notes.write(bw, nil)
 	fmt.Fprintf(bw, "\n%s (%s)\n", g.summary(), g.correction())
 	return bw.err
@@ -215,11 +227,20 @@ func newJSONHead(r *report.Report, correction string, tests int) jsonHead {
 // jsonGates is the JSON shape of heapest ci's gates.
 type jsonGates struct {
 	jsonHead
-	Passed   bool       `json:"passed"`
-	Failed   int        `json:"failed"`
-	Sources  []string   `json:"sources"`
-	Baseline []string   `json:"baseline,omitempty"`
-	Gates    []jsonGate `json:"gates"`
+	Passed       bool       `json:"passed"`
+	Failed       int        `json:"failed"`
+	Inconclusive int        `json:"inconclusive"`
+	Sources      []string   `json:"sources"`
+	Baseline     []string   `json:"baseline,omitempty"`
+	Gates        []jsonGate `json:"gates"`
+	// BaselineRows sums up the baseline's rows; it is not a gate.
+	BaselineRows *jsonRows `json:"baseline_rows,omitempty"`
+}
+
+type jsonRows struct {
+	Tested int    `json:"tested"`
+	Failed int    `json:"failed"`
+	Text   string `json:"text"`
 }
 
 type jsonGate struct {
@@ -244,7 +265,6 @@ type jsonGate struct {
 	PAdjusted *float64 `json:"p_adjusted"`
 	Verdict   string   `json:"verdict"`
 	Hint      string   `json:"hint,omitempty"`
-	Rows      int      `json:"rows,omitempty"`
 }
 
 func writeGatesJSON(w io.Writer, g *Gates) error {
@@ -254,20 +274,23 @@ func writeGatesJSON(w io.Writer, g *Gates) error {
 		corr = "holm"
 	}
 	out := jsonGates{jsonHead: newJSONHead(g.New, corr, r.Tests), Passed: r.Passed(), Failed: r.Failed,
-		Sources: sourcePaths(g.New), Gates: []jsonGate{}}
+		Inconclusive: r.Inconclusive, Sources: sourcePaths(g.New), Gates: []jsonGate{}}
 	if g.Base != nil {
 		out.Baseline = sourcePaths(g.Base)
 	}
+	if r.Rows != nil {
+		out.BaselineRows = &jsonRows{Tested: r.Rows.Tested, Failed: r.Rows.Failed, Text: g.rowsText()}
+	}
 	for _, x := range r.Gates {
 		j := jsonGate{Name: x.Name, Kind: string(x.Kind), Key: x.Key, Stack: x.Stack, Total: x.Total, Limit: nullable(x.Limit),
-			P: nullable(x.P), PAdjusted: nullable(x.PAdjusted), Verdict: string(x.Verdict), Hint: x.Hint, Rows: x.Rows}
+			P: nullable(x.P), PAdjusted: nullable(x.PAdjusted), Verdict: string(x.Verdict), Hint: x.Hint}
 		if x.Result.Method != "-" {
 			j.Estimate, j.Method = nullable(x.Result.Estimate), x.Result.Method
 			if x.Verdict != gate.NoInterval {
 				j.Lo, j.Hi = nullable(x.Result.Lo), nullable(x.Result.Hi)
 			}
 		}
-		if x.Kind == gate.KindBaseline && !x.IsSummary() {
+		if x.Kind == gate.KindBaseline {
 			j.Base, j.New, j.Diff = nullable(x.Base), nullable(x.New), nullable(x.Diff)
 			if x.Verdict != gate.NoInterval {
 				j.DiffLo, j.DiffHi = nullable(x.DiffLo), nullable(x.DiffHi)
@@ -308,6 +331,8 @@ type junitSuite struct {
 	Skipped    int             `xml:"skipped,attr"`
 	Properties []junitProperty `xml:"properties>property"`
 	Cases      []junitCase     `xml:"testcase"`
+	// SystemOut sums up the baseline's rows, which is not a test case.
+	SystemOut string `xml:"system-out,omitempty"`
 }
 
 type junitProperty struct {
@@ -353,6 +378,9 @@ func writeGatesJUnit(w io.Writer, g *Gates) error {
 		suite.Cases = append(suite.Cases, c)
 	}
 	suite.Tests = len(suite.Cases)
+	if t := g.rowsText(); t != "" {
+		suite.SystemOut = "baseline rows: " + t
+	}
 	out := junitSuites{Name: "heapest ci", Tests: suite.Tests, Failures: suite.Failures, Suites: []junitSuite{suite}}
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err
@@ -367,7 +395,7 @@ func writeGatesJUnit(w io.Writer, g *Gates) error {
 }
 
 // junitDetail is a gate's line in words, without the parts it has not
-// (the baseline summary has no interval and no p-value of its own).
+// (a budget no sample fell in has no interval).
 func junitDetail(t gateText, confidence float64) string {
 	parts := []string{"observed " + t.observed}
 	if t.interval != "" && t.interval != "-" {
@@ -400,6 +428,9 @@ func writeGatesMarkdown(w io.Writer, g *Gates) error {
 		if x.Verdict == gate.Inconclusive {
 			hints = append(hints, fmt.Sprintf("> ⚠️ `%s`: %s", mdCode(x.Name), x.Hint))
 		}
+	}
+	if t := g.rowsText(); t != "" {
+		fmt.Fprintf(bw, "\nBaseline rows: %s.\n", t)
 	}
 	if len(hints) > 0 {
 		fmt.Fprintf(bw, "\n%s\n", strings.Join(hints, "\n>\n"))

@@ -62,6 +62,9 @@ type Gate struct {
 	Verdict      Verdict
 	// Hint says, for an inconclusive gate, what would decide it.
 	Hint string
+	// Unmatched says no sample fell in what a budget names: a pattern
+	// that matches nothing (misspelled, say) passes on its bound alone.
+	Unmatched bool
 	// row is the index of a baseline row's comparison among the rows
 	// (-1: none, or its interval is in), whose ratio interval is computed
 	// only for a gate shown (intervalOf).
@@ -232,6 +235,7 @@ func decideBudget(g *Gate, opt Options, alpha float64) {
 	// only (report.NoSample), or nothing is there (no period to bound
 	// them with, an exact profile).
 	none := r.Method == "-" || r.Estimate == 0 && r.Samples == 0
+	g.Unmatched = none
 	switch {
 	case g.PAdjusted <= alpha/2:
 		g.Verdict = Fail

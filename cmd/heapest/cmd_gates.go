@@ -228,8 +228,12 @@ func runGates(cmd *cobra.Command, opts CIOptions, args []string) error {
 	}
 	g.Result = res
 	for _, x := range res.Gates {
-		if x.Verdict == gate.Inconclusive {
+		switch {
+		case x.Verdict == gate.Inconclusive:
 			fmt.Fprintf(opts.chatter(cmd.ErrOrStderr()), "heapest: warning: gate %s: %s\n", x.Name, x.Hint)
+		case x.Unmatched && !x.Total:
+			// A misspelled pattern would pass forever, with a footnote only.
+			fmt.Fprintf(opts.chatter(cmd.ErrOrStderr()), "heapest: warning: gate %s: nothing matched, so it passes with no sample to test; check its pattern\n", x.Name)
 		}
 	}
 	if err := writeOutput(opts.Output, cmd.OutOrStdout(), func(w io.Writer) error {

@@ -56,11 +56,19 @@ const (
 	NoteContains     = "interval widened to hold the estimate: allocations many sampling periods large are sampled almost surely, so the count is nearly exact and the estimate Z/π lies just above it"
 	NoteEstimator    = "interval widened to hold the estimate: the row prints Horvitz–Thompson's Σ Z/π, the interval is Approach 2's, whose own estimate s·(R−1)+u is further off here"
 	NoteConditional  = "conditional on the sampled sizes: counts the allocations of the sizes some sample hit; allocations of sizes no sample hit are not counted (their bytes are, within the bytes interval)"
-	NoteHidden       = "upper bound allows for allocations of sizes no sample hit: B bytes of them all go unseen with probability exp(−B/R), so up to 3.7 sampling periods of them at 95%"
 	NoteCorrelated   = "widened: the inputs' samples may be correlated (forked from one parent, or dumps of one process), so the variance is k times the independent one for k such inputs"
 	NoteSeen         = "lower end: what the sampled allocations themselves hold, which the method's bound was below"
 	NoteWeighted     = "JFR: the sum of the events' weights; model-based interval (each weight a Poisson count, gamma), coverage measured in docs/jfr.md"
 )
+
+// NoteHidden is the note of an upper bound that allows for allocations of
+// sizes no sample hit, at the level 1 − alpha: B bytes of them all go
+// unseen with probability exp(−B/R), which is alpha/2 at B = R·ln(2/α)
+// (3.7 sampling periods at 95%, 5.3 at 99%).
+func NoteHidden(alpha float64) string {
+	return fmt.Sprintf("upper bound allows for allocations of sizes no sample hit: B bytes of them all go unseen with probability exp(−B/R), so up to %.1f sampling periods of them at %g%%",
+		math.Log(2/alpha), math.Round(1e4*(1-alpha))/100)
+}
 
 // Interval computes the interval of s at the given confidence with method
 // m. Statistics that no sampling can produce (negative or non-finite sums,
@@ -232,7 +240,7 @@ func (s Stats) presentExact(alpha float64) Result {
 		if g := s.gamma(alpha); g.Hi > r.Hi {
 			r.Hi = g.Hi
 			if s.MaxWeight > 2*own {
-				r.Notes = append(r.Notes, NoteHidden)
+				r.Notes = append(r.Notes, NoteHidden(alpha))
 			}
 		}
 	}

@@ -575,3 +575,21 @@ func TestAllowUnseenCount(t *testing.T) {
 		}
 	}
 }
+
+// The note of an upper bound raised for unseen sizes says the periods at
+// the level asked for: ln(2/α), 3.7 at 95%, not at every level.
+func TestNoteHiddenLevel(t *testing.T) {
+	for _, c := range []struct {
+		alpha float64
+		want  string
+	}{
+		{0.05, "so up to 3.7 sampling periods of them at 95%"},
+		{0.01, "so up to 5.3 sampling periods of them at 99%"},
+		{0.1, "so up to 3.0 sampling periods of them at 90%"},
+		{0.001, "so up to 7.6 sampling periods of them at 99.9%"},
+	} {
+		if got := NoteHidden(c.alpha); !strings.HasSuffix(got, c.want) {
+			t.Errorf("alpha %g: %q, want it to end %q", c.alpha, got, c.want)
+		}
+	}
+}

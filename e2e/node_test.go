@@ -149,6 +149,7 @@ func TestNodeHeapProfiles(t *testing.T) {
 				m2 -= r.est / float64(len(pprof["(external)"]))
 			}
 		}
+		t.Logf("%s: .heapprofile %.0f ± %.0f, pprof %.0f ± %.0f: %.1f standard errors apart", k, m1, se1, m2, se2, math.Abs(m1-m2)/math.Hypot(se1, se2))
 		if d := math.Abs(m1 - m2); d > 4*math.Hypot(se1, se2) {
 			t.Errorf("%s: the forms' means differ by %.0f bytes, %.1f standard errors", k, d, d/math.Hypot(se1, se2))
 		}

@@ -6,6 +6,7 @@ package formats
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -145,6 +146,11 @@ func detect(name string, br *bufio.Reader, opt parse.Options, sink parse.Sink) (
 
 func parseWith(f Format, name string, br *bufio.Reader, opt parse.Options, sink parse.Sink) (*parse.Profile, error) {
 	p, err := f.Parse(name, br, opt, sink)
+	var legacy *jemalloc.LegacyText
+	if errors.As(err, &legacy) {
+		f = Format{Name: "gperftools"}
+		p, err = parseLegacyRaw(name, legacy, br, opt, sink)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -152,6 +158,24 @@ func parseWith(f Format, name string, br *bufio.Reader, opt parse.Options, sink 
 	if p.Source.Format == "" {
 		p.Source.Format = f.Name
 	}
+	return p, nil
+}
+
+// parseLegacyRaw reads the legacy heap profile behind a pprof --raw symbol
+// section (google-pprof --raw of a gperftools profile fetched over HTTP):
+// its header line, then the rest of br, named with the section's symbols.
+// Errors give the file's own line numbers.
+func parseLegacyRaw(name string, l *jemalloc.LegacyText, br *bufio.Reader, opt parse.Options, sink parse.Sink) (*parse.Profile, error) {
+	rest := io.MultiReader(bytes.NewReader(append(l.Header, '\n')), br)
+	p, err := pprof.ParseLegacy(name, bufio.NewReaderSize(rest, 64<<10), opt, sink)
+	var pe *parse.Error
+	if errors.As(err, &pe) && pe.Line > 0 {
+		pe.Line += l.Line - 1
+	}
+	if err != nil {
+		return nil, err
+	}
+	p.Symbols = l.Symbols
 	return p, nil
 }
 

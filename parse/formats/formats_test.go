@@ -74,3 +74,35 @@ func TestBoundNamedAsCause(t *testing.T) {
 type nopSink struct{}
 
 func (nopSink) Record(*parse.Record) {}
+
+// TestLegacyBehindRawSymbols: a legacy heap profile behind a --raw symbol
+// section (google-pprof --raw of a fetched profile) is read as one, its
+// frames named by the section, and its errors give the file's own line.
+func TestLegacyBehindRawSymbols(t *testing.T) {
+	raw, err := os.ReadFile("testdata/google-pprof-raw-fetched.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var records int
+	p, err := Read("raw.txt", bytes.NewReader(raw), parse.Options{}, parse.SinkFunc(func(*parse.Record) { records++ }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Source.Format != "gperftools" || records != 3 || !p.ReturnAddrs {
+		t.Errorf("format %q, %d records, return addresses %v; want gperftools, 3, true", p.Source.Format, records, p.ReturnAddrs)
+	}
+	if got := p.Symbols[0x55740eb74156]; got != "site_a<0000000000001149>" {
+		t.Errorf("the leaf of site_a's stack is named %q", got)
+	}
+	// Line 20 of the file is the profile's second stack line.
+	lines := strings.SplitAfter(string(raw), "\n")
+	if !strings.HasPrefix(lines[19], " 50000:  5000000 [") {
+		t.Fatalf("line 20 is %q", lines[19])
+	}
+	lines[19] = " 50000:  5000000 [ 50000: x] @ 0x1\n"
+	_, err = Read("raw.txt", strings.NewReader(strings.Join(lines, "")), parse.Options{}, nopSink{})
+	var pe *parse.Error
+	if !errors.As(err, &pe) || pe.Line != 20 {
+		t.Errorf("a bad line 20: %v, want an error on line 20", err)
+	}
+}

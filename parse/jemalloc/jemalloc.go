@@ -8,15 +8,33 @@ import (
 	"hash/maphash"
 	"io"
 	"strconv"
+	"strings"
 
 	"github.com/heapest/heapest/parse"
 	"github.com/heapest/heapest/unbias"
 )
 
 // Detect reports whether head, the first bytes of an input, is a jemalloc
-// dump: a heap_v2 header, possibly behind jeprof's symbol section.
+// dump: a heap_v2 header, possibly behind jeprof's symbol section. A
+// symbol section may hold a legacy heap profile too (LegacyText).
 func Detect(head []byte) bool {
 	return parse.HasPrefix(head, "heap_v2/") || parse.HasPrefix(head, "--- symbol") || parse.HasPrefix(head, "--- heap")
+}
+
+// LegacyText is Parse's error for a pprof --raw file whose profile is a
+// legacy heap profile's text ("heap profile: ..."), not a jemalloc dump:
+// gperftools' google-pprof --raw writes the profile it fetched over HTTP
+// so. The caller reads it as that format, Header (on line Line) and then
+// the rest of the reader Parse was given, and names its frames with
+// Symbols.
+type LegacyText struct {
+	Symbols map[uint64]string
+	Header  []byte
+	Line    int
+}
+
+func (e *LegacyText) Error() string {
+	return fmt.Sprintf("line %d: a legacy heap profile (%q) behind a --raw symbol section, not a jemalloc dump", e.Line, clip(e.Header))
 }
 
 // maxLine bounds one text line: a 128-frame stack line is ~2.5 KB, so
@@ -86,6 +104,17 @@ type parser struct {
 	threadNames map[string]string // thread uid -> "tUID name", interned
 	dups        dupCheck          // hashes of the stacks read, to reject duplicates
 	seed        uint64            // random, so that no input can aim at collisions
+	// rawBinary is the binary= line of a --raw symbol section.
+	rawBinary string
+}
+
+// binaryHint says, for an error about a --raw file, which binary to name
+// the profile's frames with, when its symbol section says.
+func (p *parser) binaryHint() string {
+	if p.rawBinary == "" {
+		return ""
+	}
+	return ", with --binary " + p.rawBinary + " to name its frames"
 }
 
 // Parse reads a jemalloc dump from r and sends each stack to sink as it is
@@ -184,9 +213,18 @@ func (p *parser) parse() error {
 			return err
 		}
 	}
-	if bytes.Equal(p.last, []byte("--- heap")) || bytes.HasPrefix(p.last, []byte("--- heap ")) {
+	if marker := string(p.last); marker == "--- heap" || strings.HasPrefix(marker, "--- heap ") || marker == "--- profile" {
 		if err := p.next(); err != nil {
-			return p.errorf("truncated: expected a heap_v2/R header after --- heap")
+			return p.errorf("truncated: expected a heap_v2/R header after %s", marker)
+		}
+		if bytes.HasPrefix(p.last, []byte("heap profile:")) {
+			return &LegacyText{Symbols: p.prof.Symbols, Header: bytes.Clone(p.last), Line: p.line}
+		}
+		if marker == "--- profile" && !bytes.HasPrefix(p.last, []byte("heap_v2/")) {
+			// google-pprof --raw on a file: PrintProfileData writes the
+			// profile in CPU form (pairs of counts and stacks, binary),
+			// which holds no heap values.
+			return p.errorf("google-pprof --raw wrote this profile in its binary CPU form, without the heap profile's values (it copies a profile as text only when it fetched it over HTTP): give heapest the heap profile itself%s", p.binaryHint())
 		}
 	}
 	if err := p.parseHeader(); err != nil {
@@ -215,6 +253,7 @@ func (p *parser) parseSymbols() error {
 		case bytes.Equal(l, []byte("---")):
 			return p.next()
 		case bytes.HasPrefix(l, []byte("binary=")):
+			p.rawBinary = string(l[len("binary="):])
 			continue
 		case bytes.HasPrefix(l, []byte("0x")):
 			sp := bytes.IndexByte(l, ' ')

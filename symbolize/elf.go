@@ -131,6 +131,9 @@ var (
 	errNotELF = errors.New("not an ELF file")
 	// errNoFile marks a file that does not exist.
 	errNoFile = errors.New("no such file")
+	// errIsDir marks a path that is a directory here: no object was ever
+	// mapped from it, so it is the absent file of another machine's dump.
+	errIsDir = errors.New("a directory here, not a file")
 )
 
 // openObject reads path's program headers, build-id and code symbols, and
@@ -147,6 +150,8 @@ func openObject(path string) (o *object, err error) {
 	// reads could block or never end.
 	if st, err := os.Stat(path); err != nil {
 		return nil, describeOpenError(err)
+	} else if st.IsDir() {
+		return nil, errIsDir
 	} else if !st.Mode().IsRegular() {
 		return nil, fmt.Errorf("not a regular file")
 	}

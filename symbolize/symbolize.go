@@ -587,9 +587,11 @@ func (s *session) locate(fs *fileState, m parse.Mapping) {
 		switch {
 		case errors.Is(err, errNotELF):
 			note(2, c, fmt.Sprintf("%s: not an ELF file", c))
-		case errors.Is(err, errNoFile) || (err != nil && !exists(c)):
+		case errors.Is(err, errNoFile) || errors.Is(err, errIsDir) || (err != nil && !exists(c)):
 			// Also a path no file can have (a NUL byte, a file as a
-			// directory): nothing is there.
+			// directory), and a directory (a dump from another machine
+			// whose program's path is a directory here): no object is
+			// there.
 			note(0, c, fmt.Sprintf("cannot open %s: %v", c, err))
 		case err != nil:
 			note(1, c, fmt.Sprintf("cannot open %s: %v", c, err))

@@ -176,20 +176,23 @@ func TestFinishInlined(t *testing.T) {
 // allocator's frames alone (je_malloc) keep theirs.
 func TestAllocatorOwnLeftOut(t *testing.T) {
 	for _, tc := range []struct {
-		twice bool
-		seed  bool
-		want  string
-		warn  string
+		twice, said bool
+		seed        bool
+		want        string
+		warn        string
 	}{
-		{true, false, "map[je_malloc:8 main;alloc_a:1]", "1 stacks of the allocator's own memory left out (2.50MiB of inuse_space)"},
-		{true, true, "map[je_malloc:8 main;alloc_a:1]", "1 stacks of the allocator's own memory left out (2.50MiB of inuse_space)"},
-		{false, false, "map[je_malloc:8 main;alloc_a:6]", ""},
+		{true, true, false, "map[je_malloc:8 main;alloc_a:1]", "1 stacks of the allocator's own memory left out (2.50MiB of inuse_space)"},
+		{true, true, true, "map[je_malloc:8 main;alloc_a:1]", "1 stacks of the allocator's own memory left out (2.50MiB of inuse_space)"},
+		{false, true, false, "map[je_malloc:8 main;alloc_a:6]", ""},
+		// An input that does not say (a proto converted from the text):
+		// kept, with a warning that it may count twice.
+		{false, false, false, "map[je_malloc:8 main;alloc_a:6]", "1 stacks of the allocator's own memory (tcmalloc growing its heap, the heap profiler's own arena) are counted under the functions that allocated"},
 	} {
 		nm := &fakeNamer{needed: map[string]int{}, names: map[uint64]string{
 			0x10: "je_malloc", 0x11: "je_sys_alloc", 0x20: "alloc_a", 0x30: "main"}}
 		tb := NewTable([]unbias.Value{unbias.InUseSpace}, Keys{})
 		recs := []parse.Record{addrRec(1, 0x10, 0x20, 0x30), addrRec(5, 0x11, 0x10, 0x20, 0x30), addrRec(8, 0x10)}
-		p := &parse.Profile{OwnMemoryTwice: tc.twice}
+		p := &parse.Profile{OwnMemoryTwice: tc.twice, OwnMemorySaid: tc.said}
 		collectInto(t, tb, nm, tc.seed, recs, p)
 		g, _, _ := tb.Groups(ByStack, Filter{}, 0, 0)
 		got := map[string]float64{}

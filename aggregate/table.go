@@ -312,6 +312,9 @@ func (c *Collector) Finish(t *Table, namer Namer, p *parse.Profile) error {
 		}
 		p.Warnings = append(p.Warnings, ownWarning(m.ownCells, c.values[i], &m.ownStats[i]))
 	}
+	if m.keptOwn > 0 && p != nil && !p.OwnMemorySaid {
+		p.Warnings = append(p.Warnings, keptOwnWarning(m.keptOwn))
+	}
 	if m.shared {
 		// Cells the table did not reach (it has fewer when collector
 		// stacks became one table stack) still hold collector statistics.
@@ -337,6 +340,16 @@ func (m *finisher) addOrOwn(k cellKey, ok bool, st []ci.Stats) {
 	for i := range st {
 		m.ownStats[i].Merge(&st[i])
 	}
+}
+
+// keptOwnWarning says that n stacks of the allocator's own memory were
+// kept, under the functions whose allocations it served, from an input
+// that does not say whether they count that memory twice.
+func keptOwnWarning(n int) string {
+	return fmt.Sprintf("%d stacks of the allocator's own memory (tcmalloc growing its heap, the heap profiler's own arena) are counted "+
+		"under the functions that allocated: gperftools' HEAP_PROFILE_MMAP records them beside the allocations that memory serves, "+
+		"so they count it twice, and HEAP_PROFILE_ONLY_MMAP as the heap itself; this file does not say which "+
+		"(a proto converted from the heap profile's text lost its header): the text itself tells them apart", n)
 }
 
 // ownWarning says what Finish left out as the allocator's own memory: n
@@ -422,6 +435,9 @@ type finisher struct {
 	// and ownStats sums their statistics (one per value).
 	ownCells int
 	ownStats []ci.Stats
+	// keptOwn counts the stacks of the allocator's own memory kept, in an
+	// input that does not say whether they count it twice (ownWarning).
+	keptOwn int
 }
 
 // adopt gives a fresh table (no cell, no stack) the collector's room
@@ -615,6 +631,9 @@ func (m *finisher) mapAll(stacks []uint32) {
 			m.buf, own = tableStack(m.c, short, m.info, m.namer, m.buf)
 		} else {
 			m.buf, own = tableStack(m.c, long, m.info, m.namer, m.buf)
+		}
+		if own && !m.ownTwice {
+			m.keptOwn++
 		}
 		own = own && m.ownTwice
 		if own {

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -38,6 +39,19 @@ func TestGperftoolsHeapProfileMmap(t *testing.T) {
 	// hundred KiB: nothing near tcmalloc's 257 MiB of its own.
 	if known := 200e6 + 20e6 + 64<<20; rep.Total.Estimate > known+4e6 {
 		t.Errorf("total %.0f bytes in use, want about %.0f", rep.Total.Estimate, float64(known))
+	}
+	// pprof's conversion to proto drops the header that told the mallocs
+	// apart: tcmalloc's own memory is counted again, and a warning says
+	// it may be (the text, read above, has none).
+	proto := filepath.Join(dir, "hp.pb.gz")
+	out, errOut, err := runErr(nil, needTool(t, "go"), "tool", "pprof", "-proto", bin, dumps[len(dumps)-1])
+	if err != nil {
+		t.Fatalf("go tool pprof -proto: %v\n%s", err, errOut)
+	}
+	writeFile(t, proto, out)
+	_, errOut, err = runErr(nil, heapestBinary(t), "report", proto)
+	if err != nil || !strings.Contains(string(errOut), "stacks of the allocator's own memory (tcmalloc growing its heap, the heap profiler's own arena) are counted under the functions that allocated") {
+		t.Errorf("the profile as a proto: err %v, want the warning that tcmalloc's own memory may count twice; stderr:\n%s", err, errOut)
 	}
 	// With HEAP_PROFILE_ONLY_MMAP the mallocs are not recorded: tcmalloc's
 	// sbrk and mmap calls are the heap, and count for the functions whose

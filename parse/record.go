@@ -404,6 +404,11 @@ type Profile struct {
 	// second time, and are left out. With HEAP_PROFILE_ONLY_MMAP they are
 	// the heap itself, and kept.
 	OwnMemoryTwice bool
+	// OwnMemorySaid says the input tells whether it does (a heap
+	// profile's text, by its header's totals). pprof's conversion of one
+	// to proto drops the header: stacks of that memory are kept there,
+	// with a warning that they may count it twice.
+	OwnMemorySaid bool
 	// MapsText is a raw /proc/<pid>/maps copy (jemalloc MAPPED_LIBRARIES)
 	// for symbolize to parse when Mappings is empty.
 	MapsText []byte

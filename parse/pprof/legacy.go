@@ -76,6 +76,7 @@ func ParseLegacy(name string, r *bufio.Reader, opt parse.Options, sink parse.Sin
 	// The heap profiler's header counts the mallocs: with some, records
 	// beyond them are the mmap and sbrk calls HEAP_PROFILE_MMAP adds.
 	out.OwnMemoryTwice = h.kind == "heapprofile" && h.inN+h.allocN > 0 && lp.sums[1] > h.inB
+	out.OwnMemorySaid = h.kind == "heapprofile"
 	return out, nil
 }
 

@@ -453,6 +453,9 @@ func FuzzJemalloc(f *testing.F) {
 		}
 	}
 	f.Add([]byte("heap_v2/1\n  t*: 0: 0 [0: 0]\n"))
+	// --raw symbol sections before a jemalloc dump and a legacy text.
+	f.Add([]byte("--- symbol\nbinary=./a\n0x10 f--g--\n---\n--- heap\nheap_v2/2\n  t*: 1: 2 [0: 0]\n@ 0x10\n  t*: 1: 2 [0: 0]\n"))
+	f.Add([]byte("--- symbol\n0x10 f\n---\n--- profile\nheap profile: 1: 2 [1: 2] @ heap_v2/2\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		opt := parse.Options{KeepGoing: len(data)%2 == 0, Threads: len(data)%3 == 0}
 		var c collector

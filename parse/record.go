@@ -388,6 +388,10 @@ type Source struct {
 	// Salvaged is set when --keep-going kept what preceded a truncation
 	// or damage: the input's estimates are then of a part of it.
 	Salvaged bool
+	// Delta says the input is a delta profile (pprof's ?seconds=N, or
+	// pprof -base): its alloc_* values are the allocations of a window,
+	// not those since its process started.
+	Delta bool
 }
 
 // Profile is what a parsed input says about itself besides its records

@@ -421,6 +421,32 @@ func (r *Report) notice(w string) {
 	r.Warnings = append(r.Warnings, w)
 }
 
+// mixedWindows is the notice of an alloc_* report that sums delta
+// profiles with cumulative ones: a delta's allocations are those of its
+// window, a cumulative profile's those since its process started, which
+// include the window when it is the same process. "" otherwise.
+func mixedWindows(v unbias.Value, sources []parse.Source) string {
+	var delta []string
+	for _, s := range sources {
+		if s.Delta {
+			delta = append(delta, s.Path)
+		}
+	}
+	if !v.IsAlloc() || len(delta) == 0 || len(delta) == len(sources) {
+		return ""
+	}
+	deltas, cumulative := "a delta profile", "a cumulative one"
+	if len(delta) > 1 {
+		deltas = fmt.Sprintf("%d delta profiles", len(delta))
+	}
+	if n := len(sources) - len(delta); n > 1 {
+		cumulative = fmt.Sprintf("%d cumulative ones", n)
+	}
+	return fmt.Sprintf("%s sums %s (%s) with %s: a delta profile holds what was allocated in its window, a cumulative one what was allocated since its process started, "+
+		"so where both profiled one process its window counts twice; merge delta profiles, or cumulative ones, alone",
+		v, deltas, strings.Join(delta, ", "), cumulative)
+}
+
 // keyAbsent is the notice of a report by thread, type or size of inputs
 // that record none (a jemalloc dump's types, a Go profile's threads, a
 // JFR recording's sizes): its one row is all of it. "" otherwise.
@@ -623,6 +649,9 @@ func (b *Builder) Report() (*Report, error) {
 	}
 	if none := keyAbsent(opt.By, groups, cut); none != "" {
 		r.notice(none)
+	}
+	if mixed := mixedWindows(opt.Value, r.Sources); mixed != "" {
+		r.notice(mixed)
 	}
 	if opt.FleetSize > 0 {
 		if err := b.fleetRows(r, opt, vi); err != nil {

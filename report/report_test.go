@@ -326,3 +326,26 @@ func TestKeyAbsent(t *testing.T) {
 		}
 	}
 }
+
+// An alloc_* report of delta profiles and cumulative ones together says
+// that a window may count twice; one of either kind alone, or in-use
+// values, say nothing.
+func TestMixedWindows(t *testing.T) {
+	d, c := parse.Source{Path: "d.pb.gz", Delta: true}, parse.Source{Path: "c.pb.gz"}
+	for _, tc := range []struct {
+		v       unbias.Value
+		sources []parse.Source
+		want    string
+	}{
+		{unbias.AllocSpace, []parse.Source{d, c}, "alloc_space sums a delta profile (d.pb.gz) with a cumulative one:"},
+		{unbias.AllocObjects, []parse.Source{d, d, c, c}, "alloc_objects sums 2 delta profiles (d.pb.gz, d.pb.gz) with 2 cumulative ones:"},
+		{unbias.InUseSpace, []parse.Source{d, c}, ""},
+		{unbias.AllocSpace, []parse.Source{d, d}, ""},
+		{unbias.AllocSpace, []parse.Source{c, c}, ""},
+	} {
+		got := mixedWindows(tc.v, tc.sources)
+		if tc.want == "" && got != "" || !strings.HasPrefix(got, tc.want) {
+			t.Errorf("%s of %d sources: %q, want it to start %q", tc.v, len(tc.sources), got, tc.want)
+		}
+	}
+}

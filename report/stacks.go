@@ -24,6 +24,9 @@ type Stacks struct {
 	// Lines says frames are named by source line (parse.LineName): pprof
 	// output writes each as its function and its line.
 	Lines bool
+	// Notices say what is wrong with the view itself (a report's Notices):
+	// delta profiles summed with cumulative ones.
+	Notices []string
 
 	table  *aggregate.Table
 	filter aggregate.Filter
@@ -59,6 +62,14 @@ func (b *Builder) Stacks() (*Stacks, error) {
 		s.index = append(s.index, vi)
 	}
 	s.Sources = b.sources(s.index[0])
+	for _, v := range s.Values {
+		if v.IsAlloc() {
+			if mixed := mixedWindows(v, s.Sources); mixed != "" {
+				s.Notices = append(s.Notices, mixed)
+			}
+			break // one alloc_* value says it for both
+		}
+	}
 	return s, nil
 }
 

@@ -196,6 +196,9 @@ func (opts ReportOptions) render(cmd *cobra.Command, b *report.Builder) error {
 		if err != nil {
 			return err
 		}
+		for _, w := range st.Notices {
+			fmt.Fprintf(opts.chatter(cmd.ErrOrStderr()), "heapest: warning: %s\n", w)
+		}
 		return writeOutput(opts.Output, cmd.OutOrStdout(), func(w io.Writer) error {
 			return render.WritePprof(w, st)
 		})

@@ -456,6 +456,9 @@ func TestPprofProducers(t *testing.T) {
 			if strings.Contains(tt.name, "delta") && (p.HasInUse || !r.InUse.IsZero() || r.Alloc.Bytes == 0) {
 				t.Errorf("delta profile kept in-use values, or lost its allocations: %+v", r)
 			}
+			if p.Source.Delta != strings.Contains(tt.name, "delta") {
+				t.Errorf("Source.Delta %v: its alloc_* values are a window's only in a delta profile", p.Source.Delta)
+			}
 			if tt.format == "pprof-tcmalloc" && !r.InUse.Approx {
 				t.Error("tcmalloc sample counts must be marked approximate")
 			}

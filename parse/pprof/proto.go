@@ -525,6 +525,7 @@ func emit(e *emitter, c converter) (n emitted, err error) {
 	drop := c.dropInUse && c.chk.delta()
 	if drop {
 		e.out.HasInUse = false
+		e.out.Source.Delta = true
 		e.out.Warnings = append(e.out.Warnings, c.chk.deltaWarning())
 	}
 	parse.Begin(e.sink, e.out) // which pairs the records have is settled

@@ -42,6 +42,9 @@ type legacyHeader struct {
 	// classes is set for gperftools' heap sample, which tcmalloc took by
 	// size class (parse.TcmallocClasses).
 	classes parse.SizeClasses
+	// jemalloc3 is set for a heap_v2 header that gperftools cannot have
+	// written (gperftoolsLayout): jemalloc 3's.
+	jemalloc3 bool
 }
 
 // ParseLegacy reads a legacy text heap profile, sending one raw-count
@@ -100,6 +103,8 @@ func legacyRate(name string, h *legacyHeader, opt parse.Options, out *parse.Prof
 		return nil
 	case h.goText:
 		out.Source.Format, out.Source.Detail = "pprof-go", "Go legacy text (debug=1), raw counts"
+	case h.jemalloc3:
+		out.Source.Format, out.Source.Detail = "gperftools", h.kind+" text (jemalloc 3: its counts are not padded as gperftools pads them), raw counts"
 	default:
 		out.Source.Format, out.Source.Detail = "gperftools", h.kind+" text (gperftools or jemalloc 3), raw counts"
 		if h.classes == parse.TcmallocClasses {
@@ -176,11 +181,30 @@ func parseLegacyHeader(line string) (legacyHeader, error) {
 		h.hasAlloc = true
 	}
 	// GetHeapSample writes each pair twice; jemalloc 3, the other writer
-	// of heap_v2, writes its cumulative counts (or zeros) in the second.
-	if (kind == "heap_v2" || kind == "heapz_v2") && h.inN == h.allocN && h.inB == h.allocB {
-		h.classes = parse.TcmallocClasses
+	// of heap_v2, writes its cumulative counts (or zeros) in the second,
+	// or the same pair again when nothing was freed (prof_accum), but
+	// without gperftools' padding.
+	if kind == "heap_v2" || kind == "heapz_v2" {
+		h.jemalloc3 = !gperftoolsLayout(counts)
+		if !h.jemalloc3 && h.inN == h.allocN && h.inB == h.allocB {
+			h.classes = parse.TcmallocClasses
+		}
 	}
 	return h, nil
+}
+
+// gperftoolsLayout reports whether a header's counts (" N: B [N: B] ")
+// may be gperftools': it writes each count at least 6 characters wide
+// and each size at least 8 ("%6d: %8d [%6d: %8d]"), padded with blanks;
+// jemalloc 3 writes them as they are ("%d: %d [%d: %d]"). Counts of
+// those widths or more look alike in both.
+func gperftoolsLayout(counts string) bool {
+	s := strings.TrimPrefix(counts, " ")
+	inN, rest, ok1 := strings.Cut(s, ": ")
+	inB, rest, ok2 := strings.Cut(rest, " [")
+	allocN, rest, ok3 := strings.Cut(rest, ": ")
+	allocB, _, ok4 := strings.Cut(rest, "]")
+	return ok1 && ok2 && ok3 && ok4 && len(inN) >= 6 && len(inB) >= 8 && len(allocN) >= 6 && len(allocB) >= 8
 }
 
 // parseCountPairs reads "N: B [N: B]".

@@ -2,6 +2,7 @@ package pprof_test
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -26,7 +27,9 @@ func TestLegacyTextAndProtoAgree(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			n, b, _ := strings.Cut(tt.line, ":")
 			b, _, _ = strings.Cut(b, "[")
-			text := "heap profile: " + n + ":" + b + "[" + n + ":" + b + "] @ heap_v2/524288\n" + tt.line + "\n"
+			n, b = strings.TrimSpace(n), strings.TrimSpace(b)
+			// Padded as GetHeapSample pads its header.
+			text := fmt.Sprintf("heap profile: %6s: %8s [%6s: %8s] @ heap_v2/524288\n", n, b, n, b) + tt.line + "\n"
 			fromText, err := read("text", strings.NewReader(text), parse.Options{})
 			if err != nil {
 				t.Fatal(err)
@@ -56,8 +59,9 @@ func TestLegacyTextAndProtoAgree(t *testing.T) {
 
 // TestHeapSampleClasses: a heap_v2 file whose header repeats its pair is
 // gperftools' heap sample, sampled by tcmalloc's size classes; jemalloc
-// 3's, whose second pair is cumulative (or zero), and gperftools' full
-// heap profiler, which records every allocation, are not.
+// 3's, whose second pair is cumulative (or zero, or the same when nothing
+// was freed, but its counts unpadded), and gperftools' full heap
+// profiler, which records every allocation, are not.
 func TestHeapSampleClasses(t *testing.T) {
 	for _, tc := range []struct {
 		header string
@@ -65,15 +69,27 @@ func TestHeapSampleClasses(t *testing.T) {
 	}{
 		{"heap profile:      1:       65 [     1:       65] @ heap_v2/524288", parse.TcmallocClasses},
 		{"heap profile: 1: 65 [0: 0] @ heap_v2/524288", parse.Recorded},
+		{"heap profile: 1: 65 [1: 65] @ heap_v2/524288", parse.Recorded},
+		{"heap profile: 123456: 12345678 [123456: 12345678] @ heap_v2/524288", parse.TcmallocClasses},
 		{"heap profile: 1: 65 [3: 300] @ heap_v2/524288", parse.Recorded},
 		{"heap profile: 1: 65 [1: 65] @ heapprofile", parse.Recorded},
 	} {
-		got, err := read("sample.heap", strings.NewReader(tc.header+"\n1: 65 [1: 65] @ 0x401000\n"), parse.Options{})
+		body := "1: 65 [1: 65] @ 0x401000"
+		if strings.Contains(tc.header, "123456") {
+			body = "123456: 12345678 [123456: 12345678] @ 0x401000"
+		}
+		got, err := read("sample.heap", strings.NewReader(tc.header+"\n"+body+"\n"), parse.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if c := got.Records[0].InUse; c.Classes != tc.want {
 			t.Errorf("%s: counts %+v, want classes %d", tc.header, c, tc.want)
+		}
+		// The gperftools warning, and only for a file gperftools may
+		// have written.
+		warned := strings.Contains(strings.Join(got.Warnings, "\n"), "if this heap sample comes from gperftools")
+		if maybe := strings.Contains(tc.header, "heap_v2") && (strings.Contains(tc.header, "    ") || strings.Contains(tc.header, "123456")); warned != maybe {
+			t.Errorf("%s: gperftools warning %v, want %v (%q)", tc.header, warned, maybe, got.Source.Detail)
 		}
 	}
 }

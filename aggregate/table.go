@@ -436,7 +436,7 @@ type finisher struct {
 	ownCells int
 	ownStats []ci.Stats
 	// keptOwn counts the stacks of the allocator's own memory kept, in an
-	// input that does not say whether they count it twice (ownWarning).
+	// input that does not say whether they count it twice (keptOwnWarning).
 	keptOwn int
 }
 

@@ -148,7 +148,11 @@ func runDiff(cmd *cobra.Command, opts DiffOptions, args []string) error {
 		return err
 	}
 	opts.warnNotices(cmd.ErrOrStderr(), newR, baseR)
-	warnSame(opts.chatter(cmd.ErrOrStderr()), baseR, newR)
+	gate := ""
+	if opts.FailOn != 0 {
+		gate = "--fail-on"
+	}
+	warnSame(opts.chatter(cmd.ErrOrStderr()), baseR, newR, gate)
 	if opts.Format == render.Pprof {
 		return writeOutput(opts.Output, cmd.OutOrStdout(), func(w io.Writer) error {
 			return render.WriteDiffPprof(w, baseR, newR)
@@ -170,9 +174,10 @@ func runDiff(cmd *cobra.Command, opts DiffOptions, args []string) error {
 
 // warnSame says when NEW holds an input BASE holds too: the same file, or
 // a copy of one (one process at one moment, as their sources say). A
-// profile compared with itself shows no change, and no gate on it can
+// profile compared with itself shows no change, and the gate on the
+// comparison (gate: diff's --fail-on, ci's baseline; "" for none) cannot
 // fail: a pipeline pointed at one artifact twice would pass forever.
-func warnSame(w io.Writer, base, new *report.Report) {
+func warnSame(w io.Writer, base, new *report.Report, gate string) {
 	var same []string
 	for _, n := range new.Sources {
 		for _, b := range base.Sources {
@@ -183,8 +188,12 @@ func warnSame(w io.Writer, base, new *report.Report) {
 		}
 	}
 	if len(same) > 0 {
-		fmt.Fprintf(w, "heapest: warning: BASE holds NEW's %s too (the same file, or a copy): a profile compared with itself shows no change, and no gate on it can fail\n",
-			strings.Join(same, ", "))
+		consequence := ""
+		if gate != "" {
+			consequence = ", so " + gate + " cannot fail"
+		}
+		fmt.Fprintf(w, "heapest: warning: BASE holds NEW's %s too (the same file, or a copy): a profile compared with itself shows no change%s\n",
+			strings.Join(same, ", "), consequence)
 	}
 }
 

@@ -212,7 +212,7 @@ func runGates(cmd *cobra.Command, opts CIOptions, args []string) error {
 		t := compare.Total(g.Base, newR)
 		total = &t
 		warnDisjoint(opts.chatter(cmd.ErrOrStderr()), compare.OverlapOf(rows))
-		warnSame(opts.chatter(cmd.ErrOrStderr()), g.Base, newR)
+		warnSame(opts.chatter(cmd.ErrOrStderr()), g.Base, newR, "the baseline gates")
 	}
 	opts.warnNotices(cmd.ErrOrStderr(), newR, g.Base)
 	minChange, err := setup.minChangeFor(newR.Value)

@@ -1013,11 +1013,8 @@ func (t *Table) Correlate(k float64) {
 // raises no count's.
 func (t *Table) AllowUnseen(rate float64) {
 	for v, val := range t.values {
-		if val.IsSpace() {
-			t.stats.eachOf(v, func(s *ci.Stats) { s.AllowUnseen(rate) })
-		} else {
-			t.stats.eachOf(v, func(s *ci.Stats) { s.AllowUnseenCount(rate) })
-		}
+		bytes := val.IsSpace()
+		t.stats.eachOf(v, func(s *ci.Stats) { s.AllowUnseenOf(rate, bytes) })
 	}
 }
 

@@ -46,16 +46,17 @@ func absent(s, other Stats) float64 {
 	return other.MaxWeight
 }
 
-// ends are a group's lower and upper ends. A group with no contribution
-// stands for a value that may still be there unseen: its upper end is one
-// count of weight absent (see absent). With whole set, the upper end's extra count weighs at least one
+// ends are a group's lower and upper ends, other the comparison's other
+// side. A group with no contribution stands for a value that may still be
+// there unseen: its upper end is one count of weight absent(s, other).
+// With whole set, the upper end's extra count weighs at least one
 // large allocation missed whole (Stats.LargeMissed): an allocation of many
 // sampling periods is sampled almost surely, so its weight (1−π)/π·Z is
 // tiny, yet when one is missed the value drops by all of Z at once, a
 // jump the gamma approximation does not have (see missedLevel).
-func ends(s Stats, absent float64, whole bool) (lo, hi end) {
+func ends(s, other Stats, whole bool) (lo, hi end) {
 	if s.N == 0 {
-		return end{0, 0}, end{absent, 1}
+		return end{0, 0}, end{absent(s, other), 1}
 	}
 	if s.Complete {
 		return end{s.Estimate, math.Inf(1)}, end{s.Estimate, math.Inf(1)}
@@ -130,8 +131,8 @@ func RatioInterval(base, new Stats, alpha float64) (lo, hi float64, err error) {
 // where the γ quantile of F(d1, d2) is 1 over the 1−γ quantile of
 // F(d2, d1); whole is ends'.
 func ratioLower(base, new Stats, g float64, whole bool) float64 {
-	_, bHi := ends(base, absent(base, new), whole)
-	nLo, _ := ends(new, absent(new, base), whole)
+	_, bHi := ends(base, new, whole)
+	nLo, _ := ends(new, base, whole)
 	if nLo.y == 0 {
 		return 0
 	}
@@ -141,8 +142,8 @@ func ratioLower(base, new Stats, g float64, whole bool) float64 {
 // ratioUpper is θ_hi = (y_new+w_new)/y_base · F(1−γ; 2a*_new, 2a_base),
 // +Inf when BASE may be zero.
 func ratioUpper(base, new Stats, g float64, whole bool) float64 {
-	bLo, _ := ends(base, absent(base, new), whole)
-	_, nHi := ends(new, absent(new, base), whole)
+	bLo, _ := ends(base, new, whole)
+	_, nHi := ends(new, base, whole)
 	if bLo.y == 0 {
 		return math.Inf(1)
 	}
@@ -179,8 +180,8 @@ func RatioPValues(base, new Stats, theta float64) (inc, dec float64, err error) 
 // ratioInc is the p-value of "NEW/BASE ≤ theta" that ratioLower inverts;
 // a NEW that may be 0 leaves nothing to reject with.
 func ratioInc(base, new Stats, theta float64, whole bool) float64 {
-	_, bHi := ends(base, absent(base, new), whole)
-	nLo, _ := ends(new, absent(new, base), whole)
+	_, bHi := ends(base, new, whole)
+	nLo, _ := ends(new, base, whole)
 	if nLo.y == 0 {
 		return 1
 	}
@@ -189,8 +190,8 @@ func ratioInc(base, new Stats, theta float64, whole bool) float64 {
 
 // ratioDec is the p-value of "NEW/BASE ≥ theta" that ratioUpper inverts.
 func ratioDec(base, new Stats, theta float64, whole bool) float64 {
-	bLo, _ := ends(base, absent(base, new), whole)
-	_, nHi := ends(new, absent(new, base), whole)
+	bLo, _ := ends(base, new, whole)
+	_, nHi := ends(new, base, whole)
 	if bLo.y == 0 {
 		return 1
 	}
@@ -214,11 +215,11 @@ func diffInterval(base, new Stats, alpha float64, interval func(Stats) (Result, 
 	// and a lower end raised to what the samples hold (Stats.Seen) is no
 	// such width: the sides' own methods are used.
 	base.Seen, new.Seen = 0, 0
-	b, err := sideInterval(base, absent(base, new), alpha, interval)
+	b, err := sideInterval(base, new, alpha, interval)
 	if err != nil {
 		return 0, 0, err
 	}
-	n, err := sideInterval(new, absent(new, base), alpha, interval)
+	n, err := sideInterval(new, base, alpha, interval)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -229,10 +230,10 @@ func diffInterval(base, new Stats, alpha float64, interval func(Stats) (Result, 
 }
 
 // sideInterval is one side's own interval; a side with no contribution
-// gets the interval of zero counts of weight absent.
-func sideInterval(s Stats, absent, alpha float64, interval func(Stats) (Result, error)) (Result, error) {
+// gets the interval of zero counts of weight absent(s, other).
+func sideInterval(s, other Stats, alpha float64, interval func(Stats) (Result, error)) (Result, error) {
 	if s.N == 0 {
-		return GammaInterval(0, 0, absent, alpha), nil
+		return GammaInterval(0, 0, absent(s, other), alpha), nil
 	}
 	return interval(s)
 }

@@ -166,6 +166,16 @@ func (s *Stats) AllowUnseen(rate float64) {
 	s.Complete = false
 }
 
+// AllowUnseenOf is AllowUnseen for a sum of bytes and AllowUnseenCount
+// for a count: the one place that says which a value takes.
+func (s *Stats) AllowUnseenOf(rate float64, bytes bool) {
+	if bytes {
+		s.AllowUnseen(rate)
+	} else {
+		s.AllowUnseenCount(rate)
+	}
+}
+
 // AllowUnseenCount is AllowUnseen for a count of allocations of one size
 // (P and Rate say which: Z = −Rate·ln(1−P)): one more sample, from an input
 // of period rate that had none, stands for (1−π)/π of them, π that size's

@@ -234,14 +234,11 @@ func (gr *grouper) allowUnseen() {
 	if !(gr.rateMin > 0 && gr.rateMax > gr.rateMin) || gr.g.By == aggregate.BySource {
 		return // a row by source is one source's own, whole
 	}
-	allow := func(s *ci.Stats) { s.AllowUnseenCount(gr.rateMax) }
-	if gr.g.Value.IsSpace() {
-		allow = func(s *ci.Stats) { s.AllowUnseen(gr.rateMax) }
-	}
-	allow(&gr.g.Total)
+	bytes := gr.g.Value.IsSpace()
+	gr.g.Total.AllowUnseenOf(gr.rateMax, bytes)
 	for _, grp := range gr.g.Groups {
-		allow(&grp.Flat)
-		allow(&grp.Cum)
+		grp.Flat.AllowUnseenOf(gr.rateMax, bytes)
+		grp.Cum.AllowUnseenOf(gr.rateMax, bytes)
 	}
 }
 

@@ -188,11 +188,6 @@ func csvValue(v any) string {
 	switch x := v.(type) {
 	case nil:
 		return ""
-	case *float64:
-		if x == nil {
-			return ""
-		}
-		return num(*x)
 	case float64:
 		if math.IsNaN(x) {
 			return ""

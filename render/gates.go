@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"strconv"
 	"strings"
 
 	"github.com/olekukonko/tablewriter/tw"
@@ -91,7 +90,7 @@ func (g *Gates) rowsText() string {
 		return ""
 	}
 	s := fmt.Sprintf("%d of %s grew significantly by more than %s",
-		r.Failed, plural(r.Tested, "row"), strconv.FormatFloat(math.Round(g.Result.Options.Threshold*1e6)/1e4, 'f', -1, 64)+"%")
+		r.Failed, plural(r.Tested, "row"), level(g.Result.Options.Threshold)+"%")
 	if m := g.Result.Options.MinChange; m > 0 {
 		s += " and " + human(m, g.bytes())
 	}

@@ -677,10 +677,12 @@ func (s *session) debugLinkPaths(o *object) []string {
 	for _, d := range s.opt.SymbolPath {
 		out = append(out, filepath.Join(d, o.debugLink))
 	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return out
+	}
 	for _, d := range append(append([]string{}, s.opt.SymbolPath...), systemDebugDirs...) {
-		if abs, err := filepath.Abs(dir); err == nil {
-			out = append(out, filepath.Join(d, abs, o.debugLink))
-		}
+		out = append(out, filepath.Join(d, abs, o.debugLink))
 	}
 	return out
 }

@@ -262,9 +262,13 @@ func readHeapest(d *decoded, opt parse.Options, sink parse.Sink) (*parse.Profile
 		rate = 0
 	}
 	if repeated > 0 {
+		what := "samples of heapest's output hold"
+		if repeated == 1 {
+			what = "sample of heapest's output holds"
+		}
 		out.Warnings = append(out.Warnings, fmt.Sprintf(
 			"%d %s several samples' values with one sample's statistics: pprof merged heapest's files (go tool pprof -proto a b), adding samples of equal labels; each is read as that many independent samples. heapest merge of the files keeps every sample, and tells dumps of one process apart",
-			repeated, map[bool]string{true: "sample of heapest's output holds", false: "samples of heapest's output hold"}[repeated == 1]))
+			repeated, what))
 	}
 	if opt.Rate > 0 {
 		out.Warnings = append(out.Warnings, fmt.Sprintf(

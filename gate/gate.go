@@ -26,7 +26,8 @@ type Verdict string
 
 // The verdicts. Inconclusive gates pass, with a warning saying what
 // would decide them; NoInterval gates rest on data with no honest
-// interval and are not tested.
+// interval and are not tested: they pass too, and are counted apart
+// (Result.Untested) so that no output calls them tested.
 const (
 	Pass         Verdict = "pass"
 	Fail         Verdict = "fail"
@@ -110,9 +111,10 @@ type Result struct {
 	// Rows sums up the baseline's rows (nil without a baseline). It is
 	// not a gate: the rows that failed are gates of their own.
 	Rows *RowsSummary
-	// Tests counts the tests Holm corrects for; Failed and Inconclusive
-	// the gates with those verdicts.
-	Tests, Failed, Inconclusive int
+	// Tests counts the tests Holm corrects for; Failed, Inconclusive and
+	// Untested the gates with the verdicts fail, inconclusive and
+	// no-interval.
+	Tests, Failed, Inconclusive, Untested int
 }
 
 // RowsSummary is how many of the baseline's rows were tested and how
@@ -183,6 +185,8 @@ func Evaluate(budgets []Budget, rows compare.Rows, total *compare.Row, opt Optio
 			res.Failed++
 		case Inconclusive:
 			res.Inconclusive++
+		case NoInterval:
+			res.Untested++
 		}
 	}
 	return res, nil
@@ -207,7 +211,7 @@ func budgetGate(b Budget, opt Options) (Gate, error) {
 	g := Gate{Name: b.Rule.Text, Kind: KindBudget, Key: b.Rule.Text, Total: b.Rule.Total, Limit: b.Rule.Limit, P: math.NaN(), PAdjusted: math.NaN()}
 	if b.Stats.NoInterval {
 		g.Verdict = NoInterval
-		g.Result = ci.Result{Estimate: b.Stats.Estimate, Method: ci.MethodNone}
+		g.Result = ci.Result{Estimate: b.Stats.Estimate, Method: ci.MethodNone, Notes: []string{ci.NoteNoInterval}}
 		return g, nil
 	}
 	var err error
@@ -368,7 +372,7 @@ func baselineGate(row *compare.Row, i int, opt Options, alpha float64, memo *ci.
 	g.Result = ci.Result{Estimate: row.Ratio, Samples: row.New.Samples, Method: "F"}
 	inc, _, err := ci.RatioPValues(row.Base, row.New, g.Limit)
 	if err == ci.ErrNoComparison {
-		g.Verdict, g.Result.Method = NoInterval, ci.MethodNone
+		g.Verdict, g.Result.Method, g.Result.Notes = NoInterval, ci.MethodNone, []string{ci.NoteNoInterval}
 		return g, nil
 	}
 	if err != nil {

@@ -211,6 +211,7 @@ type jsonDiff struct {
 	Rows        []map[string]any `json:"rows"`
 	Total       map[string]any   `json:"total"`
 	Omitted     int              `json:"omitted,omitempty"`
+	Warnings    []string         `json:"warnings,omitempty"`
 }
 
 func jsonDiffRow(r *compare.Row, total bool) map[string]any {
@@ -232,7 +233,8 @@ func jsonDiffRow(r *compare.Row, total bool) map[string]any {
 
 func writeDiffJSON(w io.Writer, d *compare.Diff) error {
 	out := jsonDiff{jsonHead: newJSONHead(d.New, "benjamini-hochberg", d.Tests), Discoveries: d.Discoveries, Level: d.Level,
-		Base: sourcePaths(d.Base), New: sourcePaths(d.New), Rows: []map[string]any{}, Total: jsonDiffRow(&d.Total, true), Omitted: d.Omitted}
+		Base: sourcePaths(d.Base), New: sourcePaths(d.New), Rows: []map[string]any{}, Total: jsonDiffRow(&d.Total, true), Omitted: d.Omitted,
+		Warnings: warningsOf(d.New, d.Base)}
 	for i := range d.Rows {
 		out.Rows = append(out.Rows, jsonDiffRow(&d.Rows[i], false))
 	}

@@ -142,6 +142,9 @@ func (g *Gates) summary() string {
 	if r.Inconclusive > 0 {
 		s += fmt.Sprintf(", %d inconclusive", r.Inconclusive)
 	}
+	if r.Untested > 0 {
+		s += fmt.Sprintf(", %d not tested for want of an interval", r.Untested)
+	}
 	return s
 }
 
@@ -229,11 +232,13 @@ type jsonGates struct {
 	Passed       bool       `json:"passed"`
 	Failed       int        `json:"failed"`
 	Inconclusive int        `json:"inconclusive"`
+	Untested     int        `json:"untested"`
 	Sources      []string   `json:"sources"`
 	Baseline     []string   `json:"baseline,omitempty"`
 	Gates        []jsonGate `json:"gates"`
 	// BaselineRows sums up the baseline's rows; it is not a gate.
 	BaselineRows *jsonRows `json:"baseline_rows,omitempty"`
+	Warnings     []string  `json:"warnings,omitempty"`
 }
 
 type jsonRows struct {
@@ -264,6 +269,7 @@ type jsonGate struct {
 	PAdjusted *float64 `json:"p_adjusted"`
 	Verdict   string   `json:"verdict"`
 	Hint      string   `json:"hint,omitempty"`
+	Notes     []string `json:"notes,omitempty"`
 }
 
 func writeGatesJSON(w io.Writer, g *Gates) error {
@@ -273,7 +279,8 @@ func writeGatesJSON(w io.Writer, g *Gates) error {
 		corr = "holm"
 	}
 	out := jsonGates{jsonHead: newJSONHead(g.New, corr, r.Tests), Passed: r.Passed(), Failed: r.Failed,
-		Inconclusive: r.Inconclusive, Sources: sourcePaths(g.New), Gates: []jsonGate{}}
+		Inconclusive: r.Inconclusive, Untested: r.Untested, Sources: sourcePaths(g.New), Gates: []jsonGate{},
+		Warnings: warningsOf(g.New, g.Base)}
 	if g.Base != nil {
 		out.Baseline = sourcePaths(g.Base)
 	}
@@ -282,7 +289,7 @@ func writeGatesJSON(w io.Writer, g *Gates) error {
 	}
 	for _, x := range r.Gates {
 		j := jsonGate{Name: x.Name, Kind: string(x.Kind), Key: x.Key, Stack: x.Stack, Total: x.Total, Limit: nullable(x.Limit),
-			P: nullable(x.P), PAdjusted: nullable(x.PAdjusted), Verdict: string(x.Verdict), Hint: x.Hint}
+			P: nullable(x.P), PAdjusted: nullable(x.PAdjusted), Verdict: string(x.Verdict), Hint: x.Hint, Notes: x.Result.Notes}
 		if x.Result.Method != "-" {
 			j.Estimate, j.Method = nullable(x.Result.Estimate), x.Result.Method
 			if x.Verdict != gate.NoInterval {
@@ -300,6 +307,25 @@ func writeGatesJSON(w io.Writer, g *Gates) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
+}
+
+// warningsOf joins the warnings of reports (nil ones skipped), each once:
+// the two sides of a comparison often say the same of their inputs.
+func warningsOf(reports ...*report.Report) []string {
+	var out []string
+	said := map[string]bool{}
+	for _, r := range reports {
+		if r == nil {
+			continue
+		}
+		for _, w := range r.Warnings {
+			if !said[w] {
+				said[w] = true
+				out = append(out, w)
+			}
+		}
+	}
+	return out
 }
 
 // sourcePaths lists a report's inputs.

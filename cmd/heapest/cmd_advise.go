@@ -422,6 +422,7 @@ type adviceJSON struct {
 	Dumps       int              `json:"dumps_at_current_rate"`
 	Dotnet      adviceDotnetJSON `json:"dotnet"`
 	Hide        string           `json:"hide,omitempty"`
+	Warnings    []string         `json:"warnings,omitempty"`
 }
 
 type sourceJSON struct {
@@ -470,7 +471,7 @@ func (v *adviceView) writeJSON(w io.Writer) error {
 	p, r := v.plan, v.report
 	out := adviceJSON{Precision: p.Target.Precision, Confidence: r.Confidence, Assurance: p.Target.Assurance,
 		Value: r.Value.String(), By: r.By.String(), CurrentRate: p.Current, Rate: p.Rate, Dumps: p.Dumps,
-		Dotnet: adviceDotnetJSON{Rate: advise.DotnetRate, Dumps: p.DotnetDumps}, Hide: r.Hidden}
+		Dotnet: adviceDotnetJSON{Rate: advise.DotnetRate, Dumps: p.DotnetDumps}, Hide: r.Hidden, Warnings: r.Warnings}
 	for _, s := range r.Sources {
 		out.Sources = append(out.Sources, sourceJSON{Path: s.Path, Format: s.Format, Rate: s.Rate})
 	}

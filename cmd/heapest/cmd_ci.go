@@ -65,7 +65,9 @@ samples (dumps, or a shorter sampling period) would decide it. A baseline row
 fails only when the interval on its ratio NEW/BASE lies wholly above
 1 + threshold. Each gate is a one-sided test at (1 − confidence)/2; with many
 rows and gates, Holm's correction (--correction holm, the default) keeps the
-chance that any of them fails falsely at that level. See docs/ci.md and
+chance that any of them fails falsely at that level. A gate on samples that
+give no honest interval (.NET's GCAllocationTick events, say) is not tested:
+it passes as no-interval, with a warning. See docs/ci.md and
 docs/statistics.md. Without gates, ci prints what report prints.
 
 Without input files, ci is a calculator: it prints the estimate and the

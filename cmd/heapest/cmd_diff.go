@@ -152,7 +152,7 @@ func runDiff(cmd *cobra.Command, opts DiffOptions, args []string) error {
 	if opts.FailOn != 0 {
 		gate = "--fail-on"
 	}
-	warnSame(opts.chatter(cmd.ErrOrStderr()), baseR, newR, gate)
+	opts.warnOn(cmd.ErrOrStderr(), newR, sameWarning(baseR, newR, gate))
 	if opts.Format == render.Pprof {
 		return writeOutput(opts.Output, cmd.OutOrStdout(), func(w io.Writer) error {
 			return render.WriteDiffPprof(w, baseR, newR)
@@ -162,7 +162,7 @@ func runDiff(cmd *cobra.Command, opts DiffOptions, args []string) error {
 	if err != nil {
 		return err
 	}
-	warnDisjoint(opts.chatter(cmd.ErrOrStderr()), d.Overlap)
+	opts.warnOn(cmd.ErrOrStderr(), newR, disjointWarning(d.Overlap))
 	err = writeOutput(opts.Output, cmd.OutOrStdout(), func(w io.Writer) error {
 		return render.WriteDiff(w, d, opts.Format)
 	})
@@ -172,12 +172,13 @@ func runDiff(cmd *cobra.Command, opts DiffOptions, args []string) error {
 	return opts.verdict(cmd.ErrOrStderr(), d)
 }
 
-// warnSame says when NEW holds an input BASE holds too: the same file, or
-// a copy of one (one process at one moment, as their sources say). A
-// profile compared with itself shows no change, and the gate on the
-// comparison (gate: diff's --fail-on, ci's baseline; "" for none) cannot
-// fail: a pipeline pointed at one artifact twice would pass forever.
-func warnSame(w io.Writer, base, new *report.Report, gate string) {
+// sameWarning is the warning ("" for none) when NEW holds an input BASE
+// holds too: the same file, or a copy of one (one process at one moment,
+// as their sources say). A profile compared with itself shows no change,
+// and the gate on the comparison (gate: diff's --fail-on, ci's baseline;
+// "" for none) cannot fail: a pipeline pointed at one artifact twice
+// would pass forever.
+func sameWarning(base, new *report.Report, gate string) string {
 	var same []string
 	for _, n := range new.Sources {
 		for _, b := range base.Sources {
@@ -192,9 +193,10 @@ func warnSame(w io.Writer, base, new *report.Report, gate string) {
 		if gate != "" {
 			consequence = ", so " + gate + " cannot fail"
 		}
-		fmt.Fprintf(w, "heapest: warning: BASE holds NEW's %s too (the same file, or a copy): a profile compared with itself shows no change%s\n",
+		return fmt.Sprintf("BASE holds NEW's %s too (the same file, or a copy): a profile compared with itself shows no change%s",
 			strings.Join(same, ", "), consequence)
 	}
+	return ""
 }
 
 // sameInput reports whether two inputs are one: one file, or the same
@@ -208,14 +210,16 @@ func sameInput(a, b parse.Source) bool {
 	return a.Process != "" && a.Process == b.Process && a.Time == b.Time && a.Samples == b.Samples
 }
 
-// warnDisjoint says when BASE and NEW have no row in common: a comparison
-// of them calls every row new or gone, and a gate on it fails.
-func warnDisjoint(w io.Writer, o compare.Overlap) {
-	if o.Disjoint() {
-		fmt.Fprintf(w, "heapest: warning: BASE and NEW have no row in common (%d only in BASE, %d only in NEW): "+
-			"profiles of different programs, or of one named differently on each side (symbolized on one only: --binary or --symbol-path given to one); every row is new or gone\n",
-			o.BaseOnly, o.NewOnly)
+// disjointWarning is the warning ("" for none) when BASE and NEW have no
+// row in common: a comparison of them calls every row new or gone, and a
+// gate on it fails.
+func disjointWarning(o compare.Overlap) string {
+	if !o.Disjoint() {
+		return ""
 	}
+	return fmt.Sprintf("BASE and NEW have no row in common (%d only in BASE, %d only in NEW): "+
+		"profiles of different programs, or of one named differently on each side (symbolized on one only: --binary or --symbol-path given to one); every row is new or gone",
+		o.BaseOnly, o.NewOnly)
 }
 
 // verdict tells on w whether the gate of --fail-on passed (not with

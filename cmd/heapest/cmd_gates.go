@@ -211,8 +211,8 @@ func runGates(cmd *cobra.Command, opts CIOptions, args []string) error {
 		rows = compare.Join(g.Base, newR)
 		t := compare.Total(g.Base, newR)
 		total = &t
-		warnDisjoint(opts.chatter(cmd.ErrOrStderr()), compare.OverlapOf(rows))
-		warnSame(opts.chatter(cmd.ErrOrStderr()), g.Base, newR, "the baseline gates")
+		opts.warnOn(cmd.ErrOrStderr(), newR, disjointWarning(compare.OverlapOf(rows)))
+		opts.warnOn(cmd.ErrOrStderr(), newR, sameWarning(g.Base, newR, "the baseline gates"))
 	}
 	opts.warnNotices(cmd.ErrOrStderr(), newR, g.Base)
 	minChange, err := setup.minChangeFor(newR.Value)
@@ -231,6 +231,9 @@ func runGates(cmd *cobra.Command, opts CIOptions, args []string) error {
 		switch {
 		case x.Verdict == gate.Inconclusive:
 			fmt.Fprintf(opts.chatter(cmd.ErrOrStderr()), "heapest: warning: gate %s: %s\n", x.Name, x.Hint)
+		case x.Verdict == gate.NoInterval:
+			// It passes whatever its value: the run must not look tested.
+			fmt.Fprintf(opts.chatter(cmd.ErrOrStderr()), "heapest: warning: gate %s passes untested: %s%s\n", x.Name, ci.NoteNoInterval, noIntervalSide(x))
 		case x.Unmatched && !x.Total:
 			// A misspelled pattern would pass forever, with a footnote only.
 			fmt.Fprintf(opts.chatter(cmd.ErrOrStderr()), "heapest: warning: gate %s: nothing matched, so it passes with no sample to test; check its pattern\n", x.Name)
@@ -436,4 +439,16 @@ func sharedFormat(r *report.Report) string {
 		f = s.Format
 	}
 	return f
+}
+
+// noIntervalSide says which side of its limit an untested gate's estimate
+// is on: one far above it passes all the same, and the user should know.
+func noIntervalSide(x gate.Gate) string {
+	switch {
+	case math.IsNaN(x.Result.Estimate):
+		return ""
+	case x.Result.Estimate > x.Limit:
+		return "; its estimate is above the limit"
+	}
+	return "; its estimate is within the limit"
 }

@@ -56,6 +56,16 @@ func (o *inputOptions) chatter(stderr io.Writer) io.Writer {
 	return stderr
 }
 
+// warnOn says msg ("" for none) on standard error (unless --quiet) and
+// adds it to r's warnings, which machine output carries.
+func (o *inputOptions) warnOn(stderr io.Writer, r *report.Report, msg string) {
+	if msg == "" {
+		return
+	}
+	r.Warnings = append(r.Warnings, msg)
+	fmt.Fprintf(o.chatter(stderr), "heapest: warning: %s\n", msg)
+}
+
 // warnNotices says on standard error (unless --quiet) what reports say
 // of themselves: filters or --hide that match nothing, a grouping their
 // inputs have no key of. Both sides of a comparison say it once.

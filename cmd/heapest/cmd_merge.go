@@ -21,7 +21,8 @@ func newMergeCommand() *cobra.Command {
 		Short: "Merge the profiles of a fleet into one, unbiasing each sample first",
 		Long: `Merge reads the heap profiles of many processes, unbiases every sample of
 each with that input's own sampling rate, and sums the statistics behind the
-intervals. It writes one gzip-compressed profile.proto that pprof viewers open
+intervals. It writes one gzip-compressed profile.proto (to -o FILE, or to
+standard output when that is not a terminal) that pprof viewers open
 (the unbiased estimate is the default sample type) and that heapest reads back
 with every stack's exact statistics, so a merge can be merged again: merging
 merges gives the rows and intervals of merging all their inputs at once.
@@ -93,7 +94,7 @@ func runMerge(cmd *cobra.Command, opts MergeOptions, args []string) error {
 	if err != nil {
 		return err
 	}
-	if opts.Format == render.Pprof && opts.Output != "-" {
+	if opts.Format == render.Pprof && opts.Output != "-" && opts.Output != "" {
 		inputs := "inputs"
 		if joined == 1 {
 			inputs = "input"

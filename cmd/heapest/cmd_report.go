@@ -278,6 +278,9 @@ func (o ReportOptions) reportOptions(cmd *cobra.Command) (report.Options, error)
 	if o.LogScale && o.Format != render.SVG && o.Format != render.HTML {
 		return r, fmt.Errorf("--log-scale applies to --format svg and html")
 	}
+	if err := o.unusedByFormat(cmd); err != nil {
+		return r, err
+	}
 	if o.Format == render.HTML && o.FromParquet != "" {
 		return r, fmt.Errorf("--format html draws a flame graph of the profiles' stacks: give profiles, not --from-parquet")
 	}
@@ -316,15 +319,34 @@ func (o ReportOptions) reportOptions(cmd *cobra.Command) (report.Options, error)
 		return r, fmt.Errorf("--parquet-rows applies to --format parquet")
 	}
 	r.Lines = o.Lines
-	if o.Format == render.Parquet && o.Output == "" {
-		return r, fmt.Errorf("--format parquet writes a binary file: give -o FILE (or -o - for standard output)")
-	}
-	if o.Format == render.Pprof && o.Output == "" {
-		// Binary output on a terminal is never what anyone wants; stdout
-		// redirection is still possible with -o -.
-		return r, fmt.Errorf("--format pprof writes a binary profile: give -o FILE (or -o - for standard output)")
+	// Binary output on a terminal is never what anyone wants; into a
+	// file or a pipe it is, as pprof's -proto writes it.
+	if o.Output == "" && isTerminal(cmd.OutOrStdout()) {
+		switch o.Format {
+		case render.Parquet:
+			return r, fmt.Errorf("--format parquet writes a binary file, and standard output is a terminal: give -o FILE, or redirect it")
+		case render.Pprof:
+			return r, fmt.Errorf("--format pprof writes a binary profile, and standard output is a terminal: give -o FILE, or redirect it")
+		}
 	}
 	return r, nil
+}
+
+// unusedByFormat refuses the flags that the chosen output has no use
+// for: a flag that changes nothing must not look as if it had.
+func (o ReportOptions) unusedByFormat(cmd *cobra.Command) error {
+	changed := cmd.Flags().Changed
+	switch {
+	case o.Format == render.Pprof && changed("top"):
+		return fmt.Errorf("--top cuts the rows of a report, and --format pprof writes every stack: pprof's -nodecount cuts what it shows")
+	case o.Format == render.Pprof && changed("by"):
+		return fmt.Errorf("--by groups the rows of a report, and --format pprof writes stacks: pprof groups them itself (-top, -traces, -tagfocus)")
+	case o.Format == render.Parquet && changed("top"):
+		return fmt.Errorf("--top cuts the rows of a report, and --format parquet writes every row, for an engine to cut")
+	case o.Format != render.Table && changed("wide"):
+		return fmt.Errorf("--wide keeps the columns of a table on a narrow terminal: it applies to --format table")
+	}
+	return nil
 }
 
 func compile(flag, expr string) (*regexp.Regexp, error) {

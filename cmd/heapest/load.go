@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/heapest/heapest/fetch"
 	"github.com/heapest/heapest/fleet"
@@ -485,11 +484,4 @@ func singular(w string) string {
 		}
 	}
 	return strings.TrimSuffix(w, "s")
-}
-
-// isTerminal reports whether w is a terminal: progress is shown only there.
-// (A character device is not enough: /dev/null is one.)
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
 }

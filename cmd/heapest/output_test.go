@@ -70,3 +70,37 @@ func TestWriteOutput(t *testing.T) {
 		t.Errorf("error %v, want one naming the path given and not the temporary file", err)
 	}
 }
+
+// TestBinaryOutput: pprof and Parquet output go to standard output when it
+// is a file or a pipe (as pprof's -proto writes), and are refused with a
+// hint when it is a terminal.
+func TestBinaryOutput(t *testing.T) {
+	dump := "../../testdata/jemalloc/mixed_symbolized.heap"
+	fleet := "../../testdata/fleet"
+	cases := []struct {
+		args  []string
+		what  string // the refusal's start
+		magic string // the output's first bytes otherwise
+	}{
+		{[]string{"report", "--format", "pprof", dump}, "--format pprof writes a binary profile", "\x1f\x8b"},
+		{[]string{"merge", fleet}, "--format pprof writes a binary profile", "\x1f\x8b"},
+		{[]string{"diff", "--format", "pprof", fleet + "/host1", fleet + "/host2"}, "--format pprof writes a binary profile", "\x1f\x8b"},
+		{[]string{"report", "--format", "parquet", dump}, "--format parquet writes a binary file", "PAR1"},
+	}
+	for _, c := range cases {
+		t.Run(strings.Join(c.args[:1], " ")+" "+c.magic, func(t *testing.T) {
+			out, errOut, code := runWithStdin(t, t.TempDir(), "", c.args)
+			if code != 0 || !strings.HasPrefix(out, c.magic) {
+				t.Errorf("%v to a file: exit %d, output %.8q, stderr %s", c.args, code, out, errOut)
+			}
+			saved := isTerminal
+			isTerminal = func(io.Writer) bool { return true }
+			defer func() { isTerminal = saved }()
+			out, errOut, code = runWithStdin(t, t.TempDir(), "", c.args)
+			want := "heapest: " + c.what + ", and standard output is a terminal: give -o FILE, or redirect it\n"
+			if code != 2 || out != "" || errOut != want {
+				t.Errorf("%v to a terminal: exit %d, output %.8q, stderr %q; want exit 2 and %q", c.args, code, out, errOut, want)
+			}
+		})
+	}
+}

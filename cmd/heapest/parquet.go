@@ -85,7 +85,7 @@ func (opts ReportOptions) writeParquet(cmd *cobra.Command, ropt report.Options, 
 		}
 		return err
 	}
-	if opts.Output == "-" {
+	if opts.Output == "-" || opts.Output == "" {
 		return fmt.Errorf("--latest-per-process: some inputs are dumps of one process or recording by their contents, which tell the newest only once all are read; the rows are then written again, which standard output cannot be: give -o FILE")
 	}
 	if err := readAgain(stderr, paths, len(older)); err != nil {

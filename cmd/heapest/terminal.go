@@ -14,16 +14,24 @@ import (
 // one: its width (unless --wide) and its locale's character set. Files
 // and pipes get the whole table, as it is.
 func tableOptions(w io.Writer, wide bool) render.TableOptions {
-	f, ok := w.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) {
+	if !isTerminal(w) {
 		return render.TableOptions{}
 	}
+	f := w.(*os.File)
 	var opt render.TableOptions
 	if width, _, err := term.GetSize(int(f.Fd())); err == nil && !wide {
 		opt.Width = width
 	}
 	opt.ASCII = !utf8Locale()
 	return opt
+}
+
+// isTerminal reports whether w is a terminal: progress and fitted tables
+// are shown only there, binary output never. (A character device is not
+// enough: /dev/null is one.) A variable, so that tests can have one.
+var isTerminal = func(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // utf8Locale reports whether the locale's character set is UTF-8, as

@@ -7,6 +7,33 @@ import (
 	"github.com/heapest/heapest/unbias"
 )
 
+// salvagedEncoding decides how a dump cut before its end was written.
+// Bytes that are no sum of size classes tell prof_unbias's encoding; a
+// header equal to the stacks' sum tells raw counts (the cut took thread
+// lines only). Otherwise the header's totals cover stacks that are gone,
+// and cannot be compared with what is left: the dump reads as raw counts,
+// and a warning says how to read it otherwise.
+func (p *parser) salvagedEncoding() {
+	switch {
+	case p.mode == modeOn:
+		p.prof.Source.Detail = "prof_unbias=on (--jemalloc-unbias)"
+		return
+	case p.mode == modeOff:
+		p.prof.Source.Detail = "prof_unbias=off (--jemalloc-unbias)"
+		return
+	case p.oddBytes:
+		p.prof.Encoding = parse.JemallocUnbias
+		p.prof.Source.Detail = "prof_unbias=on (detected: stacks whose bytes are no sum of size classes)"
+		return
+	case p.header == p.sum:
+		p.prof.Source.Detail = "prof_unbias=off (detected: header totals equal the sum of the stacks)"
+		return
+	}
+	p.prof.Source.Detail = "prof_unbias=off (assumed: the dump is cut)"
+	p.prof.Warnings = append(p.prof.Warnings,
+		"the dump is cut, so its header's totals cannot tell how it was written: read as raw counts (prof_unbias off); give --jemalloc-unbias on if the process ran with prof_unbias (jemalloc 5.3's default)")
+}
+
 // finish decides how the numbers were written (raw or prof_unbias) and
 // checks the dump is whole.
 func (p *parser) finish(hasMaps bool) error {

@@ -94,6 +94,9 @@ type parser struct {
 
 	header jeCounts
 	sum    jeCounts   // exact sum of the stacks' t* lines
+	// oddBytes says a stack's bytes are no sum of size classes (all
+	// multiples of 8): they were written by prof_unbias's encoding.
+	oddBytes bool
 	decSum [2]float64 // sum of their decoded current and accumulated bytes
 	lastT  jeCounts   // the last stack's t* line
 	// thr holds the current stack's thread lines, the only ones a
@@ -121,9 +124,8 @@ func (p *parser) binaryHint() string {
 // read: a record per stack, and with opt.Threads a Breakdown record per
 // thread line. Under --jemalloc-unbias auto their counts are Unresolved and
 // the returned Profile's Encoding says how to read them (see the package
-// doc); a dump salvaged by opt.KeepGoing before its end was reached could
-// not be judged and reads as Raw, as it always did. name is used in errors
-// and warnings.
+// doc and salvagedEncoding for a dump salvaged by opt.KeepGoing). name is
+// used in errors and warnings.
 func Parse(name string, r *bufio.Reader, opt parse.Options, sink parse.Sink) (*parse.Profile, error) {
 	m, err := parseMode(opt.JemallocUnbias)
 	if err != nil {
@@ -152,6 +154,7 @@ func Parse(name string, r *bufio.Reader, opt parse.Options, sink parse.Sink) (*p
 		}
 		p.prof.Warnings = append(p.prof.Warnings, fmt.Sprintf("--keep-going: %v; kept the %d stacks before it", err, p.prof.Records))
 		p.prof.Source.Salvaged = true
+		p.salvagedEncoding()
 	}
 	return p.prof, nil
 }
@@ -423,6 +426,7 @@ func (p *parser) stackLine(c jeCounts) {
 	p.decSum[0] += cur
 	p.decSum[1] += acc
 	p.lastT = c
+	p.oddBytes = p.oddBytes || c.curBytes%8 != 0 || c.accBytes%8 != 0
 	p.thr = p.thr[:0]
 	p.send(c, "", false)
 	p.prof.Records++

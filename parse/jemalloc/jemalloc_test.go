@@ -508,9 +508,44 @@ func TestDuplicates(t *testing.T) {
 			if _, err := read("t.heap", []byte(tt.in), parse.Options{}); err == nil || err.Error() != tt.want {
 				t.Errorf("err = %v, want %q", err, tt.want)
 			}
+			// The second warning: a salvaged dump's encoding is assumed.
 			p, err := read("t.heap", []byte(tt.in), parse.Options{KeepGoing: true})
-			if err != nil || len(p.recs) != tt.kept || len(p.Warnings) != 1 || !strings.Contains(p.Warnings[0], tt.want) {
+			if err != nil || len(p.recs) != tt.kept || len(p.Warnings) != 2 || !strings.Contains(p.Warnings[0], tt.want) {
 				t.Errorf("--keep-going: %v, %v; want %d stacks kept and a warning with %q", err, p, tt.kept, tt.want)
+			}
+		})
+	}
+}
+
+// TestSalvagedEncoding: a dump cut before its end cannot compare its
+// header with its stacks; bytes that no sum of size classes makes still
+// say prof_unbias, else it reads as raw counts with a warning, unless
+// --jemalloc-unbias said how it was written.
+func TestSalvagedEncoding(t *testing.T) {
+	const head = "heap_v2/524288\n  t*: 9: 9000 [0: 0]\n  t0: 9: 9000 [0: 0]\n"
+	block := func(addr, bytes string) string {
+		return "@ " + addr + "\n  t*: 1: " + bytes + " [0: 0]\n  t0: 1: " + bytes + " [0: 0]\n"
+	}
+	const cut = "@ 0x9\n  t*: 1: 6"
+	tests := []struct {
+		name, in, mode string
+		enc            parse.Encoding
+		detail         string
+		warned         bool
+	}{
+		{"odd bytes", head + block("0x1", "64") + block("0x2", "4097") + cut, "auto", parse.JemallocUnbias, "prof_unbias=on (detected: stacks whose bytes are no sum of size classes)", false},
+		{"classes only", head + block("0x1", "64") + block("0x2", "4096") + cut, "auto", parse.Raw, "prof_unbias=off (assumed: the dump is cut)", true},
+		{"said on", head + block("0x1", "64") + block("0x2", "4096") + cut, "on", parse.JemallocUnbias, "prof_unbias=on (--jemalloc-unbias)", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := read("t.heap", []byte(tt.in), parse.Options{KeepGoing: true, JemallocUnbias: tt.mode})
+			if err != nil {
+				t.Fatal(err)
+			}
+			warned := slices.ContainsFunc(p.Warnings, func(w string) bool { return strings.Contains(w, "cannot tell how it was written") })
+			if p.Encoding != tt.enc || p.Source.Detail != tt.detail || warned != tt.warned || len(p.recs) != 2 {
+				t.Errorf("encoding %v, detail %q, warned %v, %d stacks; want %v, %q, %v, 2", p.Encoding, p.Source.Detail, warned, len(p.recs), tt.enc, tt.detail, tt.warned)
 			}
 		})
 	}

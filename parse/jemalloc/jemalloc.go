@@ -93,12 +93,12 @@ type parser struct {
 	enc    parse.Encoding
 
 	header jeCounts
-	sum    jeCounts   // exact sum of the stacks' t* lines
+	sum    jeCounts // exact sum of the stacks' t* lines
 	// oddBytes says a stack's bytes are no sum of size classes (all
 	// multiples of 8): they were written by prof_unbias's encoding.
 	oddBytes bool
-	decSum [2]float64 // sum of their decoded current and accumulated bytes
-	lastT  jeCounts   // the last stack's t* line
+	decSum   [2]float64 // sum of their decoded current and accumulated bytes
+	lastT    jeCounts   // the last stack's t* line
 	// thr holds the current stack's thread lines, the only ones a
 	// truncation can leave incomplete (lastStackWhole).
 	thr []jeCounts

@@ -347,3 +347,37 @@ func TestFamiliesOf(t *testing.T) {
 		t.Errorf("FamiliesOf = %+v, want %+v", f, want)
 	}
 }
+
+// TestHeldDuplicates: a merge given beside an input it holds, or beside
+// another merge that holds some of the same, is refused with them; merges
+// of other inputs, and inputs that are no merges, are not.
+func TestHeldDuplicates(t *testing.T) {
+	paths := []string{"fleet.pb.gz", "a.heap", "b.heap", "c.heap", "eu.pb.gz", "us.pb.gz"}
+	keys := [][]string{{"merge:1"}, {"maps:a+pid:1"}, {"maps:b+pid:2"}, {"maps:c+pid:3"}, {"merge:2"}, {"merge:3"}}
+	held := [][]string{{"maps:a+pid:1", "maps:b+pid:2"}, nil, nil, nil, {"maps:b+pid:2"}, {"maps:d+pid:4"}}
+	for _, c := range []struct {
+		inputs []int
+		want   [][]string // nil: no refusal
+	}{
+		{[]int{0, 3}, nil},
+		{[]int{0, 1}, [][]string{{"fleet.pb.gz", "a.heap"}}},
+		{[]int{1, 0, 2, 3}, [][]string{{"a.heap", "fleet.pb.gz", "b.heap"}}},
+		{[]int{0, 4}, [][]string{{"fleet.pb.gz", "eu.pb.gz"}}},
+		{[]int{4, 2, 5}, [][]string{{"eu.pb.gz", "b.heap"}}},
+		{[]int{0, 5, 3}, nil},
+	} {
+		var ps []string
+		for _, i := range c.inputs {
+			ps = append(ps, paths[i])
+		}
+		e := HeldDuplicates(ps, func(i int) []string { return keys[c.inputs[i]] }, func(i int) []string { return held[c.inputs[i]] })
+		switch {
+		case c.want == nil && e != nil:
+			t.Errorf("%q: refused %q", ps, e.Groups)
+		case c.want != nil && (e == nil || !reflect.DeepEqual(e.Groups, c.want)):
+			t.Errorf("%q: refusal %v, want groups %q", ps, e, c.want)
+		case e != nil && !strings.Contains(e.Error(), "a merge and inputs it holds already"):
+			t.Errorf("%q: %q", ps, e.Error())
+		}
+	}
+}

@@ -303,6 +303,45 @@ func ContentsDuplicates(paths []string, keysOf func(i int) []string, timeOf func
 	return e
 }
 
+// HeldDuplicates is the refusal of merges given beside inputs they hold
+// already (by the identities a merge records, parse.Merged.Held): each
+// merge that holds some of the other inputs, or of the inputs of another
+// merge, with them, in input order; nil when there are none. keysOf gives
+// an input's identities (Keys), heldOf a merge's held ones (nil for an
+// input that is no merge of several).
+func HeldDuplicates(paths []string, keysOf, heldOf func(i int) []string) *DuplicateError {
+	var e *DuplicateError
+	for i := range paths {
+		held := heldOf(i)
+		if len(held) == 0 {
+			continue
+		}
+		in := map[string]bool{}
+		for _, k := range held {
+			in[k] = true
+		}
+		var group []int // the merge and what it shares, in input order
+		for j := range paths {
+			others := keysOf(j)
+			if h := heldOf(j); len(h) > 0 {
+				others = h
+			}
+			if j == i || slices.ContainsFunc(others, func(k string) bool { return k != "" && in[k] }) {
+				group = append(group, j)
+			}
+		}
+		g := pathsOf(paths, group)
+		if len(group) < 2 || e != nil && slices.ContainsFunc(e.Groups, func(h []string) bool { return slices.Equal(h, g) }) {
+			continue // alone, or two merges that hold each other's
+		}
+		if e == nil {
+			e = &DuplicateError{How: "processes, which a merge records", Kind: HeldByMerge, stuck: true}
+		}
+		e.Groups = append(e.Groups, g)
+	}
+	return e
+}
+
 // mixedHow is how groups of several kinds were told apart.
 const mixedHow = "libraries mapped at identical addresses, JFR chunks, .NET traces' start or JVMs"
 
@@ -619,6 +658,9 @@ const (
 	// objects (a JVM's, in recordings that share no chunk), read for
 	// a live value.
 	SnapshotsOfOneHeap
+	// HeldByMerge are a merge and inputs it holds already (or another
+	// merge that holds some of the same).
+	HeldByMerge
 )
 
 // duplicateWords are a DuplicateKind's words: what one group is, what n
@@ -644,6 +686,9 @@ var duplicateWords = [...]struct{ one, many, harm, hint, stuck string }{
 	SnapshotsOfOneHeap: {"recordings of one JVM", "recordings of %d JVMs",
 		"each lists the JVM's sampled live objects (jdk.OldObjectSample) at its end, and summing them would count the objects alive at two ends once per recording",
 		"for in-use values give only the newest recording of each JVM; their allocations sum (a report of --value alloc_space or alloc_objects; pprof and Parquet output hold the in-use values too); or --allow-duplicates if they are independent samples", ""},
+	HeldByMerge: {"a merge and inputs it holds already", "%d merges and inputs they hold already",
+		"summing them would count what the merge holds of them twice",
+		"give each input once: leave out the inputs a merge holds (or dumps of their processes), or merge the inputs afresh; or --allow-duplicates if they are independent samples", ""},
 }
 
 func (e *DuplicateError) Error() string {

@@ -497,6 +497,12 @@ type Merged struct {
 	// comment would not tell (a JFR recording's or a trace's contents
 	// have no mappings to find it by).
 	Keys []string
+	// Held are, for a merge of several inputs, the identities (as Keys)
+	// of every input underneath, sorted: a merge read beside one of
+	// them, or beside another merge of one, would count it twice
+	// (fleet.HeldDuplicates). Files written before they were recorded
+	// have none.
+	Held []string
 }
 
 // Resolve returns the encoding a record's Counts must be read with, given

@@ -2,6 +2,7 @@ package report
 
 import (
 	"errors"
+	"maps"
 	"os"
 	"slices"
 	"sort"
@@ -133,8 +134,16 @@ func (b *Builder) Skipped() []Skip { return b.skipped }
 // none. Names are checked before reading (fleet.NameDuplicates).
 func (b *Builder) Duplicates() *fleet.DuplicateError {
 	live := b.readsLive()
-	return fleet.ContentsDuplicates(b.paths(), func(i int) []string { return b.identities(i, live) },
-		func(i int) int64 { return b.inputs[i].src.Time })
+	keys := func(i int) []string { return b.identities(i, live) }
+	if e := fleet.ContentsDuplicates(b.paths(), keys, func(i int) int64 { return b.inputs[i].src.Time }); e != nil {
+		return e
+	}
+	return fleet.HeldDuplicates(b.paths(), keys, func(i int) []string {
+		if m := b.inputs[i].merged; m != nil && m.Inputs > 1 {
+			return fleet.Live(m.Held, live)
+		}
+		return nil
+	})
 }
 
 // Identity is what Duplicates compares of the first input b joined (its
@@ -233,8 +242,28 @@ func (b *Builder) merged() *parse.Merged {
 	}
 	if len(b.inputs) == 1 && (b.inputs[0].merged == nil || b.inputs[0].merged.Inputs == 1) {
 		m.Keys = b.identities(0, true)
+	} else {
+		m.Held = b.held()
 	}
 	return m
+}
+
+// held are the identities of every input underneath the joined ones
+// (parse.Merged.Held), sorted, each once.
+func (b *Builder) held() []string {
+	set := map[string]bool{}
+	for i := range b.inputs {
+		keys := b.identities(i, true)
+		if m := b.inputs[i].merged; m != nil && m.Inputs > 1 {
+			keys = m.Held
+		}
+		for _, k := range keys {
+			if k != "" {
+				set[k] = true
+			}
+		}
+	}
+	return slices.Sorted(maps.Keys(set))
 }
 
 // identities are input i's identities as the guard against duplicates and

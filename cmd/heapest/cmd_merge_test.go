@@ -434,3 +434,34 @@ func TestLatestPerProcessJFRDumps(t *testing.T) {
 		t.Errorf("--latest-per-process of d2 and its merge of one: exit %d\n%s\n%s\nwant the report of the merge:\n%s", code, out, stderr, wantM)
 	}
 }
+
+// TestMergeBesideWhatItHolds: a merge read again beside one of its own
+// inputs, or beside another merge of one of them, is refused, not summed
+// (it counted host1's dump twice); a merge beside other processes' dumps
+// sums.
+func TestMergeBesideWhatItHolds(t *testing.T) {
+	const fleet = "../../testdata/fleet/"
+	h1, h2, h3 := fleet+"host1/jeprof.101.0.f.heap", fleet+"host2/jeprof.101.0.f.heap", fleet+"host3/jeprof.202.0.f.heap"
+	dir := t.TempDir()
+	all, some := filepath.Join(dir, "all.pb.gz"), filepath.Join(dir, "some.pb.gz")
+	mustRun(t, "merge", "-q", "-o", all, h1, h2, h3)
+	mustRun(t, "merge", "-q", "-o", some, h1, h2)
+	for _, tc := range []struct {
+		args   []string
+		refuse string // the group the refusal names; "" for none
+	}{
+		// heapest reads its inputs sorted by path.
+		{[]string{all, h1}, h1 + ", " + all},
+		{[]string{some, all}, all + ", " + some},
+		{[]string{some, h3}, ""},
+		{[]string{"--allow-duplicates", all, h1}, ""},
+	} {
+		_, stderr, code := runCLI(t, append([]string{"report", "-q"}, tc.args...)...)
+		switch {
+		case tc.refuse == "" && code != 0:
+			t.Errorf("%v: exit %d, want the inputs summed\n%s", tc.args, code, stderr)
+		case tc.refuse != "" && (code != 2 || !strings.Contains(stderr, "2 inputs are a merge and inputs it holds already") || !strings.Contains(stderr, "\n  "+tc.refuse+"\n")):
+			t.Errorf("%v: exit %d, stderr %q: want the refusal of %s", tc.args, code, stderr, tc.refuse)
+		}
+	}
+}

@@ -93,6 +93,9 @@ func MergedComment(m *parse.Merged) string {
 	for _, k := range m.Keys {
 		v.Add("key", k)
 	}
+	for _, k := range m.Held {
+		v.Add("held", k)
+	}
 	return mergedPrefix + v.Encode()
 }
 
@@ -128,7 +131,7 @@ func parseMerged(c string) (*parse.Merged, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &parse.Merged{Formats: map[string]int{}, Builds: v["build"], Keys: v["key"]}
+	m := &parse.Merged{Formats: map[string]int{}, Builds: v["build"], Keys: v["key"], Held: v["held"]}
 	ints := []struct {
 		key string
 		dst *int

@@ -66,6 +66,9 @@ type Gate struct {
 	// Unmatched says no sample fell in what a budget names: a pattern
 	// that matches nothing (misspelled, say) passes on its bound alone.
 	Unmatched bool
+	// Processes is, for a budget, how many processes its Result is the
+	// mean of (Budget.Processes; 0 or 1: one's value).
+	Processes int
 	// row is the index of a baseline row's comparison among the rows
 	// (-1: none, or its interval is in), whose ratio interval is computed
 	// only for a gate shown (intervalOf).
@@ -100,6 +103,11 @@ type Options struct {
 type Budget struct {
 	Rule  Rule
 	Stats ci.Stats
+	// Processes is how many processes Stats sums (0 or 1: one). A budget
+	// bounds one process's value, so with several it bounds their mean;
+	// more profiles then make the mean surer, as an inconclusive gate's
+	// hint says, instead of raising the sum.
+	Processes int
 }
 
 // Result is every gate's outcome.
@@ -206,12 +214,16 @@ func adjust(tests []*Gate, holm bool) {
 	}
 }
 
-// budgetGate computes a budget's interval and p-value.
+// budgetGate computes a budget's interval and p-value: on the sum of the
+// new side's processes, tested against the limit times their number, and
+// given per process (the mean, its interval), as the limit is.
 func budgetGate(b Budget, opt Options) (Gate, error) {
-	g := Gate{Name: b.Rule.Text, Kind: KindBudget, Key: b.Rule.Text, Total: b.Rule.Total, Limit: b.Rule.Limit, P: math.NaN(), PAdjusted: math.NaN()}
+	g := Gate{Name: b.Rule.Text, Kind: KindBudget, Key: b.Rule.Text, Total: b.Rule.Total, Limit: b.Rule.Limit, P: math.NaN(), PAdjusted: math.NaN(),
+		Processes: b.Processes}
+	n := float64(max(b.Processes, 1))
 	if b.Stats.NoInterval {
 		g.Verdict = NoInterval
-		g.Result = ci.Result{Estimate: b.Stats.Estimate, Method: ci.MethodNone, Notes: []string{ci.NoteNoInterval}}
+		g.Result = ci.Result{Estimate: b.Stats.Estimate / n, Method: ci.MethodNone, Notes: []string{ci.NoteNoInterval}}
 		return g, nil
 	}
 	var err error
@@ -221,9 +233,10 @@ func budgetGate(b Budget, opt Options) (Gate, error) {
 	if b.Stats.N == 0 {
 		g.Result.Method = "-"
 	}
-	if g.P, err = ci.AbovePValue(b.Stats, opt.Method, b.Rule.Limit); err != nil {
+	if g.P, err = ci.AbovePValue(b.Stats, opt.Method, b.Rule.Limit*n); err != nil {
 		return g, fmt.Errorf("budget %s: %w", b.Rule.Text, err)
 	}
+	g.Result.Estimate, g.Result.Lo, g.Result.Hi = g.Result.Estimate/n, g.Result.Lo/n, g.Result.Hi/n
 	return g, nil
 }
 

@@ -130,6 +130,16 @@ func pValue(p float64) string {
 	return fmt.Sprintf("%.3f", p)
 }
 
+// perProcess is how many processes the budgets' values are the mean of
+// (0 or 1: one's value).
+func (g *Gates) perProcess() int {
+	n := 0
+	for _, x := range g.Result.Gates {
+		n = max(n, x.Processes)
+	}
+	return n
+}
+
 // summary is the one-line outcome.
 func (g *Gates) summary() string {
 	r := g.Result
@@ -164,7 +174,11 @@ func writeGatesTable(w io.Writer, g *Gates) error {
 	if g.Base != nil {
 		writeBaseline(bw, g.Base)
 	}
-	writeValueLine(bw, g.New)
+	var extra []string
+	if n := g.perProcess(); n > 1 {
+		extra = append(extra, fmt.Sprintf("Budgets: per process, on the mean of the %d processes", n))
+	}
+	writeValueLineBy(bw, g.New, g.New.By.String(), extra...)
 	conf := fmt.Sprintf("%g%% CI", 100*g.New.Confidence)
 	head := []string{"VERDICT", "GATE", "OBSERVED", conf, "LIMIT", "P (ADJ.)"}
 	align := []tw.Align{tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight}
@@ -270,6 +284,9 @@ type jsonGate struct {
 	Verdict   string   `json:"verdict"`
 	Hint      string   `json:"hint,omitempty"`
 	Notes     []string `json:"notes,omitempty"`
+	// Processes is how many processes a budget's values are the mean of
+	// (absent: one's).
+	Processes int `json:"processes,omitempty"`
 }
 
 func writeGatesJSON(w io.Writer, g *Gates) error {
@@ -290,6 +307,9 @@ func writeGatesJSON(w io.Writer, g *Gates) error {
 	for _, x := range r.Gates {
 		j := jsonGate{Name: x.Name, Kind: string(x.Kind), Key: x.Key, Stack: x.Stack, Total: x.Total, Limit: nullable(x.Limit),
 			P: nullable(x.P), PAdjusted: nullable(x.PAdjusted), Verdict: string(x.Verdict), Hint: x.Hint, Notes: x.Result.Notes}
+		if x.Processes > 1 {
+			j.Processes = x.Processes
+		}
 		if x.Result.Method != "-" {
 			j.Estimate, j.Method = nullable(x.Result.Estimate), x.Result.Method
 			if x.Verdict != gate.NoInterval {
@@ -443,6 +463,9 @@ func writeGatesMarkdown(w io.Writer, g *Gates) error {
 	fmt.Fprintf(bw, "%s by %s of %s; %g%% intervals; %s.\n\n", g.New.Value, g.New.By, inputsText(g.New), 100*g.New.Confidence, g.correction())
 	if g.Base != nil {
 		fmt.Fprintf(bw, "Baseline: %s.\n\n", inputsText(g.Base))
+	}
+	if n := g.perProcess(); n > 1 {
+		fmt.Fprintf(bw, "Budgets: per process, on the mean of the %d processes.\n\n", n)
 	}
 	fmt.Fprintf(bw, "| verdict | gate | observed | %g%% interval | limit | p (adjusted) |\n", 100*g.New.Confidence)
 	fmt.Fprintln(bw, "|---|---|---:|---:|---:|---:|")

@@ -189,13 +189,17 @@ func writeHeader(w io.Writer, r *report.Report) {
 // writeValueLine says what the rows are.
 func writeValueLine(w io.Writer, r *report.Report) { writeValueLineBy(w, r, r.By.String()) }
 
-// writeValueLineBy is writeValueLine with the rows' kind in words.
-func writeValueLineBy(w io.Writer, r *report.Report, by string) {
+// writeValueLineBy is writeValueLine with the rows' kind in words, and
+// any extra lines of the header after it.
+func writeValueLineBy(w io.Writer, r *report.Report, by string, extra ...string) {
 	fmt.Fprintf(w, "Value: %s, by %s, %g%% confidence intervals\n", r.Value, by, 100*r.Confidence)
 	if r.Filters != nil {
 		fmt.Fprintf(w, "Active filters: %s (percentages are of the unfiltered total, %s)\n", r.Filters, human(r.Unfiltered, r.Value.IsSpace()))
 	}
 	WriteHidden(w, r)
+	for _, l := range extra {
+		fmt.Fprintln(w, l)
+	}
 	fmt.Fprintln(w)
 }
 

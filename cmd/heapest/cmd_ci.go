@@ -51,6 +51,9 @@ fails (exit status 1) when a gate fails, but never on sampling noise alone.
                               budgets everything. SIZE in bytes or with a
                               unit (512KiB, 50MiB, 2GiB, 10MB), or a count of
                               objects for object values (2000, 2k, 1.5M).
+                              A budget is per process: over several
+                              profiles it bounds their mean (a source
+                              budget, the inputs it names together).
                               Repeatable.
   --budgets FILE              rules from a file, one a line (# comments).
   --baseline BASE             compare each row (of --by, default func) and

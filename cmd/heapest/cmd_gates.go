@@ -287,7 +287,7 @@ func (opts CIOptions) loadNew(cmd *cobra.Command, ropt report.Options, setup gat
 			if r, err = b.Report(); err != nil {
 				return nil, nil, 0, err
 			}
-			budgets, err = selectBudgets(b, setup.rules, r)
+			budgets, err = selectBudgets(b, setup.rules, r, 1)
 			return r, budgets, 0, err
 		}
 		budgets, err = groupedBudgets(setup.rules, r)
@@ -305,8 +305,18 @@ func (opts CIOptions) loadNew(cmd *cobra.Command, ropt report.Options, setup gat
 	if r, err = b.Report(); err != nil {
 		return nil, nil, 0, err
 	}
-	budgets, err = selectBudgets(b, setup.rules, r)
+	budgets, err = selectBudgets(b, setup.rules, r, budgetProcesses(r, ropt))
 	return r, budgets, len(paths), err
+}
+
+// budgetProcesses is how many processes the new side's budgets sum: its
+// processes, whose mean a budget bounds; one when --fleet-size scales the
+// rows to a fleet's total.
+func budgetProcesses(r *report.Report, ropt report.Options) int {
+	if ropt.FleetSize > 0 || r.Merged == nil {
+		return 1
+	}
+	return max(r.Merged.Processes, 1)
 }
 
 // groupedBudgets are the budgets' statistics from rows grouped elsewhere
@@ -350,8 +360,10 @@ func groupedBudgets(rules []gate.Rule, r *report.Report) ([]gate.Budget, error) 
 	return out, nil
 }
 
-// selectBudgets computes the statistics each rule names.
-func selectBudgets(b *report.Builder, rules []gate.Rule, r *report.Report) ([]gate.Budget, error) {
+// selectBudgets computes the statistics each rule names, summed over n
+// processes; a source rule's over the inputs it names, which it bounds
+// together.
+func selectBudgets(b *report.Builder, rules []gate.Rule, r *report.Report, n int) ([]gate.Budget, error) {
 	var out []gate.Budget
 	for _, rule := range rules {
 		if err := rule.Fits(r.Value.IsSpace(), r.Value.String()); err != nil {
@@ -370,7 +382,11 @@ func selectBudgets(b *report.Builder, rules []gate.Rule, r *report.Report) ([]ga
 			// selection's bytes are bounded as an empty total's are.
 			st = report.NoSample(r.Value, r.Sources)
 		}
-		out = append(out, gate.Budget{Rule: rule, Stats: st})
+		procs := n
+		if by == aggregate.BySource && !rule.Total {
+			procs = 1
+		}
+		out = append(out, gate.Budget{Rule: rule, Stats: st, Processes: procs})
 	}
 	return out, nil
 }

@@ -65,6 +65,9 @@ func campPaulsonQuantile(prob, s, p float64) float64 {
 	}
 	for hi-lo > 1 { // invariant: CDF(lo) < prob ≤ CDF(hi)
 		mid := math.Floor(lo + (hi-lo)/2)
+		if mid <= lo || mid >= hi {
+			break // beyond 2⁵³ doubles are no integers apart: hi is as near as any
+		}
 		if campPaulsonCDF(mid, s, p) >= prob {
 			hi = mid
 		} else {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"gonum.org/v1/gonum/mathext"
 )
@@ -590,6 +591,33 @@ func TestNoteHiddenLevel(t *testing.T) {
 	} {
 		if got := NoteHidden(c.alpha); !strings.HasSuffix(got, c.want) {
 			t.Errorf("alpha %g: %q, want it to end %q", c.alpha, got, c.want)
+		}
+	}
+}
+
+// TestHugePeriodsEnd: the integer bisections end where quantiles pass
+// 2⁵³, past which doubles are no integers apart (a 150-byte profile with
+// a period of 2⁵⁵ bytes hung report before), and their bounds still
+// bracket the estimate.
+func TestHugePeriodsEnd(t *testing.T) {
+	for _, e := range []float64{50, 53, 55, 60, 62} {
+		rate := math.Exp2(e)
+		p := -math.Expm1(-8 / rate) // 8-byte objects
+		done := make(chan Result, 2)
+		go func() {
+			done <- PresentExactInterval(10*8/p, 10, p, 8, 0.05)
+			lo, _ := CampPaulsonQuantile(0.025, 10, p)
+			done <- Result{Estimate: 10 / p, Lo: lo, Hi: 10 / p}
+		}()
+		for range 2 {
+			select {
+			case r := <-done:
+				if !(r.Lo > 0 && r.Lo < r.Estimate && r.Estimate <= r.Hi) {
+					t.Errorf("period 2^%v: interval %v – %v of %v", e, r.Lo, r.Hi, r.Estimate)
+				}
+			case <-time.After(20 * time.Second):
+				t.Fatalf("period 2^%v: no interval after 20 s", e)
+			}
 		}
 	}
 }

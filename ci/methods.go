@@ -86,6 +86,9 @@ func presentLowerQuantile(a, s, p float64) float64 {
 	lo, hi := -1.0, y0 // holds(hi); lo is below every y that holds
 	for hi-lo > 1 {
 		mid := math.Floor((lo + hi) / 2)
+		if mid <= lo || mid >= hi {
+			break // beyond 2⁵³ doubles are no integers apart: hi is as near as any
+		}
 		if holds(mid) {
 			hi = mid
 		} else {

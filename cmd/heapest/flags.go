@@ -102,11 +102,22 @@ func (c *confidenceFlag) Set(s string) error {
 	if err != nil || !(x > 0 && x < 1) {
 		return fmt.Errorf("want a coverage strictly between 0 and 1, such as 0.95")
 	}
+	if x < minConfidence || x > maxConfidence {
+		// Nearer 1, 1 − x is a few units of the last place: the
+		// quantiles' probabilities are no longer apart from 0 and 1.
+		return fmt.Errorf("want a coverage from %v to %v, such as 0.95", minConfidence, maxConfidence)
+	}
 	*c = confidenceFlag(x)
 	return nil
 }
 
 func (c *confidenceFlag) Type() string { return "float" }
+
+// minConfidence and maxConfidence bound --confidence: twelve nines at most.
+const (
+	minConfidence = 1e-6
+	maxConfidence = 0.999999999999
+)
 
 // confidenceVar defines --confidence with default 0.95.
 func confidenceVar(cmd *cobra.Command, p *float64, usage string) {

@@ -52,6 +52,8 @@ type legacyHeader struct {
 func ParseLegacy(name string, r *bufio.Reader, opt parse.Options, sink parse.Sink) (*parse.Profile, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), maxLegacyLine)
+	ends := &lineEnds{}
+	sc.Split(ends.split)
 	if !sc.Scan() {
 		return nil, scanError(name, 1, sc.Err(), "a \"heap profile:\" header")
 	}
@@ -63,7 +65,7 @@ func ParseLegacy(name string, r *bufio.Reader, opt parse.Options, sink parse.Sin
 	if err := legacyRate(name, &h, opt, out); err != nil {
 		return nil, err
 	}
-	lp := legacyParser{name: name, lines: opt.Lines, h: h, out: out, sink: sink, funcs: map[string]string{}}
+	lp := legacyParser{name: name, lines: opt.Lines, keepGoing: opt.KeepGoing, h: h, out: out, sink: sink, funcs: map[string]string{}, ends: ends}
 	lp.rec = parse.Record{Scheme: parse.Bernoulli, Rate: h.rate}
 	if h.complete {
 		lp.rec.Scheme = parse.Exact
@@ -253,13 +255,15 @@ func scanError(name string, line int, err error, want string) error {
 // legacyParser reads the stack lines, Go's "#" symbol lines and the
 // memory-map section that follow the header.
 type legacyParser struct {
-	name    string
-	lines   bool // name Go's frames by line (parse.Options.Lines)
-	h       legacyHeader
-	out     *parse.Profile
-	sink    parse.Sink
-	line    int
-	samples float64
+	name      string
+	lines     bool // name Go's frames by line (parse.Options.Lines)
+	keepGoing bool // salvage a cut file (parse.Options.KeepGoing)
+	ends      *lineEnds
+	h         legacyHeader
+	out       *parse.Profile
+	sink      parse.Sink
+	line      int
+	samples   float64
 	// rec is the record of the last stack line, held until the lines after
 	// it are known not to name its frames.
 	rec   parse.Record
@@ -283,7 +287,7 @@ type legacyParser struct {
 // no truncation.) With --keep-going, what was read is kept with a warning.
 func (lp *legacyParser) checkTotals(opt parse.Options) error {
 	h := lp.h
-	if lp.sums[0] >= h.inN && lp.sums[1] >= h.inB {
+	if lp.sums[0] >= h.inN && lp.sums[1] >= h.inB || lp.out.Source.Salvaged {
 		return nil
 	}
 	msg := fmt.Sprintf("truncated: the header counts %d objects in use (%d bytes), the records only %d (%d bytes)",
@@ -319,11 +323,41 @@ func (lp *legacyParser) body(sc *bufio.Scanner) error {
 			return err
 		}
 	}
-	lp.flush()
 	if err := sc.Err(); err != nil {
 		return &parse.Error{File: lp.name, Line: lp.line + 1, Msg: "reading", Err: err}
 	}
+	if lp.ends.cut {
+		return lp.cutShort()
+	}
+	lp.flush()
 	return nil
+}
+
+// cutShort is the end of a body whose last line has no line ending: the
+// file was cut inside that line, whose record (a stack's counts, its
+// addresses, or a frame Go named) may be cut too. It is an error; with
+// --keep-going the records before it are kept, with a warning.
+func (lp *legacyParser) cutShort() error {
+	err := &parse.Error{File: lp.name, Line: lp.line, Msg: "truncated: last line has no line ending"}
+	if !lp.keepGoing || lp.out.Records == 0 {
+		return err
+	}
+	lp.held = false
+	lp.out.Warnings = append(lp.out.Warnings, fmt.Sprintf("--keep-going: %v; kept the %d stacks before it", err, lp.out.Records))
+	lp.out.Source.Salvaged = true
+	return nil
+}
+
+// lineEnds is bufio.ScanLines that notes a last line without its line
+// ending: every writer ends its lines, so the file was cut there.
+type lineEnds struct{ cut bool }
+
+func (l *lineEnds) split(data []byte, atEOF bool) (int, []byte, error) {
+	adv, tok, err := bufio.ScanLines(data, atEOF)
+	if atEOF && tok != nil && adv == len(data) && data[len(data)-1] != '\n' {
+		l.cut = true
+	}
+	return adv, tok, err
 }
 
 // sample reads "N: B [N: B] @ 0x1 0x2 ..." into the held record.
@@ -446,10 +480,16 @@ func (lp *legacyParser) mappings(sc *bufio.Scanner) error {
 		if len(f) >= 6 {
 			m.File = f[5]
 		}
+		if lp.ends.cut {
+			break // its path may be cut: said below
+		}
 		lp.out.Mappings = append(lp.out.Mappings, m)
 	}
 	if err := sc.Err(); err != nil {
 		return &parse.Error{File: lp.name, Line: lp.line + 1, Msg: "reading", Err: err}
+	}
+	if lp.ends.cut {
+		lp.out.Warnings = append(lp.out.Warnings, "the memory map is cut short (its last line has no end): the file was truncated there; its stacks are whole, and frames in the libraries the cut left out are unsymbolized")
 	}
 	return nil
 }

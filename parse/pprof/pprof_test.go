@@ -1288,3 +1288,51 @@ func TestRawGoProfile(t *testing.T) {
 		t.Error("no record of main.keepBig")
 	}
 }
+
+// TestLegacyCut: a legacy text profile cut inside a line of its body (a
+// stack's counts, its addresses, a frame Go named) is an error, and with
+// --keep-going keeps the stacks before that line; cut inside its memory
+// map, it loses only the cut mapping, with a warning. (A cut address list
+// was read as a whole stack, of a frame "0x4".)
+func TestLegacyCut(t *testing.T) {
+	for _, c := range []struct {
+		file, cutAfter string // the cut falls just after the last cutAfter
+		err            bool
+	}{
+		{"go-debug1.heap", "@ 0x4", true},
+		{"go-debug1.heap", "\tmain.allocHuge+0x", true},
+		{"gperftools-heap_v2.heap", "0x401d2c 0x7f0601c4", true},
+		{"gperftools-heap_v2.heap", "r-xp 00001000 00:00 9983106     /tmp/g", false},
+	} {
+		data, err := os.ReadFile(filepath.Join("testdata", c.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		i := bytes.LastIndex(data, []byte(c.cutAfter))
+		if i < 0 {
+			t.Fatalf("%s has no %q", c.file, c.cutAfter)
+		}
+		cut := data[:i+len(c.cutAfter)]
+		whole, err := pprof.ParseLegacy(c.file, bufio.NewReader(bytes.NewReader(data)), parse.Options{}, &collector{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got collector
+		p, err := pprof.ParseLegacy(c.file, bufio.NewReader(bytes.NewReader(cut)), parse.Options{}, &got)
+		if c.err {
+			if err == nil || !strings.Contains(err.Error(), "truncated: last line has no line ending") {
+				t.Errorf("%s cut after %q: err %v", c.file, c.cutAfter, err)
+			}
+			var kept collector
+			p, err = pprof.ParseLegacy(c.file, bufio.NewReader(bytes.NewReader(cut)), parse.Options{KeepGoing: true}, &kept)
+			if err != nil || !p.Source.Salvaged || len(p.Warnings) == 0 || p.Records != len(kept.recs) || p.Records >= whole.Records {
+				t.Errorf("%s cut after %q, --keep-going: %v, %d of %d records, profile %+v", c.file, c.cutAfter, err, len(kept.recs), whole.Records, p)
+			}
+			continue
+		}
+		if err != nil || p.Records != whole.Records || len(p.Mappings) >= len(whole.Mappings) ||
+			!slices.ContainsFunc(p.Warnings, func(w string) bool { return strings.Contains(w, "memory map is cut short") }) {
+			t.Errorf("%s cut after %q: %v, %d records of %d, %d mappings of %d, warnings %q", c.file, c.cutAfter, err, p.Records, whole.Records, len(p.Mappings), len(whole.Mappings), p.Warnings)
+		}
+	}
+}

@@ -42,8 +42,10 @@ func DetectJavaHeap(head []byte) bool {
 
 // javaParser reads one Java heap profile.
 type javaParser struct {
-	name  string
-	sc    *bufio.Scanner
+	name      string
+	keepGoing bool
+	sc        *bufio.Scanner
+	ends      *lineEnds
 	line  int
 	out   *parse.Profile
 	sink  parse.Sink
@@ -57,7 +59,9 @@ type javaParser struct {
 func ParseJavaHeap(name string, r *bufio.Reader, opt parse.Options, sink parse.Sink) (*parse.Profile, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), maxLegacyLine)
-	jp := &javaParser{name: name, sc: sc, sink: sink, names: map[uint64]string{},
+	ends := &lineEnds{}
+	sc.Split(ends.split)
+	jp := &javaParser{name: name, keepGoing: opt.KeepGoing, sc: sc, ends: ends, sink: sink, names: map[uint64]string{},
 		out: &parse.Profile{HasInUse: true, Source: parse.Source{Format: "java-heapz", Rate: javaHeapRate,
 			Detail: "Java heap text (heapz), raw counts at a 512 KiB period"}}}
 	jp.rec = parse.Record{Scheme: parse.Bernoulli, Rate: javaHeapRate}
@@ -122,11 +126,16 @@ func (jp *javaParser) attribute(key, value string) error {
 }
 
 // body reads the sample lines, then the location lines; text is the
-// first line after the header, more says there is one.
+// first line after the header, more says there is one. The locations
+// begin at the first line of a location id ("0x…") with no "@": a sample
+// line cut or damaged before its "@" is an error, not their start.
 func (jp *javaParser) body(text []byte, more bool) error {
 	for more {
-		if len(text) > 0 && !bytes.Contains(text, []byte("@")) {
+		if bytes.HasPrefix(text, []byte("0x")) && !bytes.Contains(text, []byte("@")) {
 			return jp.locations(text)
+		}
+		if jp.ends.cut {
+			return jp.cutShort()
 		}
 		if err := jp.sample(text); err != nil {
 			return err
@@ -165,10 +174,29 @@ func (jp *javaParser) sample(text []byte) error {
 	return nil
 }
 
+// cutShort ends a sample section whose last line has no line ending: the
+// file was cut there, and the line's sample with it. It is an error; with
+// --keep-going the samples before it are kept (their frames unnamed: the
+// location lines were after the cut), with a warning.
+func (jp *javaParser) cutShort() error {
+	err := &parse.Error{File: jp.name, Line: jp.line, Msg: "truncated: last line has no line ending"}
+	if !jp.keepGoing || jp.out.Records == 0 {
+		return err
+	}
+	jp.out.Warnings = append(jp.out.Warnings, fmt.Sprintf("--keep-going: %v; kept the %d samples before it, their frames unnamed", err, jp.out.Records))
+	jp.out.Source.Salvaged = true
+	return nil
+}
+
 // locations reads " 0x3 com.example.Foo.bar (Foo.java:103)" lines, the
-// first of which is text.
+// first of which is text. The last, cut short, is left out with a
+// warning: its name may be cut.
 func (jp *javaParser) locations(text []byte) error {
 	for {
+		if jp.ends.cut {
+			jp.out.Warnings = append(jp.out.Warnings, "the location lines are cut short (the last has no line ending): the file was truncated there, and frames of the locations it left out are unnamed")
+			return nil
+		}
 		if len(text) > 0 {
 			if err := jp.location(text); err != nil {
 				return err

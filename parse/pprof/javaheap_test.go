@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -80,6 +81,10 @@ func TestJavaHeapBadInput(t *testing.T) {
 		{"three numbers", head + "100 1 2 @ 0x1\n", `:4: expected "BYTES COUNT @ ids"`},
 		{"bad id", head + "100 1 @ 0x1 zz\n", `:4: bad location id "zz"`},
 		{"bad location", head + "100 1 @ 0x1\n\n 0x1\n", `:6: expected "0xID name (File.java:line)"`},
+		// A sample line without its "@" is no location line: it was read
+		// as the first, and the samples after it as locations.
+		{"no at", head + "100 1 @ 0x1\n4096 64\n480 3 @ 0x5\n\n 0x1 f\n", `:5: expected "BYTES COUNT @ ids" with COUNT > 0, got "4096 64"`},
+		{"cut sample", head + "100 1 @ 0x1\n4096 64 @ 0x", `:5: truncated: last line has no line ending`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -122,4 +127,39 @@ func FuzzJavaHeap(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestJavaHeapCut: with --keep-going a profile cut in its samples keeps
+// those before the cut; one cut in its location lines keeps every sample
+// and leaves the cut location unnamed, with a warning.
+func TestJavaHeapCut(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "java-small.heap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		cutAfter string
+		records  int
+		named    []uint64 // location ids named
+		warn     string
+	}{
+		{"4096    64 @ 0x04 0x", 1, nil, "--keep-going: cut.heap:5: truncated: last line has no line ending; kept the 1 samples before it"},
+		{"0x03 com.example.Main.ma", 3, []uint64{1, 2}, "the location lines are cut short"},
+	} {
+		i := bytes.Index(data, []byte(c.cutAfter))
+		var got collector
+		p, err := pprof.ParseJavaHeap("cut.heap", bufio.NewReader(bytes.NewReader(data[:i+len(c.cutAfter)])), parse.Options{KeepGoing: true}, &got)
+		if err != nil {
+			t.Fatalf("cut after %q: %v", c.cutAfter, err)
+		}
+		var named []uint64
+		for id := uint64(1); id <= 6; id++ {
+			if p.Names(id) != "" {
+				named = append(named, id)
+			}
+		}
+		if p.Records != c.records || len(got.recs) != c.records || !slices.Equal(named, c.named) || len(p.Warnings) != 1 || !strings.Contains(p.Warnings[0], c.warn) {
+			t.Errorf("cut after %q: %d records, ids named %v, warnings %q; want %d, %v, %q", c.cutAfter, p.Records, named, p.Warnings, c.records, c.named, c.warn)
+		}
+	}
 }

@@ -46,12 +46,12 @@ type javaParser struct {
 	keepGoing bool
 	sc        *bufio.Scanner
 	ends      *lineEnds
-	line  int
-	out   *parse.Profile
-	sink  parse.Sink
-	rec   parse.Record
-	stack []parse.Frame
-	names map[uint64]string
+	line      int
+	out       *parse.Profile
+	sink      parse.Sink
+	rec       parse.Record
+	stack     []parse.Frame
+	names     map[uint64]string
 }
 
 // ParseJavaHeap reads a Java heap profile, sending one raw-count record per

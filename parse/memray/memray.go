@@ -71,17 +71,25 @@ func (d *decoder) errLine(line int, err error, format string, args ...any) error
 }
 
 func (d *decoder) run(r *bufio.Reader) error {
-	cr := csv.NewReader(r)
+	tail := &tailReader{r: r}
+	cr := csv.NewReader(tail)
 	cr.FieldsPerRecord = 6
 	cr.ReuseRecord = true
 	first := true
+	// Each row is read once the next one is, or the end: the last row of
+	// a file that does not end its last line was cut.
+	var pending []string
+	pendingLine := 0
 	for {
 		row, err := cr.Read()
 		if err == io.EOF {
 			if first {
 				return d.errLine(1, nil, "empty file: expected the header %q", header)
 			}
-			return nil
+			if pending != nil && tail.last != '\n' {
+				return d.bad(pendingLine, errors.New("truncated: last line has no line ending"), "cut row")
+			}
+			return d.flushRow(pending, pendingLine)
 		}
 		line := 1
 		if err == nil {
@@ -106,12 +114,37 @@ func (d *decoder) run(r *bufio.Reader) error {
 			}
 			continue
 		}
-		if err := d.row(line, row); err != nil {
-			if err := d.bad(line, err, "bad row"); err != nil {
-				return err
-			}
+		if err := d.flushRow(pending, pendingLine); err != nil {
+			return err
 		}
+		pending, pendingLine = append(pending[:0], row...), line
 	}
+}
+
+// flushRow reads a row held for the next (none when row is nil).
+func (d *decoder) flushRow(row []string, line int) error {
+	if row == nil {
+		return nil
+	}
+	if err := d.row(line, row); err != nil {
+		return d.bad(line, err, "bad row")
+	}
+	return nil
+}
+
+// tailReader remembers the last byte read: a file whose last line has no
+// line ending was cut.
+type tailReader struct {
+	r    io.Reader
+	last byte
+}
+
+func (t *tailReader) Read(p []byte) (int, error) {
+	n, err := t.r.Read(p)
+	if n > 0 {
+		t.last = p[n-1]
+	}
+	return n, err
 }
 
 // bad fails on a bad row, or with opt.KeepGoing skips it and remembers it

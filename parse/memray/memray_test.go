@@ -103,6 +103,9 @@ func TestBadRows(t *testing.T) {
 		{"line not a number", head + "MALLOC,1,8,1,0x1,f;a.py;x\n", 2, "not a number"},
 		{"empty allocator", head + ",1,8,1,0x1,f;a.py;1\n", 2, "empty allocator"},
 		{"unterminated quote", head + good + "MALLOC,1,8,1,0x1,\"f;a.py;1\n", 3, "malformed CSV row"},
+		// A last row without its line ending was cut: "f;a.py;3" of ";30".
+		{"cut last row", head + good + "MALLOC,1,8,1,0x1,f;a.py;3", 3, "truncated: last line has no line ending"},
+		{"cut last row, CRLF", strings.ReplaceAll(head+good, "\n", "\r\n") + "MALLOC,1,8,1,0x1,", 3, "truncated: last line has no line ending"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -153,6 +153,7 @@ func runDiff(cmd *cobra.Command, opts DiffOptions, args []string) error {
 		gate = "--fail-on"
 	}
 	opts.warnOn(cmd.ErrOrStderr(), newR, sameWarning(baseR, newR, gate))
+	opts.warnOn(cmd.ErrOrStderr(), newR, unequalWarning(baseR, newR))
 	if opts.Format == render.Pprof {
 		return writeOutput(opts.Output, cmd.OutOrStdout(), func(w io.Writer) error {
 			return render.WriteDiffPprof(w, baseR, newR)
@@ -170,6 +171,30 @@ func runDiff(cmd *cobra.Command, opts DiffOptions, args []string) error {
 		return err
 	}
 	return opts.verdict(cmd.ErrOrStderr(), d)
+}
+
+// unequalWarning is the warning ("" for none) when BASE and NEW hold
+// different numbers of processes: each side is their sum, so a side of
+// three runs against one of one grows about threefold with nothing
+// changed, and a growth hides behind one run fewer.
+func unequalWarning(base, new *report.Report) string {
+	b, n := processes(base), processes(new)
+	if b == n {
+		return ""
+	}
+	procs := "processes"
+	if b == 1 {
+		procs = "process"
+	}
+	return fmt.Sprintf("BASE holds %d %s and NEW %d: each side is the sum of its processes, so the change includes the difference in their number; give each side as many (runs of one test, say)", b, procs, n)
+}
+
+// processes is how many processes a report sums (1 if it does not say).
+func processes(r *report.Report) int {
+	if r.Merged == nil {
+		return 1
+	}
+	return max(r.Merged.Processes, 1)
 }
 
 // sameWarning is the warning ("" for none) when NEW holds an input BASE

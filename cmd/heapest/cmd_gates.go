@@ -213,6 +213,7 @@ func runGates(cmd *cobra.Command, opts CIOptions, args []string) error {
 		total = &t
 		opts.warnOn(cmd.ErrOrStderr(), newR, disjointWarning(compare.OverlapOf(rows)))
 		opts.warnOn(cmd.ErrOrStderr(), newR, sameWarning(g.Base, newR, "the baseline gates"))
+		opts.warnOn(cmd.ErrOrStderr(), newR, unequalWarning(g.Base, newR))
 	}
 	opts.warnNotices(cmd.ErrOrStderr(), newR, g.Base)
 	minChange, err := setup.minChangeFor(newR.Value)
@@ -313,10 +314,10 @@ func (opts CIOptions) loadNew(cmd *cobra.Command, ropt report.Options, setup gat
 // processes, whose mean a budget bounds; one when --fleet-size scales the
 // rows to a fleet's total.
 func budgetProcesses(r *report.Report, ropt report.Options) int {
-	if ropt.FleetSize > 0 || r.Merged == nil {
+	if ropt.FleetSize > 0 {
 		return 1
 	}
-	return max(r.Merged.Processes, 1)
+	return processes(r)
 }
 
 // groupedBudgets are the budgets' statistics from rows grouped elsewhere

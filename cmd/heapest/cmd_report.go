@@ -208,6 +208,11 @@ func (opts ReportOptions) render(cmd *cobra.Command, b *report.Builder) error {
 		return err
 	}
 	opts.warnNotices(cmd.ErrOrStderr(), r)
+	if opts.Format == render.CSV && r.Omitted > 0 {
+		// The table says so under its rows, JSON as "omitted"; CSV has
+		// no place for it, and a spreadsheet would look whole.
+		fmt.Fprintf(opts.chatter(cmd.ErrOrStderr()), "heapest: note: the CSV holds the %d largest rows of %d; --top 0 writes them all\n", len(r.Rows), len(r.Rows)+r.Omitted)
+	}
 	var flame *report.Flame
 	if opts.Format == render.HTML {
 		if flame, err = b.Flame(flameMinShare); err != nil {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -109,6 +110,21 @@ func (o *GateOptions) setup(cmd *cobra.Command) (gateSetup, error) {
 		if f.path == "-" {
 			return s, fmt.Errorf("--%s -: standard output carries the --format output; give a file", f.name)
 		}
+		// Found missing only after the report was printed, a bad path
+		// failed a run whose output looked whole.
+		if dir := filepath.Dir(f.path); f.path != "" {
+			if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+				return s, fmt.Errorf("--%s %s: no directory %s to write it in", f.name, f.path, dir)
+			}
+		}
+	}
+	seen := map[string]bool{}
+	for _, r := range s.rules {
+		// Twice the same test would count twice in Holm's correction.
+		if seen[r.Text] {
+			return s, fmt.Errorf("budget %q given twice", r.Text)
+		}
+		seen[r.Text] = true
 	}
 	if len(o.Baseline) == 0 {
 		for _, name := range []string{"threshold", "min-change"} {

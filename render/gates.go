@@ -178,7 +178,7 @@ func writeGatesTable(w io.Writer, g *Gates) error {
 	if n := g.perProcess(); n > 1 {
 		extra = append(extra, fmt.Sprintf("Budgets: per process, on the mean of the %d processes", n))
 	}
-	writeValueLineBy(bw, g.New, g.New.By.String(), extra...)
+	writeValueLineBy(bw, g.New, byText(g.New), extra...)
 	conf := fmt.Sprintf("%g%% CI", 100*g.New.Confidence)
 	head := []string{"VERDICT", "GATE", "OBSERVED", conf, "LIMIT", "P (ADJ.)"}
 	align := []tw.Align{tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight}

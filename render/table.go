@@ -187,7 +187,19 @@ func writeHeader(w io.Writer, r *report.Report) {
 }
 
 // writeValueLine says what the rows are.
-func writeValueLine(w io.Writer, r *report.Report) { writeValueLineBy(w, r, r.By.String()) }
+func writeValueLine(w io.Writer, r *report.Report) { writeValueLineBy(w, r, byText(r)) }
+
+// byText says what a row is: --by, or with --lines the source line a
+// row by func then is.
+func byText(r *report.Report) string {
+	switch {
+	case r.Lines && r.By == aggregate.ByFunc:
+		return "source line"
+	case r.Lines:
+		return r.By.String() + " (frames by source line)"
+	}
+	return r.By.String()
+}
 
 // writeValueLineBy is writeValueLine with the rows' kind in words, and
 // any extra lines of the header after it.

@@ -112,7 +112,10 @@ type Report struct {
 	Confidence float64
 	Value      unbias.Value
 	By         aggregate.By
-	Sources    []parse.Source
+	// Lines says frames are named by source line (Options.Lines): rows
+	// by func are lines.
+	Lines   bool
+	Sources []parse.Source
 	// Total is every group's sum. Its Key is empty: a function may well
 	// be named "total", and no key of a row may stand for the total too.
 	Total Row
@@ -760,7 +763,7 @@ func (b *Builder) sourceGroups(vi, top int) (groups []*aggregate.Group, cut int,
 // build computes the intervals of the rows, the first groups in order; cut
 // more were left out.
 func build(opt Options, sources []parse.Source, groups []*aggregate.Group, cut int, total ci.Stats) (*Report, error) {
-	r := &Report{Confidence: opt.Confidence, Value: opt.Value, By: opt.By, Sources: sources, Omitted: cut}
+	r := &Report{Confidence: opt.Confidence, Value: opt.Value, By: opt.By, Lines: opt.Lines, Sources: sources, Omitted: cut}
 	if len(groups) > 0 {
 		r.Rows = make([]Row, 0, len(groups)) // some 500 bytes a row: --top 0 grew them through every size
 	}

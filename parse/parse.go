@@ -2,6 +2,7 @@ package parse
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -156,3 +157,19 @@ func JSONStarts(head []byte, prefix string) bool {
 // RateText writes a sampling period (--rate, a file's) as a number of
 // bytes in full, 1048576 rather than %g's 1.048576e+06.
 func RateText(rate float64) string { return strconv.FormatFloat(rate, 'f', -1, 64) }
+
+// JSONEnd checks that nothing but white space follows the JSON value dec
+// has read, reading the input to its end, so that a gzip stream's
+// checksum is checked too: a second profile or garbage after the first is
+// damage, and a decoder that stops after one value would not see it.
+func JSONEnd(dec *json.Decoder) error {
+	at := dec.InputOffset()
+	tok, err := dec.Token()
+	switch {
+	case err == io.EOF:
+		return nil
+	case err != nil:
+		return fmt.Errorf("after the profile, at byte %d: %w", at, err)
+	}
+	return fmt.Errorf("more data after the profile, at byte %d (%v): two profiles in one file, or damage", at, tok)
+}

@@ -75,6 +75,9 @@ func Parse(name string, r *bufio.Reader, opt parse.Options, sink parse.Sink) (*p
 		}
 		return nil, &parse.Error{File: name, Offset: off, Msg: "not a valid DHAT file (JSON)", Err: err}
 	}
+	if err := parse.JSONEnd(dec); err != nil {
+		return nil, &parse.Error{File: name, Offset: -1, Msg: "DHAT file", Err: err}
+	}
 	if err := f.check(); err != nil {
 		return nil, &parse.Error{File: name, Offset: -1, Msg: "DHAT file", Err: err}
 	}

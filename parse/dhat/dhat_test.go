@@ -121,6 +121,9 @@ func TestBadFiles(t *testing.T) {
 		{`{"dhatFileVersion":2,"mode":"heap","pps":[{"tb":-1,"tbk":1,"gb":0,"gbk":0,"fs":[]}],"ftbl":["[root]"]}`, "want ≥ 0"},
 		{`{"dhatFileVersion":2,"mode":"heap","pps":[],"ftbl":["[root]","nonsense"]}`, `frame 1 "nonsense"`},
 		{`{"dhatFileVersion":2,"mode":"heap","pps":[`, "not a valid DHAT file"},
+		// Two profiles in one file, or garbage after one, are damage.
+		{`{"dhatFileVersion":2,"mode":"heap","pps":[],"ftbl":["[root]"]}` + "\n" + `{"dhatFileVersion":2}`, "more data after the profile"},
+		{`{"dhatFileVersion":2,"mode":"heap","pps":[],"ftbl":["[root]"]}GARBAGE{`, "after the profile, at byte 62: invalid character 'G'"},
 	} {
 		_, _, err := read(t, []byte(tt.in), parse.Options{})
 		var pe *parse.Error

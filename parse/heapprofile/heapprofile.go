@@ -124,6 +124,9 @@ func (rd *reader) read(r io.Reader) error {
 	if err := rd.delim(dec, '}', "the end of the profile object"); err != nil {
 		return err
 	}
+	if err := parse.JSONEnd(dec); err != nil {
+		return rd.errAt(-1, err, "V8 heap profile")
+	}
 	if !rd.sawHead {
 		return rd.errAt(-1, nil, "no \"head\": not a V8 sampling heap profile")
 	}

@@ -200,6 +200,10 @@ func TestBadInput(t *testing.T) {
 		{`{"head":{"callFrame":{"functionName":"(root)"},"id":1,"children":[]},"samples":[{"size":5,`, "reading sample 1"},
 		{`{"samples":[]}`, `no "head"`},
 		{`[1,2]`, "expected the profile object"},
+		// What follows the profile is read too: a second profile, or
+		// garbage, is damage.
+		{`{"head":{"callFrame":{"functionName":"(root)"},"id":1,"children":[]},"samples":[]} {"head":{}}`, "more data after the profile, at byte 82"},
+		{`{"head":{"callFrame":{"functionName":"(root)"},"id":1,"children":[]},"samples":[]}GARBAGE`, "after the profile, at byte 82: invalid character 'G'"},
 	} {
 		_, _, err := collect(t, []byte(tt.in), parse.Options{})
 		var pe *parse.Error

@@ -219,6 +219,7 @@ func TestJemallocBadInput(t *testing.T) {
 		{"bad bracket", strings.Replace(ok, "[0: 0]\n@", "0: 0]\n@", 1), "t.heap:3: expected '['"},
 		{"trailing junk", strings.Replace(ok, "@ 0x1 0x2\n  t*: 1: 64 [0: 0]", "@ 0x1 0x2\n  t*: 1: 64 [0: 0] x", 1), "t.heap:5: unexpected text"},
 		{"objects without bytes", strings.Replace(ok, "@ 0x1 0x2\n  t*: 1: 64", "@ 0x1 0x2\n  t*: 1: 0", 1), "t.heap:5: objects and bytes must be both zero"},
+		{"more objects than bytes", strings.Replace(ok, "@ 0x1 0x2\n  t*: 1: 64", "@ 0x1 0x2\n  t*: 100: 64", 1), "t.heap:5: more objects than bytes"},
 		{"unknown line", strings.Replace(ok, "\n\nMAPPED", "\nhello\n\nMAPPED", 1), "t.heap:7: expected \"@ 0xADDR...\""},
 		{"thread before t*", strings.Replace(ok, "@ 0x1 0x2\n  t*: 1: 64 [0: 0]\n", "@ 0x1 0x2\n", 1), "t.heap:5: expected the \"  t*: \" line after the @ line"},
 		{"second t*", strings.Replace(ok, "\n\nMAPPED", "\n  t*: 1: 64 [0: 0]\n\nMAPPED", 1), "t.heap:7: unexpected \"  t*: \" line"},

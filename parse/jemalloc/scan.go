@@ -262,6 +262,10 @@ func parseCounts(s []byte, allowName bool) (jeCounts, string, error) {
 	if (c.curObjs == 0) != (c.curBytes == 0) || (c.accObjs == 0) != (c.accBytes == 0) {
 		return c, "", fmt.Errorf("objects and bytes must be both zero or both non-zero")
 	}
+	if c.curBytes < c.curObjs || c.accBytes < c.accObjs {
+		// Every object takes a byte at least, raw or unbiased.
+		return c, "", fmt.Errorf("more objects than bytes")
+	}
 	return c, name, nil
 }
 

@@ -3,6 +3,7 @@ package jemalloc
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"math/bits"
@@ -202,7 +203,20 @@ func countsFast(s []byte) (c jeCounts, ok bool) {
 	if c.accBytes, i, ok = fastNum(s, i, ']', 0); !ok || i != len(s) {
 		return c, false
 	}
-	return c, (c.curObjs == 0) == (c.curBytes == 0) && (c.accObjs == 0) == (c.accBytes == 0)
+	return c, c.check() == nil
+}
+
+// check says what makes counts impossible: objects without bytes or bytes
+// without objects, or more objects than bytes (every object takes a byte
+// at least, raw or unbiased).
+func (c jeCounts) check() error {
+	switch {
+	case (c.curObjs == 0) != (c.curBytes == 0) || (c.accObjs == 0) != (c.accBytes == 0):
+		return errors.New("objects and bytes must be both zero or both non-zero")
+	case c.curBytes < c.curObjs || c.accBytes < c.accObjs:
+		return errors.New("more objects than bytes")
+	}
+	return nil
 }
 
 // fastNum reads 1 to 19 digits at s[i:] followed by sep1 and sep2 (sep2
@@ -259,12 +273,8 @@ func parseCounts(s []byte, allowName bool) (jeCounts, string, error) {
 		}
 		name = string(bytes.TrimSpace(rest))
 	}
-	if (c.curObjs == 0) != (c.curBytes == 0) || (c.accObjs == 0) != (c.accBytes == 0) {
-		return c, "", fmt.Errorf("objects and bytes must be both zero or both non-zero")
-	}
-	if c.curBytes < c.curObjs || c.accBytes < c.accObjs {
-		// Every object takes a byte at least, raw or unbiased.
-		return c, "", fmt.Errorf("more objects than bytes")
+	if err := c.check(); err != nil {
+		return c, "", err
 	}
 	return c, name, nil
 }

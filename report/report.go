@@ -5,6 +5,7 @@ import (
 	"math"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -656,6 +657,11 @@ func (b *Builder) Report() (*Report, error) {
 	if mixed := mixedWindows(opt.Value, r.Sources); mixed != "" {
 		r.notice(mixed)
 	}
+	if opt.DefaultValue {
+		if differ := defaultsDiffer(b.profiles(), opt.Value); differ != "" {
+			r.notice(differ)
+		}
+	}
 	if opt.FleetSize > 0 {
 		if err := b.fleetRows(r, opt, vi); err != nil {
 			return nil, err
@@ -988,6 +994,8 @@ func DefaultByFor(profiles []*parse.Profile) aggregate.By {
 // alloc_space if any input's default is an allocation value, else
 // inuse_space. Only the two space values are collected for a default
 // (NewBuilder), so an objects default shows its space value.
+// Where they disagree, the report says so (defaultsDiffer): the value is
+// then no input's own choice.
 func DefaultValueFor(profiles []*parse.Profile) unbias.Value {
 	var v unbias.Value
 	for i, p := range profiles {
@@ -1008,4 +1016,19 @@ func DefaultValueFor(profiles []*parse.Profile) unbias.Value {
 		return unbias.AllocSpace
 	}
 	return v
+}
+
+// defaultsDiffer is the notice ("" for none) of inputs that name different
+// default values, v the one DefaultValueFor chose for them all.
+func defaultsDiffer(profiles []*parse.Profile, v unbias.Value) string {
+	var named []string
+	for _, p := range profiles {
+		if d := unbias.DefaultValue(p).String(); !slices.Contains(named, d) {
+			named = append(named, d)
+		}
+	}
+	if len(named) < 2 {
+		return ""
+	}
+	return fmt.Sprintf("the inputs name different values (%s): showing %s, which all of them have; --value chooses", strings.Join(named, ", "), v)
 }

@@ -23,7 +23,12 @@ into DIR, made from the same help text "heapest help" prints. Shell
 completion scripts come from "heapest completion bash|zsh|fish|powershell".`,
 		Example: `  heapest gen man --dir /usr/local/share/man/man1
   heapest gen markdown --dir docs/cli`,
-		Args:      cobra.ExactArgs(1),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return fmt.Errorf("gen writes man or markdown: give one of them, e.g. heapest gen man --dir DIR")
+			}
+			return nil
+		},
 		ValidArgs: []string{"man", "markdown"},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runGen(cmd.Root(), opts, args[0])

@@ -173,6 +173,9 @@ func sizeVar(cmd *cobra.Command, p *float64, name string, min float64, what, usa
 type sizesFlag struct{ p *[]float64 }
 
 func (f sizesFlag) String() string {
+	if len(*f.p) == 0 {
+		return "" // no "(default [])" in the help
+	}
 	var parts []string
 	for _, z := range *f.p {
 		parts = append(parts, strconv.FormatFloat(z, 'g', -1, 64))

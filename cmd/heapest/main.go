@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -29,10 +30,24 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	cmd.SetOut(stdout)
 	cmd.SetErr(stderr)
 	err := cmd.ExecuteContext(ctx)
+	err = suggestReport(err, args)
 	code := exitCode(err)
 	if err != nil && code != exitGateFailed {
 		// A failed gate has explained itself on standard output.
 		fmt.Fprintln(stderr, "heapest:", err)
 	}
 	return code
+}
+
+// suggestReport adds to cobra's "unknown command" error, for a first
+// argument that is a file (pprof's habit: "pprof FILE"), the command that
+// reads it.
+func suggestReport(err error, args []string) error {
+	if err == nil || len(args) == 0 || !strings.HasPrefix(err.Error(), "unknown command") {
+		return err
+	}
+	if st, serr := os.Stat(args[0]); serr != nil || st.IsDir() && !strings.ContainsRune(args[0], os.PathSeparator) {
+		return err
+	}
+	return fmt.Errorf("%w; to read it as a profile: heapest report %s", err, strings.Join(args, " "))
 }

@@ -245,7 +245,7 @@ func readHeapest(d *decoded, opt parse.Options, sink parse.Sink) (*parse.Profile
 		e.rec.SetPrecomputed(pre)
 		if t, ok := d.strLabelIndex(s, labelHeapestType); ok {
 			if _, seen := types[t]; !seen {
-				types[t] = string(d.strs[t])
+				types[t] = string(d.strs.at(int(t)))
 			}
 			e.rec.Type = types[t]
 		}

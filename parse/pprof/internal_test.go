@@ -53,10 +53,10 @@ func decodeAll(data []byte) (*decoded, error) {
 func labels(d *decoded, s *sample) (nums map[string][]int64, strs map[string][]string) {
 	nums, strs = map[string][]int64{}, map[string][]string{}
 	for _, l := range s.labels {
-		key := string(d.strs[l.key])
+		key := string(d.strs.at(int(l.key)))
 		switch {
 		case l.str != 0:
-			strs[key] = append(strs[key], string(d.strs[l.str]))
+			strs[key] = append(strs[key], string(d.strs.at(int(l.str))))
 		case l.num != 0 || l.unit != 0:
 			nums[key] = append(nums[key], l.num)
 		}

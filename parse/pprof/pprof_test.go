@@ -1336,3 +1336,33 @@ func TestLegacyCut(t *testing.T) {
 		}
 	}
 }
+
+// TestReservedIDAtOnce: an entry of id 0 (reserved) in the mapping,
+// location or function table is an error as it arrives, after the rest of
+// a real profile: empty messages cost two bytes each, and ten million of
+// them had been gigabytes of entries before the error (mappings, which
+// were not checked at all, were read).
+func TestReservedIDAtOnce(t *testing.T) {
+	gz, err := os.ReadFile("testdata/go-heap.pb.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(gz))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		field byte // the table's field key, length-delimited
+		table string
+	}{{0x1a, "mapping"}, {0x22, "location"}, {0x2a, "function"}} {
+		in := append(slices.Clone(raw), bytes.Repeat([]byte{c.field, 0}, 1000)...)
+		_, err := read("bomb.pb", bytes.NewReader(in), parse.Options{})
+		if err == nil || !strings.Contains(err.Error(), c.table+" ") || !strings.Contains(err.Error(), ": reserved id 0") {
+			t.Errorf("%s of id 0: error %v", c.table, err)
+		}
+	}
+}

@@ -218,7 +218,7 @@ func (d *decoded) check(s *sample, locs bool) error {
 func (d *decoded) needsCheck() bool {
 	b := &d.samples
 	return b.n > 0 && (b.minVals != len(d.SampleType) || b.maxVals != len(d.SampleType) ||
-		b.maxStr >= uint64(len(d.strs)) || b.anyNeg || b.zeroLoc || !d.stacks.locs.covers(b.maxLoc))
+		b.maxStr >= uint64(d.strs.len()) || b.anyNeg || b.zeroLoc || !d.stacks.locs.covers(b.maxLoc))
 }
 
 // numLabel returns the first numeric value of a label with a role. As
@@ -248,7 +248,7 @@ func (d *decoded) strLabelIndex(s *sample, role uint8) (uint64, bool) {
 func (d *decoded) strLabel(s *sample, role uint8) ([]byte, bool) {
 	for _, l := range s.labels {
 		if l.str != 0 && d.labelRole[l.key] == role {
-			return d.strs[l.str], true
+			return d.strs.at(int(l.str)), true
 		}
 	}
 	return nil, false

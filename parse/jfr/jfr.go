@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"strconv"
 
@@ -59,6 +60,10 @@ type decoder struct {
 	chunks int
 	// startNanos is the first chunk's start, the zero of Record.Time.
 	startNanos uint64
+	// seen are the chunks read, by a hash of their bytes, with their
+	// number (repeats).
+	seen map[uint64]int
+	seed maphash.Seed
 	// chunkStarts are every chunk's start, in nanoseconds (Source.Chunks).
 	chunkStarts []string
 	// jvm is the JVM's identity (jvmIdentity), from the first chunk that
@@ -114,12 +119,34 @@ func (d *decoder) run(r *bufio.Reader) error {
 		if err != nil {
 			return err
 		}
+		if d.repeats(buf) {
+			d.off += int64(len(buf))
+			continue
+		}
 		if err := d.chunk(buf); err != nil {
 			return err
 		}
 		d.off += int64(len(buf))
 		d.chunks++
 	}
+}
+
+// repeats reports whether buf is a chunk read before, byte for byte, and
+// says so in a warning: no recorder writes a chunk twice, but a file
+// joined to itself (cat a.jfr a.jfr) holds each twice, and would count
+// its allocations twice.
+func (d *decoder) repeats(buf []byte) bool {
+	if d.seen == nil {
+		d.seen, d.seed = map[uint64]int{}, maphash.MakeSeed()
+	}
+	h := maphash.Bytes(d.seed, buf)
+	first, ok := d.seen[h]
+	if !ok {
+		d.seen[h] = d.chunks + 1
+		return false
+	}
+	d.prof.Warnings = append(d.prof.Warnings, fmt.Sprintf("the chunk at byte %d repeats chunk %d byte for byte (a file joined to itself?): read once", d.off, first))
+	return true
 }
 
 // readChunk reads the next chunk whole, or returns io.EOF at the end of

@@ -616,3 +616,27 @@ func TestChunkTimeBeforeItsStart(t *testing.T) {
 		t.Errorf("a time before the recording: %d, want 0, its start", got)
 	}
 }
+
+// TestRepeatedChunks: a file joined to itself holds each chunk twice; the
+// repeats are read once, with a warning each, so its records are those
+// of the file alone (they were all counted twice).
+func TestRepeatedChunks(t *testing.T) {
+	data := testfile.Gunzip(t, "testdata/jdk17-2chunks.jfr.gz")
+	once, p1, err := collect(t, "once", data, parse.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	twice, p2, err := collect(t, "twice", append(slices.Clone(data), data...), parse.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	repeats := 0
+	for _, w := range p2.Warnings {
+		if strings.Contains(w, "byte for byte (a file joined to itself?): read once") {
+			repeats++
+		}
+	}
+	if len(twice) != len(once) || repeats != 2 || len(p2.Warnings) != len(p1.Warnings)+2 || !slices.Equal(p2.Source.Chunks, p1.Source.Chunks) {
+		t.Errorf("joined to itself: %d records of %d, %d repeats said, chunks %v of %v", len(twice), len(once), repeats, p2.Source.Chunks, p1.Source.Chunks)
+	}
+}

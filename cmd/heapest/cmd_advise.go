@@ -289,8 +289,11 @@ func (v *adviceView) writeRows(w io.Writer) error {
 	if cur := v.plan.Current; cur > 0 {
 		dumps = "DUMPS AT " + bytesText(cur)
 	}
-	fmt.Fprintf(tw, "ESTIMATE\t±\tSAMPLES\tPERIOD R\tLG_PROF_SAMPLE\t%s\t  %s\n", dumps, strings.ToUpper(v.report.By.String()))
+	knob := knobColumnFor(v.report.Sources)
+	fmt.Fprintf(tw, "ESTIMATE\t±\tSAMPLES\tPERIOD R\t%s\t%s\t  %s\n", knob.head, dumps, strings.ToUpper(v.report.By.String()))
 	var notes []string
+	skipped := map[string][]string{} // the rows of each reason for no advice, in order
+	var reasons []string
 	for i, a := range v.plan.Rows {
 		row := v.shown[i]
 		est := units.Format(row.Flat.Estimate, bytes)
@@ -300,7 +303,10 @@ func (v *adviceView) writeRows(w io.Writer) error {
 		}
 		if a.Skip != "" {
 			v.hidden[i] = false // the note is of advice given
-			notes = append(notes, fmt.Sprintf("%s: no advice: %s", v.keyText(i), a.Skip))
+			if len(skipped[a.Skip]) == 0 {
+				reasons = append(reasons, a.Skip)
+			}
+			skipped[a.Skip] = append(skipped[a.Skip], v.keyText(i))
 			fmt.Fprintf(tw, "%s\t%s\t%s\t-\t-\t-\t  %s\n", est, pm, samplesText(row), v.keyText(i))
 			continue
 		}
@@ -308,8 +314,16 @@ func (v *adviceView) writeRows(w io.Writer) error {
 		if v.hidden[i] {
 			rate += "¹"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t  %s\n", est, pm, samplesText(row), rate,
-			advise.KnobsFor(a.Rate).JemallocLg, countText(a.Dumps), v.keyText(i))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t  %s\n", est, pm, samplesText(row), rate,
+			knob.value(advise.KnobsFor(a.Rate)), countText(a.Dumps), v.keyText(i))
+	}
+	for _, why := range reasons {
+		// One note a reason: a JFR recording's twenty rows share theirs.
+		if keys := skipped[why]; len(keys) == 1 {
+			notes = append(notes, fmt.Sprintf("%s: no advice: %s", keys[0], why))
+		} else {
+			notes = append(notes, fmt.Sprintf("%d rows: no advice: %s", len(keys), why))
+		}
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -494,4 +508,37 @@ func (v *adviceView) writeJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
+}
+
+// knobColumn is the column of advise's table that gives each row's period
+// as the input's own producer sets it.
+type knobColumn struct {
+	head  string
+	value func(advise.Knobs) string
+}
+
+// knobColumnFor is the setting of the inputs' producer when they share
+// one, else jemalloc's (the settings below the table give every one).
+func knobColumnFor(sources []parse.Source) knobColumn {
+	format := ""
+	for i, s := range sources {
+		if i > 0 && s.Format != format {
+			format = ""
+			break
+		}
+		format = s.Format
+		if strings.Contains(s.Detail, "(jemalloc 3:") {
+			format = "jemalloc" // a heap_v2 text only jemalloc 3 writes
+		}
+	}
+	itoa := func(n int64) string { return strconv.FormatInt(n, 10) }
+	switch format {
+	case "pprof-go":
+		return knobColumn{"MEMPROFILERATE", func(k advise.Knobs) string { return itoa(k.GoMemProfileRate) }}
+	case "pprof-tcmalloc", "gperftools":
+		return knobColumn{"SAMPLE_PARAMETER", func(k advise.Knobs) string { return itoa(k.TcmallocSample) }}
+	case "heapprofile", "pprof-v8":
+		return knobColumn{"HEAP_PROF_INTERVAL", func(k advise.Knobs) string { return itoa(k.V8Interval) }}
+	}
+	return knobColumn{"LG_PROF_SAMPLE", func(k advise.Knobs) string { return strconv.Itoa(k.JemallocLg) }}
 }

@@ -384,12 +384,19 @@ func (q *quietStart) stop() {
 }
 
 // salvageHint says, of a single input that is truncated, how to read what
-// precedes the cut, unless --keep-going was given (keptGoing) or nothing
-// of the input can be read without what the cut lost (parse.Error.Whole).
-// (In a merge, --keep-going skips such an input whole.)
+// precedes the cut, unless nothing of the input can be read without what
+// the cut lost (parse.Error.Whole); with --keep-going given (keptGoing),
+// why it kept nothing. (In a merge, --keep-going skips such an input
+// whole.)
 func salvageHint(err error, keptGoing bool) error {
 	var pe *parse.Error
-	if keptGoing || !errors.As(err, &pe) || pe.Whole || !strings.HasPrefix(pe.Msg, "truncated") {
+	if !errors.As(err, &pe) || !strings.HasPrefix(pe.Msg, "truncated") {
+		return err
+	}
+	switch {
+	case keptGoing:
+		return fmt.Errorf("%w (--keep-going: nothing whole precedes it to keep)", err)
+	case pe.Whole:
 		return err
 	}
 	return fmt.Errorf("%w (--keep-going reads what precedes it)", err)

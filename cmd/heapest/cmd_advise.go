@@ -68,7 +68,7 @@ processes of one kind), reach the target without changing R.
 
 Several inputs are merged as report merges them and advised as their average
 dump. The math and its simulation check are in docs/statistics.md.
-` + exitStatusHelp,
+` + exitStatusNoGate,
 		Example: `  # Which lg_prof_sample gets the top 20 functions to ±10%?
   heapest advise jeprof.1234.0.m0.heap
 

@@ -20,7 +20,8 @@ func newGenCommand() *cobra.Command {
 		Short: "Write heapest's manual pages (or markdown docs) to a directory",
 		Long: `Gen writes one manual page (section 1) or one markdown file per command
 into DIR, made from the same help text "heapest help" prints. Shell
-completion scripts come from "heapest completion bash|zsh|fish|powershell".`,
+completion scripts come from "heapest completion bash|zsh|fish|powershell".
+` + exitStatusNoGate,
 		Example: `  heapest gen man --dir /usr/local/share/man/man1
   heapest gen markdown --dir docs/cli`,
 		Args: func(cmd *cobra.Command, args []string) error {

@@ -49,7 +49,7 @@ root, such as src/main/java).
 
 Several inputs are merged as report merges them. --top is the number of
 functions listed, the largest first.
-` + exitStatusHelp,
+` + exitStatusNoGate,
 		Example: `  # Where in main.allocate does the memory come from?
   heapest list 'main\.allocate$' heap.pb.gz
 

@@ -50,7 +50,7 @@ terminal, progress is shown on standard error.
 
 With --format table, csv or json, merge prints the merged report instead (as
 "heapest report FILE..." does). See docs/merge.md.
-` + exitStatusHelp,
+` + exitStatusNoGate,
 		Example: `  # A fleet's dumps, collected into one directory per host
   heapest merge -o fleet.pb.gz dumps/
 

@@ -72,7 +72,7 @@ merge" does: each sample is unbiased with its own input's rate, then the
 statistics are summed, and the header says what was merged (docs/merge.md).
 Successive dumps of one process are refused (--latest-per-process,
 --allow-duplicates).
-` + exitStatusHelp,
+` + exitStatusNoGate,
 		Example: `  # Top functions by live bytes in a jemalloc dump
   heapest report jeprof.1234.0.m0.heap
 

@@ -55,7 +55,7 @@ where on standard error; --open also opens a browser. Every asset is
 embedded: the pages make no request to any other host. An address that is
 not loopback is served, with a warning: anyone who can connect sees the
 profile. See docs/web.md.
-` + exitStatusHelp,
+` + exitStatusNoGate,
 		Example: `  # Browse a jemalloc dump
   heapest web --open jeprof.1234.0.m0.heap
 

@@ -25,9 +25,17 @@ func exitCode(err error) int {
 	}
 }
 
-// exitStatusHelp is appended to every command's long help.
-const exitStatusHelp = `
+// exitStatusHelp is appended to the long help of heapest itself and of
+// the commands that have gates; exitStatusNoGate to the others', which
+// never exit 1.
+const (
+	exitStatusHelp = `
 EXIT STATUS
   0  success
   1  a gate failed: heapest ci's, or heapest diff --fail-on
   2  usage error, or an input that cannot be read`
+	exitStatusNoGate = `
+EXIT STATUS
+  0  success
+  2  usage error, or an input that cannot be read`
+)

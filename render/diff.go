@@ -76,6 +76,15 @@ func DiffGate(d *compare.Diff, dir compare.Direction) string {
 
 // level writes a confidence level as a percentage with the digits it needs.
 func level(l float64) string {
+	if l > 0.9 && l < 1 {
+		// A level near 1 is said by what it leaves out, to two digits
+		// rounded up, so that it is never overstated: an adjusted
+		// 0.9976190 is 99.76%, 0.9875 is 98.7%, and 0.999975 stays
+		// 99.9975%.
+		a := 1 - l
+		e := math.Pow(10, math.Floor(math.Log10(a))-1)
+		l = 1 - math.Ceil(a/e-1e-9)*e
+	}
 	return strconv.FormatFloat(math.Round(l*1e6)/1e4, 'f', -1, 64)
 }
 

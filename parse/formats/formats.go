@@ -213,6 +213,10 @@ var others = []struct{ magic, what string }{
 // heapest's Parquet rows, another kind of file (others), or text. ""
 // means it may be a profile.proto.
 func notAProfile(head []byte) string {
+	if bytes.HasPrefix(head, []byte("\x1f\x8b")) {
+		// Seen under the gzip layer Read removed: gzip twice.
+		return "gzip-compressed twice: gunzip it once; heapest removes one gzip layer"
+	}
 	for _, c := range compressions {
 		if bytes.HasPrefix(head, []byte(c.magic)) {
 			return fmt.Sprintf("%s-compressed: decompress it first (%s); heapest removes gzip only", c.name, c.tool)
@@ -234,7 +238,8 @@ func notAProfile(head []byte) string {
 		}
 	}
 	if isText(head) {
-		line, _, _ := bytes.Cut(head, []byte("\n"))
+		// Its first line with text: blank lines first said it starts "".
+		line, _, _ := bytes.Cut(bytes.TrimLeft(head, " \t\r\n"), []byte("\n"))
 		if len(line) > 60 {
 			line = append(line[:57:57], "..."...)
 		}

@@ -27,6 +27,8 @@ func TestNotAProfile(t *testing.T) {
 		{"V8 heap snapshot", `{"snapshot":{"meta":{"node_fields":["type"`, "a V8 heap snapshot"},
 		{"V8 CPU profile", `{"nodes":[{"id":1,"callFrame":{"functionName":"(root)"`, "a V8 CPU profile"},
 		{"bzip2", "BZh91AY&SY", "bzip2-compressed"},
+		{"gzip twice", "\x1f\x8b\x08\x00", "gzip-compressed twice: gunzip it once"},
+		{"text after blank lines", "\n\n  \nheap_v9/1\n", `a text file no format recognises (it starts "heap_v9/1")`},
 		{"Parquet", "PAR1\x15\x04", "a Parquet file"},
 		{"heap_v3", "heap_v3/524288\n", "a jemalloc heap_v3 dump"},
 		{"text", "desc: --time-unit=B\ncmd: ./a.out\n", `a text file no format recognises (it starts "desc: --time-unit=B")`},

@@ -1366,3 +1366,13 @@ func TestReservedIDAtOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestNegativePeriod: a negative sampling period is damage, and said to
+// be (it was "a heap profile without a sampling period", which --rate
+// cannot mend).
+func TestNegativePeriod(t *testing.T) {
+	_, err := read("neg.pb", bytes.NewReader(encode(t, goHeapProfile(-5, [][2]int64{{3, 64}}, true))), parse.Options{Rate: 4096})
+	if err == nil || !strings.Contains(err.Error(), "sampling period -5: no producer writes a negative one") {
+		t.Errorf("error %v", err)
+	}
+}

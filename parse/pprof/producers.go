@@ -40,6 +40,8 @@ func readScaledHeap(d *decoded, t sampleTypes, opt parse.Options, format string,
 	scale := rate
 	rawGo := format == "pprof-go" && rate <= 0
 	switch {
+	case rate < 0:
+		return nil, &parse.Error{File: d.name, Offset: -1, Msg: fmt.Sprintf("sampling period %v: no producer writes a negative one; the profile is damaged", rate)}
 	case rawGo && opt.Rate > 0:
 		rate = opt.Rate
 		out.Warnings = append(out.Warnings, fmt.Sprintf(

@@ -50,6 +50,9 @@ func Parse(name string, r *bufio.Reader, opt parse.Options, sink parse.Sink) (*p
 	// only, with event times.
 	parse.Begin(sink, &parse.Profile{Source: parse.Source{Format: "nettrace"}, HasAlloc: true, Timed: true})
 	err := d.run()
+	if err == nil {
+		err = d.trailing()
+	}
 	if err != nil {
 		if !opt.KeepGoing || !d.haveTrace {
 			return nil, err
@@ -61,6 +64,21 @@ func Parse(name string, r *bufio.Reader, opt parse.Options, sink parse.Sink) (*p
 		p.Warnings = append(p.Warnings, "--lines: a trace's stacks are methods, without source lines (those are in the PDB files, which heapest does not read): rows are by method")
 	}
 	return p, nil
+}
+
+// trailing reads what follows the end of the trace, to its end: a gzip
+// stream's checksum is checked there, and bytes after the end (a second
+// trace joined to the first, or damage) are said, not read.
+func (d *decoder) trailing() error {
+	at := d.off
+	n, err := io.Copy(io.Discard, d.r)
+	if err != nil {
+		return d.errAt(at+n, err, "after the end of the trace")
+	}
+	if n > 0 {
+		d.warnf("%d bytes after the end of the trace at byte %d (a second trace joined to the first, or damage): not read", n, at)
+	}
+	return nil
 }
 
 // run reads the stream header and dispatches to the container version.

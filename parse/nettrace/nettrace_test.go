@@ -975,3 +975,23 @@ func TestNettraceGzip(t *testing.T) {
 		t.Errorf("gzip: %d records, plain %d", len(c.recs), len(plain))
 	}
 }
+
+// TestAfterTheEnd: bytes after a trace's end (a trace joined to itself,
+// garbage) are said in a warning and not read; the trace's own records
+// are those of the trace alone.
+func TestAfterTheEnd(t *testing.T) {
+	for _, v := range []nt.Version{nt.V4, nt.V6} {
+		data, _ := nt.Simulate(simWorkload(7), nt.Options{Version: v, PID: 4242})
+		p1, once, err := parseBytes(t, "once", data, parse.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, extra := range [][]byte{data, []byte("garbage")} {
+			p2, recs, err := parseBytes(t, "more", append(slices.Clone(data), extra...), parse.Options{})
+			want := fmt.Sprintf("%d bytes after the end of the trace at byte %d", len(extra), len(data))
+			if err != nil || len(recs) != len(once) || len(p2.Warnings) != len(p1.Warnings)+1 || !strings.Contains(p2.Warnings[len(p2.Warnings)-1], want) {
+				t.Errorf("V%d and %d bytes more: %v, %d records of %d, warnings %q", v, len(extra), err, len(recs), len(once), p2.Warnings)
+			}
+		}
+	}
+}

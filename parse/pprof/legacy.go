@@ -458,15 +458,31 @@ func (lp *legacyParser) flush() {
 }
 
 // mappings reads /proc/self/maps lines: "start-limit perms offset dev inode path".
+// Lines that are no maps line (binary junk appended, a second profile)
+// are skipped, and a warning counts them.
 func (lp *legacyParser) mappings(sc *bufio.Scanner) error {
+	junk, first := 0, 0
+	defer func() {
+		if junk > 0 {
+			lp.out.Warnings = append(lp.out.Warnings, fmt.Sprintf("%d lines of the memory map, the first line %d, are no maps lines (damage, or a file appended): skipped", junk, first))
+		}
+	}()
 	for sc.Scan() {
 		lp.line++
 		f := strings.Fields(sc.Text())
-		if len(f) < 5 {
+		start, limit, ok := "", "", false
+		if len(f) >= 5 {
+			start, limit, ok = strings.Cut(f[0], "-")
+		}
+		if !ok {
+			if len(f) > 0 {
+				if junk++; junk == 1 {
+					first = lp.line
+				}
+			}
 			continue
 		}
-		start, limit, ok := strings.Cut(f[0], "-")
-		if !ok || !strings.Contains(f[1], "x") {
+		if !strings.Contains(f[1], "x") {
 			continue
 		}
 		m := parse.Mapping{}

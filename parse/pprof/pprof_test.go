@@ -1376,3 +1376,30 @@ func TestNegativePeriod(t *testing.T) {
 		t.Errorf("error %v", err)
 	}
 }
+
+// TestLegacyMapsJunk: lines in a legacy profile's memory map that are no
+// maps lines (a second profile appended) are counted in a warning.
+func TestLegacyMapsJunk(t *testing.T) {
+	data, err := os.ReadFile("testdata/gperftools-heap_v2.heap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole, err := pprof.ParseLegacy("a", bufio.NewReader(bytes.NewReader(data)), parse.Options{}, &collector{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	twice := append(slices.Clone(data), data...)
+	p, err := pprof.ParseLegacy("a", bufio.NewReader(bytes.NewReader(twice)), parse.Options{}, &collector{})
+	lines := bytes.Count(data, []byte("\n"))
+	i := bytes.Index(data, []byte("MAPPED_LIBRARIES:\n"))
+	junk := 1 // the second header's nonblank lines, its records and its MAPPED_LIBRARIES line
+	for _, l := range bytes.Split(data[:i], []byte("\n")) {
+		if len(bytes.TrimSpace(l)) > 0 {
+			junk++
+		}
+	}
+	want := fmt.Sprintf("%d lines of the memory map, the first line %d, are no maps lines", junk, lines+1)
+	if err != nil || p.Records != whole.Records || len(p.Warnings) != len(whole.Warnings)+1 || !strings.Contains(p.Warnings[len(p.Warnings)-1], want) {
+		t.Errorf("a profile twice: %v, %d records of %d, warnings %q; want %q", err, p.Records, whole.Records, p.Warnings, want)
+	}
+}

@@ -217,7 +217,7 @@ func (o CIOptions) samples(cmd *cobra.Command) (unbias.Samples, error) {
 	g := unbias.Samples{Count: o.Samples, Rate: o.Rate}
 	switch {
 	case !(o.Samples >= 0) || o.Samples != math.Floor(o.Samples) || o.Samples > 1e9:
-		return g, fmt.Errorf("--samples %v: want an integer from 0 to 10⁹", o.Samples)
+		return g, fmt.Errorf("--samples %s: want an integer from 0 to 10⁹", strconv.FormatFloat(o.Samples, 'f', -1, 64))
 	case !cmd.Flags().Changed("rate"):
 		return g, errors.New("--rate is required: the mean sampling period in bytes (jemalloc: 2^lg_prof_sample, Go: MemProfileRate, .NET: 102400)")
 	}

@@ -152,14 +152,21 @@ func (f sizeFlag) Set(s string) error {
 func (f sizeFlag) Type() string { return "SIZE" }
 
 // parseSize reads one size of at least min.
+// maxSize bounds every size a flag takes: 2⁶², far beyond any heap, and
+// below where sizes stop being whole int64 byte counts (8EiB overflowed).
+const maxSize = 1 << 62
+
 func parseSize(s string, min float64, what string) (float64, error) {
 	x, _, err := units.ParseSize(s)
+	if err == nil && x > maxSize {
+		return 0, fmt.Errorf("want %s of at most 4096PiB", what)
+	}
 	if err != nil || !(x >= min) || math.IsInf(x, 0) {
 		unit := "bytes"
 		if min == 1 {
 			unit = "byte"
 		}
-		return 0, fmt.Errorf("want %s of at least %g %s, in bytes or with a unit (524288, 512KiB)", what, min, unit)
+		return 0, fmt.Errorf("want %s of at least %g %s, in bytes or with a unit (524288, 512KiB; KiB to PiB, KB to PB)", what, min, unit)
 	}
 	return x, nil
 }

@@ -27,6 +27,7 @@ import (
 func ParseMaps(text []byte) ([]parse.Mapping, error) {
 	var (
 		out       []parse.Mapping
+		repeated  int // lines that repeat the mapping before them
 		bad       int
 		firstBad  int
 		firstText string
@@ -50,9 +51,18 @@ func ParseMaps(text []byte) ([]parse.Mapping, error) {
 			continue
 		}
 		if ok {
+			if n := len(out); n > 0 && sameRange(out[n-1], m) {
+				// The kernel lists each mapping once: a repeat is
+				// damage, and a million of them were gigabytes.
+				repeated++
+				continue
+			}
 			m.Line = lineNo
 			out = append(out, m)
 		}
+	}
+	if repeated > 0 && bad == 0 {
+		return out, fmt.Errorf("%d line(s) repeat the mapping before them: read once", repeated)
 	}
 	if bad > 0 {
 		if len(firstText) > 60 {
@@ -158,4 +168,10 @@ func cleanPath(p string) string {
 // pseudo-mapping ([vdso], [heap], anonymous memory).
 func isFilePath(p string) bool {
 	return p != "" && !strings.HasPrefix(p, "[")
+}
+
+// sameRange reports whether two mappings are one: the same addresses of
+// the same file at the same offset.
+func sameRange(a, b parse.Mapping) bool {
+	return a.Start == b.Start && a.Limit == b.Limit && a.Offset == b.Offset && a.File == b.File
 }

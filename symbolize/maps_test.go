@@ -34,9 +34,9 @@ func TestParseMapsLines(t *testing.T) {
 				"ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0                  [vsyscall]\n",
 		},
 		{
-			name: "repeated line read once",
-			text: strings.Repeat("400000-401000 r-xp 00000000 08:01 12 /bin/x\n", 3) + "402000-403000 r-xp 00002000 08:01 12 /bin/x\n",
-			want: []parse.Mapping{{Start: 0x400000, Limit: 0x401000, File: "/bin/x"}, {Start: 0x402000, Limit: 0x403000, Offset: 0x2000, File: "/bin/x"}},
+			name:    "repeated line read once",
+			text:    strings.Repeat("400000-401000 r-xp 00000000 08:01 12 /bin/x\n", 3) + "402000-403000 r-xp 00002000 08:01 12 /bin/x\n",
+			want:    []parse.Mapping{{Start: 0x400000, Limit: 0x401000, File: "/bin/x"}, {Start: 0x402000, Limit: 0x403000, Offset: 0x2000, File: "/bin/x"}},
 			wantErr: "2 line(s) repeat the mapping before them: read once",
 		},
 		{

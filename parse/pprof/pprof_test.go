@@ -24,6 +24,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/heapest/heapest/ci"
+	"github.com/heapest/heapest/internal/testfile"
 	"github.com/heapest/heapest/parse"
 	"github.com/heapest/heapest/parse/pprof"
 	"github.com/heapest/heapest/unbias"
@@ -1343,18 +1344,7 @@ func TestLegacyCut(t *testing.T) {
 // them had been gigabytes of entries before the error (mappings, which
 // were not checked at all, were read).
 func TestReservedIDAtOnce(t *testing.T) {
-	gz, err := os.ReadFile("testdata/go-heap.pb.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	zr, err := gzip.NewReader(bytes.NewReader(gz))
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw := testfile.Gunzip(t, "testdata/go-heap.pb.gz")
 	for _, c := range []struct {
 		field byte // the table's field key, length-delimited
 		table string

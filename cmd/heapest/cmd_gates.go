@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -246,6 +247,9 @@ func runGates(cmd *cobra.Command, opts CIOptions, args []string) error {
 	g.Result = res
 	for _, x := range res.Gates {
 		switch {
+		case x.Unmatched && !x.Total && x.Verdict == gate.Inconclusive:
+			// A misspelled pattern is likelier than too few samples.
+			fmt.Fprintf(opts.chatter(cmd.ErrOrStderr()), "heapest: warning: gate %s: nothing matched: check its pattern; if it is right, %s\n", x.Name, strings.TrimPrefix(x.Hint, "nothing matched; "))
 		case x.Verdict == gate.Inconclusive:
 			fmt.Fprintf(opts.chatter(cmd.ErrOrStderr()), "heapest: warning: gate %s: %s\n", x.Name, x.Hint)
 		case x.Verdict == gate.NoInterval:

@@ -216,6 +216,23 @@ func (s *Stats) Repeat(k float64) {
 	}
 }
 
+// Scale makes s the statistics of its value in a unit c times smaller
+// (c = 1/n: the mean of n processes' sum): every value, weight, size and
+// period is multiplied by c, its variance by c², and the counts (of
+// samples, of allocations missed) and probabilities stay. Each method's
+// interval then scales by c, but for the byte-granular .NET Approach 2
+// and exact quantiles, whose bytes become fractions of one.
+func (s *Stats) Scale(c float64) {
+	if c == 1 {
+		return
+	}
+	for _, f := range []*float64{&s.Estimate, &s.MaxWeight, &s.Unit, &s.Rate, &s.Offset, &s.Bias,
+		&s.Spill, &s.Excess, &s.LargeMissedValue, &s.Seen} {
+		*f *= c
+	}
+	s.Var *= c * c
+}
+
 // wholeWeight is what one missed large allocation typically weighs (see
 // LargeMissed), 0 when none is expected.
 func (s Stats) wholeWeight() float64 {

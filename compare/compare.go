@@ -200,13 +200,32 @@ func (p pair) pairRow(base, new *report.Report) Row {
 	if p.new >= 0 {
 		r.New = new.Rows[p.new].Stats
 	}
+	r.perProcess(base, new)
 	return r
+}
+
+// PerProcess reports whether base and new hold different numbers of
+// processes, and are then compared per process: each side is a sum, and
+// one run more on a side would be a growth of a run's worth.
+func PerProcess(base, new *report.Report) bool {
+	return base.Processes() != new.Processes()
+}
+
+// perProcess makes r's sides each the mean of its processes, when they
+// hold different numbers of them (PerProcess).
+func (r *Row) perProcess(base, new *report.Report) {
+	if PerProcess(base, new) {
+		r.Base.Scale(1 / float64(base.Processes()))
+		r.New.Scale(1 / float64(new.Processes()))
+	}
 }
 
 // Total pairs the two reports' totals. Its Key is empty, as a report's
 // total's is: no row's key stands for it.
 func Total(base, new *report.Report) Row {
-	return Row{Base: base.Total.Stats, New: new.Total.Stats}
+	r := Row{Base: base.Total.Stats, New: new.Total.Stats}
+	r.perProcess(base, new)
+	return r
 }
 
 // Estimates fills in the point estimates of the change.

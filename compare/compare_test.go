@@ -9,6 +9,7 @@ import (
 
 	"github.com/heapest/heapest/aggregate"
 	"github.com/heapest/heapest/ci"
+	"github.com/heapest/heapest/parse"
 	"github.com/heapest/heapest/report"
 )
 
@@ -290,5 +291,38 @@ func TestOverlap(t *testing.T) {
 				t.Errorf("%v vs %v, %s: %+v (disjoint %v), want %+v", tt.base, tt.new, name, got, got.Disjoint(), tt.want)
 			}
 		}
+	}
+}
+
+// TestPerProcess: sides of different numbers of processes are compared
+// per process. Three processes of one program against one, each with the
+// same samples of a row, show no change (as sums they grew threefold),
+// and the ratio and p-value are those of comparing the means; sides of
+// as many processes are compared as sums.
+func TestPerProcess(t *testing.T) {
+	one := rep(map[string]float64{"a": 20, "b": 5})
+	three := rep(map[string]float64{"a": 60, "b": 15})
+	three.Merged = &parse.Merged{Inputs: 3, Processes: 3}
+	d, err := New(one, three, ci.Auto, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !PerProcess(one, three) || d.Discoveries != 0 {
+		t.Fatalf("3 processes against 1: per process %v, %d rows changed", PerProcess(one, three), d.Discoveries)
+	}
+	for _, r := range append(d.Rows, d.Total) {
+		if math.Abs(r.Ratio-1) > 1e-9 || math.Abs(r.New.Estimate-r.Base.Estimate) > 1e-6*r.Base.Estimate || r.P < 0.5 {
+			t.Errorf("row %q: ratio %v, base %v, new %v, p %v", r.Key, r.Ratio, r.Base.Estimate, r.New.Estimate, r.P)
+		}
+	}
+	// As many processes a side: sums, as before.
+	one3 := rep(map[string]float64{"a": 20, "b": 5})
+	one3.Merged = &parse.Merged{Inputs: 3, Processes: 3}
+	d, err = New(one3, three, ci.Auto, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if PerProcess(one3, three) || math.Abs(d.Total.Ratio-3) > 1e-9 {
+		t.Errorf("3 processes a side: per process %v, total ratio %v, want the sums' 3", PerProcess(one3, three), d.Total.Ratio)
 	}
 }

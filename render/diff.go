@@ -88,12 +88,24 @@ func level(l float64) string {
 	return strconv.FormatFloat(math.Round(l*1e6)/1e4, 'f', -1, 64)
 }
 
+// perProcessLine says, for sides of different numbers of processes,
+// that they are compared per process (compare.PerProcess); "" otherwise.
+func perProcessLine(base, new *report.Report) string {
+	if !compare.PerProcess(base, new) {
+		return ""
+	}
+	return fmt.Sprintf("Per process: BASE holds %s and NEW %s, so each side is the mean of its processes", plural(base.Processes(), "process"), plural(new.Processes(), "process"))
+}
+
 func writeDiffTable(w io.Writer, d *compare.Diff) error {
 	bw := &errWriter{w: w}
 	b := d.New.Value.IsSpace()
 	writeSideHeader(bw, "Base", d.Base)
 	writeSideHeader(bw, "New", d.New)
 	fmt.Fprintf(bw, "Value: %s, by %s; %s\n", d.New.Value, d.New.By, diffSummary(d))
+	if l := perProcessLine(d.Base, d.New); l != "" {
+		fmt.Fprintln(bw, l)
+	}
 	if d.New.Filters != nil {
 		fmt.Fprintf(bw, "Active filters: %s\n", d.New.Filters)
 	}
@@ -221,6 +233,9 @@ type jsonDiff struct {
 	Total       map[string]any   `json:"total"`
 	Omitted     int              `json:"omitted,omitempty"`
 	Warnings    []string         `json:"warnings,omitempty"`
+	// PerProcess marks sides of different numbers of processes, each
+	// then the mean of its own (compare.PerProcess).
+	PerProcess bool `json:"per_process,omitempty"`
 }
 
 func jsonDiffRow(r *compare.Row, total bool) map[string]any {
@@ -243,7 +258,7 @@ func jsonDiffRow(r *compare.Row, total bool) map[string]any {
 func writeDiffJSON(w io.Writer, d *compare.Diff) error {
 	out := jsonDiff{jsonHead: newJSONHead(d.New, "benjamini-hochberg", d.Tests), Discoveries: d.Discoveries, Level: d.Level,
 		Base: sourcePaths(d.Base), New: sourcePaths(d.New), Rows: []map[string]any{}, Total: jsonDiffRow(&d.Total, true), Omitted: d.Omitted,
-		Warnings: warningsOf(d.New, d.Base)}
+		Warnings: warningsOf(d.New, d.Base), PerProcess: compare.PerProcess(d.Base, d.New)}
 	for i := range d.Rows {
 		out.Rows = append(out.Rows, jsonDiffRow(&d.Rows[i], false))
 	}

@@ -175,6 +175,11 @@ func writeGatesTable(w io.Writer, g *Gates) error {
 		writeBaseline(bw, g.Base)
 	}
 	var extra []string
+	if g.Base != nil {
+		if l := perProcessLine(g.Base, g.New); l != "" {
+			extra = append(extra, l)
+		}
+	}
 	if n := g.perProcess(); n > 1 {
 		extra = append(extra, fmt.Sprintf("Budgets: per process, on the mean of the %d processes", n))
 	}

@@ -155,6 +155,14 @@ type Report struct {
 	Warnings []string
 }
 
+// Processes is how many processes r sums (1 where it does not say).
+func (r *Report) Processes() int {
+	if r.Merged == nil {
+		return 1
+	}
+	return max(r.Merged.Processes, 1)
+}
+
 // UnseenWeight is what one sample a row of r does not have may weigh:
 // the largest sampling period of r's inputs, for space values (a group
 // of that many bytes goes unsampled with probability 1/e). 0 where r

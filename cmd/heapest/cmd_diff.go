@@ -153,7 +153,7 @@ func runDiff(cmd *cobra.Command, opts DiffOptions, args []string) error {
 		gate = "--fail-on"
 	}
 	opts.warnOn(cmd.ErrOrStderr(), newR, sameWarning(baseR, newR, gate))
-	opts.warnOn(cmd.ErrOrStderr(), newR, unequalWarning(baseR, newR))
+	opts.warnOn(cmd.ErrOrStderr(), newR, unequalWarning(baseR, newR, opts.Format == render.Pprof))
 	if opts.Format == render.Pprof {
 		return writeOutput(opts.Output, cmd.OutOrStdout(), func(w io.Writer) error {
 			return render.WriteDiffPprof(w, baseR, newR)
@@ -174,27 +174,21 @@ func runDiff(cmd *cobra.Command, opts DiffOptions, args []string) error {
 }
 
 // unequalWarning is the warning ("" for none) when BASE and NEW hold
-// different numbers of processes: each side is their sum, so a side of
-// three runs against one of one grows about threefold with nothing
-// changed, and a growth hides behind one run fewer.
-func unequalWarning(base, new *report.Report) string {
-	b, n := processes(base), processes(new)
-	if b == n {
+// different numbers of processes: each side is a sum, so they are compared
+// per process (compare.PerProcess), which the user may not expect of two
+// sums; a pprof diff (sums) holds their sums all the same.
+func unequalWarning(base, new *report.Report, sums bool) string {
+	if !compare.PerProcess(base, new) {
 		return ""
 	}
-	procs := "processes"
+	b, procs := base.Processes(), "processes"
 	if b == 1 {
 		procs = "process"
 	}
-	return fmt.Sprintf("BASE holds %d %s and NEW %d: each side is the sum of its processes, so the change includes the difference in their number; give each side as many (runs of one test, say)", b, procs, n)
-}
-
-// processes is how many processes a report sums (1 if it does not say).
-func processes(r *report.Report) int {
-	if r.Merged == nil {
-		return 1
+	if sums {
+		return fmt.Sprintf("BASE holds %d %s and NEW %d: a pprof diff holds their sums, so its change includes the difference in their number; give each side as many, or diff as a table, which compares them per process", b, procs, new.Processes())
 	}
-	return max(r.Merged.Processes, 1)
+	return fmt.Sprintf("BASE holds %d %s and NEW %d: the sides are compared per process: each side's values are the mean of its processes", b, procs, new.Processes())
 }
 
 // sameWarning is the warning ("" for none) when NEW holds an input BASE

@@ -230,7 +230,7 @@ func runGates(cmd *cobra.Command, opts CIOptions, args []string) error {
 		total = &t
 		opts.warnOn(cmd.ErrOrStderr(), newR, disjointWarning(compare.OverlapOf(rows)))
 		opts.warnOn(cmd.ErrOrStderr(), newR, sameWarning(g.Base, newR, "the baseline gates"))
-		opts.warnOn(cmd.ErrOrStderr(), newR, unequalWarning(g.Base, newR))
+		opts.warnOn(cmd.ErrOrStderr(), newR, unequalWarning(g.Base, newR, false))
 	}
 	opts.warnNotices(cmd.ErrOrStderr(), newR, g.Base)
 	minChange, err := setup.minChangeFor(newR.Value)
@@ -337,7 +337,7 @@ func budgetProcesses(r *report.Report, ropt report.Options) int {
 	if ropt.FleetSize > 0 {
 		return 1
 	}
-	return processes(r)
+	return r.Processes()
 }
 
 // groupedBudgets are the budgets' statistics from rows grouped elsewhere

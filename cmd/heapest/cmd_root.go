@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -28,6 +29,7 @@ standard error.
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError{plainFlagError(err)}
 	})
+	root.SetHelpCommand(newHelpCommand())
 	root.AddCommand(
 		newReportCommand(),
 		newMergeCommand(),
@@ -40,6 +42,41 @@ standard error.
 		newGenCommand(),
 	)
 	return root
+}
+
+// newHelpCommand is "heapest help [command]": cobra's, but a topic that is
+// no command is a usage error on standard error, where cobra's printed
+// "Unknown help topic" on standard output and exited 0.
+func newHelpCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "help [command]",
+		Short: "Help about any command",
+		Long:  "Help prints the help of any command: heapest help report.",
+		RunE: func(c *cobra.Command, args []string) error {
+			root := c.Root()
+			target, rest, err := root.Find(args)
+			if err != nil || target == nil || len(rest) > 0 {
+				var names []string
+				for _, sub := range root.Commands() {
+					if sub.IsAvailableCommand() {
+						names = append(names, sub.Name())
+					}
+				}
+				return usageError{fmt.Errorf("no help topic %q: the commands are %s", strings.Join(args, " "), strings.Join(names, ", "))}
+			}
+			target.InitDefaultHelpFlag()
+			return target.Help()
+		},
+		ValidArgsFunction: func(c *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+			var names []string
+			for _, sub := range c.Root().Commands() {
+				if sub.IsAvailableCommand() {
+					names = append(names, sub.Name())
+				}
+			}
+			return names, cobra.ShellCompDirectiveNoFileComp
+		},
+	}
 }
 
 // usageError marks a command-line mistake.

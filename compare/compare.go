@@ -206,9 +206,10 @@ func (p pair) pairRow(base, new *report.Report) Row {
 
 // PerProcess reports whether base and new hold different numbers of
 // processes, and are then compared per process: each side is a sum, and
-// one run more on a side would be a growth of a run's worth.
+// one run more on a side would be a growth of a run's worth. Rows by
+// source are processes themselves, and compared as they are.
 func PerProcess(base, new *report.Report) bool {
-	return base.Processes() != new.Processes()
+	return base.Processes() != new.Processes() && new.By != aggregate.BySource
 }
 
 // perProcess makes r's sides each the mean of its processes, when they

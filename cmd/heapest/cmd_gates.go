@@ -183,6 +183,11 @@ func runGates(cmd *cobra.Command, opts CIOptions, args []string) error {
 	if err != nil {
 		return usageError{err}
 	}
+	if opts.hasGates() && opts.FleetSize != 0 {
+		// The rows would be a fleet's, the gates the processes' read:
+		// a budget bounds one process, the mean of those read.
+		return usageError{fmt.Errorf("--fleet-size scales a report's rows to a fleet; gates bound one process (budgets, the mean of the processes read) and compare processes (--baseline): give one or the other")}
+	}
 	if !opts.hasGates() {
 		for _, name := range []string{"junit", "markdown"} {
 			if cmd.Flags().Changed(name) {
@@ -292,7 +297,7 @@ func withSingle(ropt report.Options, paths []string) report.Options {
 
 // loadNew reads the inputs under test (profiles, or with --from-parquet
 // an engine's rows) into their report and the budgets' statistics; inputs
-// is how many were merged, for an inconclusive gate's hint.
+// is how many processes they hold, for an inconclusive gate's hint.
 func (opts CIOptions) loadNew(cmd *cobra.Command, ropt report.Options, setup gateSetup, args []string) (r *report.Report, budgets []gate.Budget, inputs int, err error) {
 	if opts.FromParquet != "" {
 		if len(opts.Baseline) > 0 {
@@ -326,18 +331,12 @@ func (opts CIOptions) loadNew(cmd *cobra.Command, ropt report.Options, setup gat
 	if r, err = b.Report(); err != nil {
 		return nil, nil, 0, err
 	}
-	budgets, err = selectBudgets(b, setup.rules, r, budgetProcesses(r, ropt))
-	return r, budgets, len(paths), err
-}
-
-// budgetProcesses is how many processes the new side's budgets sum: its
-// processes, whose mean a budget bounds; one when --fleet-size scales the
-// rows to a fleet's total.
-func budgetProcesses(r *report.Report, ropt report.Options) int {
-	if ropt.FleetSize > 0 {
-		return 1
-	}
-	return r.Processes()
+	// A budget bounds the mean of the processes read, and more of them
+	// decide an inconclusive one: the hint counts processes, which a
+	// merged input holds several of. (--fleet-size, which scales the rows
+	// to a fleet, is refused with gates.)
+	budgets, err = selectBudgets(b, setup.rules, r, r.Processes())
+	return r, budgets, r.Processes(), err
 }
 
 // groupedBudgets are the budgets' statistics from rows grouped elsewhere

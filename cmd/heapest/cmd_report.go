@@ -345,12 +345,14 @@ func (o ReportOptions) reportOptions(cmd *cobra.Command) (report.Options, error)
 // for: a flag that changes nothing must not look as if it had.
 func (o ReportOptions) unusedByFormat(cmd *cobra.Command) error {
 	changed := cmd.Flags().Changed
+	// --top 0 (every row) and --by stack say what pprof output does.
+	cut := changed("top") && o.Top != 0
 	switch {
-	case o.Format == render.Pprof && changed("top"):
+	case o.Format == render.Pprof && cut:
 		return fmt.Errorf("--top cuts the rows of a report, and --format pprof writes every stack: pprof's -nodecount cuts what it shows")
-	case o.Format == render.Pprof && changed("by"):
+	case o.Format == render.Pprof && changed("by") && o.By != aggregate.ByStack:
 		return fmt.Errorf("--by groups the rows of a report, and --format pprof writes stacks: pprof groups them itself (-top, -traces, -tagfocus)")
-	case o.Format == render.Parquet && changed("top"):
+	case o.Format == render.Parquet && cut:
 		return fmt.Errorf("--top cuts the rows of a report, and --format parquet writes every row, for an engine to cut")
 	case o.Format != render.Table && changed("wide"):
 		return fmt.Errorf("--wide keeps the columns of a table on a narrow terminal: it applies to --format table")

@@ -1,6 +1,6 @@
 // Package formats is the one list of the input formats heapest reads, and
 // the reader that detects which one an input is (by content, after removing
-// one gzip layer) and streams its records to a Sink.
+// up to two gzip layers) and streams its records to a Sink.
 package formats
 
 import (
@@ -100,9 +100,13 @@ func ReadFileWatched(path string, opt parse.Options, sink parse.Sink, watch Watc
 // Read detects the format of r (gzip-compressed or not) and parses it.
 func Read(name string, r io.Reader, opt parse.Options, sink parse.Sink) (*parse.Profile, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
-	head, _ := br.Peek(2)
 	var bounded io.Reader // the bound on a gzipped input
-	if len(head) == 2 && head[0] == 0x1f && head[1] == 0x8b {
+	// Two gzip layers are removed: a .pb.gz gzipped again (pprof reads
+	// that) is a profile too.
+	for layer := 0; layer < 2; layer++ {
+		if head, _ := br.Peek(2); len(head) < 2 || head[0] != 0x1f || head[1] != 0x8b {
+			break
+		}
 		zr, err := gzip.NewReader(br)
 		if err != nil {
 			return nil, &parse.Error{File: name, Offset: 0, Msg: "bad gzip header", Err: err}
@@ -214,8 +218,8 @@ var others = []struct{ magic, what string }{
 // means it may be a profile.proto.
 func notAProfile(head []byte) string {
 	if bytes.HasPrefix(head, []byte("\x1f\x8b")) {
-		// Seen under the gzip layer Read removed: gzip twice.
-		return "gzip-compressed twice: gunzip it once; heapest removes one gzip layer"
+		// Seen under the two gzip layers Read removed.
+		return "gzip-compressed three times: gunzip it; heapest removes two gzip layers"
 	}
 	for _, c := range compressions {
 		if bytes.HasPrefix(head, []byte(c.magic)) {

@@ -27,7 +27,7 @@ func TestNotAProfile(t *testing.T) {
 		{"V8 heap snapshot", `{"snapshot":{"meta":{"node_fields":["type"`, "a V8 heap snapshot"},
 		{"V8 CPU profile", `{"nodes":[{"id":1,"callFrame":{"functionName":"(root)"`, "a V8 CPU profile"},
 		{"bzip2", "BZh91AY&SY", "bzip2-compressed"},
-		{"gzip twice", "\x1f\x8b\x08\x00", "gzip-compressed twice: gunzip it once"},
+		{"gzip three times", "\x1f\x8b\x08\x00", "gzip-compressed three times: gunzip it"},
 		{"text after blank lines", "\n\n  \nheap_v9/1\n", `a text file no format recognises (it starts "heap_v9/1")`},
 		{"Parquet", "PAR1\x15\x04", "a Parquet file"},
 		{"heap_v3", "heap_v3/524288\n", "a jemalloc heap_v3 dump"},
@@ -106,5 +106,32 @@ func TestLegacyBehindRawSymbols(t *testing.T) {
 	var pe *parse.Error
 	if !errors.As(err, &pe) || pe.Line != 20 {
 		t.Errorf("a bad line 20: %v, want an error on line 20", err)
+	}
+}
+
+// TestTwoGzipLayers: an input gzipped twice (a .pb.gz gzipped again, a
+// dump gzipped twice) is read as the input itself.
+func TestTwoGzipLayers(t *testing.T) {
+	raw, err := os.ReadFile("../../testdata/fleet/host1/jeprof.101.0.f.heap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	twice := raw
+	for range 2 {
+		var buf bytes.Buffer
+		zw := gzip.NewWriter(&buf)
+		zw.Write(twice)
+		zw.Close()
+		twice = buf.Bytes()
+	}
+	count := func(data []byte) int {
+		n := 0
+		if _, err := Read("t", bytes.NewReader(data), parse.Options{}, parse.SinkFunc(func(*parse.Record) { n++ })); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if a, b := count(raw), count(twice); a == 0 || a != b {
+		t.Errorf("%d records read, %d gzipped twice", a, b)
 	}
 }

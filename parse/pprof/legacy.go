@@ -310,7 +310,7 @@ func (lp *legacyParser) body(sc *bufio.Scanner) error {
 			continue
 		case string(text) == "MAPPED_LIBRARIES:" || string(text) == "--- Memory map: ---":
 			lp.flush()
-			return lp.mappings(sc)
+			return lp.mappings(sc, string(text) == "MAPPED_LIBRARIES:")
 		case bytes.HasPrefix(text, []byte("# runtime.MemStats")):
 			lp.flush()
 			return nil
@@ -459,11 +459,13 @@ func (lp *legacyParser) flush() {
 
 // mappings reads /proc/self/maps lines: "start-limit perms offset dev inode path".
 // Lines that are no maps line (binary junk appended, a second profile)
-// are skipped, and a warning counts them.
-func (lp *legacyParser) mappings(sc *bufio.Scanner) error {
+// are skipped, and a warning counts them in a MAPPED_LIBRARIES section
+// (procMaps), which holds only /proc/self/maps lines; pprof's "--- Memory
+// map: ---" has lines of its own ("source=", "start-end: path").
+func (lp *legacyParser) mappings(sc *bufio.Scanner, procMaps bool) error {
 	junk, first := 0, 0
 	defer func() {
-		if junk > 0 {
+		if junk > 0 && procMaps {
 			lp.out.Warnings = append(lp.out.Warnings, fmt.Sprintf("%d lines of the memory map, the first line %d, are no maps lines (damage, or a file appended): skipped", junk, first))
 		}
 	}()

@@ -48,12 +48,14 @@ func changeText(r *compare.Row) string {
 	return change(r.Ratio)
 }
 
-// deltaText is NEW − BASE with its sign.
+// deltaText is NEW − BASE with its sign; one that rounds to zero (the
+// float error of two means) is +0, not −0.
 func deltaText(x float64, bytes bool) string {
-	if x >= 0 {
-		return "+" + human(x, bytes)
+	h := human(math.Abs(x), bytes)
+	if x >= 0 || h == human(0, bytes) {
+		return "+" + h
 	}
-	return "−" + human(-x, bytes)
+	return "−" + h
 }
 
 // diffSummary says how many rows changed and how the listing was

@@ -34,6 +34,9 @@ func WriteDiffSVG(w io.Writer, d *compare.Diff) error {
 		height += 18
 	}
 	title := fmt.Sprintf("%s by %s: change from base to new, with %s%% confidence intervals", d.New.Value, d.New.By, level(d.Level))
+	if compare.PerProcess(d.Base, d.New) {
+		title += ", per process (each side the mean of its processes)"
+	}
 	fmt.Fprintf(&b, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"diff-chart\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" font-size=\"12\" role=\"img\">\n",
 		chartWidth, height, chartWidth, height)
 	fmt.Fprintf(&b, "<title>%s</title>\n", esc(title))

@@ -10,6 +10,7 @@ import (
 
 	"github.com/olekukonko/tablewriter/tw"
 
+	"github.com/heapest/heapest/compare"
 	"github.com/heapest/heapest/gate"
 	"github.com/heapest/heapest/report"
 )
@@ -130,14 +131,29 @@ func pValue(p float64) string {
 	return fmt.Sprintf("%.3f", p)
 }
 
-// perProcess is how many processes the budgets' values are the mean of
-// (0 or 1: one's value).
-func (g *Gates) perProcess() int {
-	n := 0
+// perProcessLines say what is per process: the baseline comparison of
+// sides of different numbers of processes (perProcessLine), and budgets
+// on the mean of several; every format says them.
+func (g *Gates) perProcessLines() []string {
+	var lines []string
+	if g.Base != nil {
+		if l := perProcessLine(g.Base, g.New); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	n, sums := 0, false
 	for _, x := range g.Result.Gates {
 		n = max(n, x.Processes)
+		sums = sums || x.Kind == gate.KindBudget && x.Processes <= 1
 	}
-	return n
+	if n > 1 {
+		l := fmt.Sprintf("Budgets: per process, on the mean of the %d processes", n)
+		if sums {
+			l += " (source= budgets: what the inputs they name hold together)"
+		}
+		lines = append(lines, l)
+	}
+	return lines
 }
 
 // summary is the one-line outcome.
@@ -174,16 +190,7 @@ func writeGatesTable(w io.Writer, g *Gates) error {
 	if g.Base != nil {
 		writeBaseline(bw, g.Base)
 	}
-	var extra []string
-	if g.Base != nil {
-		if l := perProcessLine(g.Base, g.New); l != "" {
-			extra = append(extra, l)
-		}
-	}
-	if n := g.perProcess(); n > 1 {
-		extra = append(extra, fmt.Sprintf("Budgets: per process, on the mean of the %d processes", n))
-	}
-	writeValueLineBy(bw, g.New, byText(g.New), extra...)
+	writeValueLineBy(bw, g.New, byText(g.New), g.perProcessLines()...)
 	conf := fmt.Sprintf("%g%% CI", 100*g.New.Confidence)
 	head := []string{"VERDICT", "GATE", "OBSERVED", conf, "LIMIT", "P (ADJ.)"}
 	align := []tw.Align{tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight}
@@ -248,13 +255,15 @@ func newJSONHead(r *report.Report, correction string, tests int) jsonHead {
 // jsonGates is the JSON shape of heapest ci's gates.
 type jsonGates struct {
 	jsonHead
-	Passed       bool       `json:"passed"`
-	Failed       int        `json:"failed"`
-	Inconclusive int        `json:"inconclusive"`
-	Untested     int        `json:"untested"`
-	Sources      []string   `json:"sources"`
-	Baseline     []string   `json:"baseline,omitempty"`
-	Gates        []jsonGate `json:"gates"`
+	Passed       bool     `json:"passed"`
+	Failed       int      `json:"failed"`
+	Inconclusive int      `json:"inconclusive"`
+	Untested     int      `json:"untested"`
+	Sources      []string `json:"sources"`
+	Baseline     []string `json:"baseline,omitempty"`
+	// PerProcess marks a baseline compared per process (compare.PerProcess).
+	PerProcess bool       `json:"per_process,omitempty"`
+	Gates      []jsonGate `json:"gates"`
 	// BaselineRows sums up the baseline's rows; it is not a gate.
 	BaselineRows *jsonRows `json:"baseline_rows,omitempty"`
 	Warnings     []string  `json:"warnings,omitempty"`
@@ -305,6 +314,7 @@ func writeGatesJSON(w io.Writer, g *Gates) error {
 		Warnings: warningsOf(g.New, g.Base)}
 	if g.Base != nil {
 		out.Baseline = sourcePaths(g.Base)
+		out.PerProcess = compare.PerProcess(g.Base, g.New)
 	}
 	if r.Rows != nil {
 		out.BaselineRows = &jsonRows{Tested: r.Rows.Tested, Failed: r.Rows.Failed, Text: g.rowsText()}
@@ -411,6 +421,9 @@ func writeGatesJUnit(w io.Writer, g *Gates) error {
 			{"correction", g.correction()},
 			{"inputs", strings.Join(sourcePaths(g.New), " ")},
 		}}
+	for _, l := range g.perProcessLines() {
+		suite.Properties = append(suite.Properties, junitProperty{"per_process", l})
+	}
 	for i, t := range g.texts() {
 		x := g.Result.Gates[i]
 		c := junitCase{Classname: "heapest." + string(x.Kind), Name: x.Name}
@@ -469,8 +482,8 @@ func writeGatesMarkdown(w io.Writer, g *Gates) error {
 	if g.Base != nil {
 		fmt.Fprintf(bw, "Baseline: %s.\n\n", inputsText(g.Base))
 	}
-	if n := g.perProcess(); n > 1 {
-		fmt.Fprintf(bw, "Budgets: per process, on the mean of the %d processes.\n\n", n)
+	for _, l := range g.perProcessLines() {
+		fmt.Fprintf(bw, "%s.\n\n", l)
 	}
 	fmt.Fprintf(bw, "| verdict | gate | observed | %g%% interval | limit | p (adjusted) |\n", 100*g.New.Confidence)
 	fmt.Fprintln(bw, "|---|---|---:|---:|---:|---:|")

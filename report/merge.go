@@ -249,11 +249,12 @@ func (b *Builder) merged() *parse.Merged {
 }
 
 // held are the identities of every input underneath the joined ones
-// (parse.Merged.Held), sorted, each once.
+// (parse.Merged.Held), sorted, each once; a heap's only for an input with
+// in-use values, which are all a heap's identity guards.
 func (b *Builder) held() []string {
 	set := map[string]bool{}
 	for i := range b.inputs {
-		keys := b.identities(i, true)
+		keys := b.identities(i, b.inputs[i].profile().HasInUse)
 		if m := b.inputs[i].merged; m != nil && m.Inputs > 1 {
 			keys = m.Held
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 
 	"github.com/heapest/heapest/aggregate"
 	"github.com/heapest/heapest/ci"
@@ -260,15 +261,46 @@ func decideBudget(g *Gate, opt Options, alpha float64) {
 		g.Verdict = Inconclusive
 		g.Hint = budgetHint(g, opt, alpha)
 		if none {
-			g.Hint = "nothing matched; " + g.Hint
+			g.Hint = nothingMatched + "; " + g.Hint
 		}
 	default:
 		g.Verdict = Pass
 		if none {
-			g.Hint = "nothing matched"
+			g.Hint = nothingMatched
 		}
 	}
 }
+
+// Warning is what standard error says of the gate ("" for nothing): an
+// inconclusive gate's hint; a gate that passes untested, and which side
+// of its limit its estimate is on (one far above passes all the same);
+// a budget whose pattern matched nothing, which a misspelling would pass
+// forever, with a footnote only.
+func (g *Gate) Warning() string {
+	unmatched := g.Unmatched && !g.Total
+	switch {
+	case unmatched && g.Verdict == Inconclusive:
+		// A misspelled pattern is likelier than too few samples.
+		return fmt.Sprintf("gate %s: nothing matched: check its pattern; if it is right, %s", g.Name, strings.TrimPrefix(g.Hint, nothingMatched+"; "))
+	case g.Verdict == Inconclusive:
+		return fmt.Sprintf("gate %s: %s", g.Name, g.Hint)
+	case g.Verdict == NoInterval:
+		w := fmt.Sprintf("gate %s passes untested: %s", g.Name, ci.NoteNoInterval)
+		switch {
+		case math.IsNaN(g.Result.Estimate):
+			return w
+		case g.Result.Estimate > g.Limit:
+			return w + "; its estimate is above the limit"
+		}
+		return w + "; its estimate is within the limit"
+	case unmatched:
+		return fmt.Sprintf("gate %s: %s, so it passes with no sample to test; check its pattern", g.Name, nothingMatched)
+	}
+	return ""
+}
+
+// nothingMatched starts the hint of a budget no sample fell in.
+const nothingMatched = "nothing matched"
 
 // budgetHint says how many more samples would decide a budget whose
 // interval straddles its limit: an interval's half width shrinks as the

@@ -96,7 +96,7 @@ func perProcessLine(base, new *report.Report) string {
 	if !compare.PerProcess(base, new) {
 		return ""
 	}
-	return fmt.Sprintf("Per process: BASE holds %s and NEW %s, so each side is the mean of its processes", plural(base.Processes(), "process"), plural(new.Processes(), "process"))
+	return fmt.Sprintf("Per process: BASE holds %s and NEW %s, so each side is the mean of its processes", Plural(base.Processes(), "process"), Plural(new.Processes(), "process"))
 }
 
 func writeDiffTable(w io.Writer, d *compare.Diff) error {

@@ -91,7 +91,7 @@ func (g *Gates) rowsText() string {
 		return ""
 	}
 	s := fmt.Sprintf("%d of %s grew significantly by more than %s",
-		r.Failed, plural(r.Tested, "row"), level(g.Result.Options.Threshold)+"%")
+		r.Failed, Plural(r.Tested, "row"), level(g.Result.Options.Threshold)+"%")
 	if m := g.Result.Options.MinChange; m > 0 {
 		s += " and " + human(m, g.bytes())
 	}
@@ -164,7 +164,7 @@ func (g *Gates) summary() string {
 	if !r.Passed() {
 		verdict = "FAIL"
 	}
-	s := fmt.Sprintf("%s: %d of %s failed", verdict, r.Failed, plural(n, "gate"))
+	s := fmt.Sprintf("%s: %d of %s failed", verdict, r.Failed, Plural(n, "gate"))
 	if r.Inconclusive > 0 {
 		s += fmt.Sprintf(", %d inconclusive", r.Inconclusive)
 	}
@@ -179,9 +179,9 @@ func (g *Gates) correction() string {
 	r := g.Result
 	side := (1 - r.Options.Confidence) / 2
 	if !r.Options.Holm {
-		return fmt.Sprintf("%s, each one-sided at %s%%, no correction", plural(r.Tests, "test"), level(side))
+		return fmt.Sprintf("%s, each one-sided at %s%%, no correction", Plural(r.Tests, "test"), level(side))
 	}
-	return fmt.Sprintf("Holm over %s: the chance of any false failure is at most %s%%", plural(r.Tests, "test"), level(side))
+	return fmt.Sprintf("Holm over %s: the chance of any false failure is at most %s%%", Plural(r.Tests, "test"), level(side))
 }
 
 func writeGatesTable(w io.Writer, g *Gates) error {

@@ -355,7 +355,7 @@ func trimTrailing(b []byte) []byte {
 // writeMergeHeader says what a merge was made of, and what it left out.
 func writeMergeHeader(w io.Writer, r *report.Report) {
 	m := r.Merged
-	fmt.Fprintf(w, "Merged: %s (%s)", plural(m.Inputs, "input"), formatCounts(m.Formats))
+	fmt.Fprintf(w, "Merged: %s (%s)", Plural(m.Inputs, "input"), formatCounts(m.Formats))
 	switch {
 	case m.RateMin > 0 && m.RateMin == m.RateMax:
 		fmt.Fprintf(w, ", sampling period %s", human(m.RateMin, true))
@@ -363,11 +363,11 @@ func writeMergeHeader(w io.Writer, r *report.Report) {
 		fmt.Fprintf(w, ", sampling periods %s–%s", human(m.RateMin, true), human(m.RateMax, true))
 	}
 	if len(m.Builds) > 0 {
-		fmt.Fprintf(w, ", %s", plural(len(m.Builds), "build"))
+		fmt.Fprintf(w, ", %s", Plural(len(m.Builds), "build"))
 	}
-	fmt.Fprintf(w, ", %s\n", plural(m.Processes, "process"))
+	fmt.Fprintf(w, ", %s\n", Plural(m.Processes, "process"))
 	if m.Skipped > 0 {
-		fmt.Fprintf(w, "Skipped: %s that could not be read\n", plural(m.Skipped, "input"))
+		fmt.Fprintf(w, "Skipped: %s that could not be read\n", Plural(m.Skipped, "input"))
 	}
 	for _, s := range r.Skipped {
 		fmt.Fprintf(w, "  %v\n", s.Err)
@@ -388,8 +388,8 @@ func formatCounts(f map[string]int) string {
 	return strings.Join(parts, ", ")
 }
 
-// plural is "1 input", "3 inputs", "2 processes".
-func plural(n int, what string) string {
+// Plural is n counted things in words: "1 input", "3 inputs", "2 processes".
+func Plural(n int, what string) string {
 	if n == 1 {
 		return "1 " + what
 	}

@@ -181,14 +181,11 @@ func unequalWarning(base, new *report.Report, sums bool) string {
 	if !compare.PerProcess(base, new) {
 		return ""
 	}
-	b, procs := base.Processes(), "processes"
-	if b == 1 {
-		procs = "process"
-	}
+	b := render.Plural(base.Processes(), "process")
 	if sums {
-		return fmt.Sprintf("BASE holds %d %s and NEW %d: a pprof diff holds their sums, so its change includes the difference in their number; give each side as many, or diff as a table, which compares them per process", b, procs, new.Processes())
+		return fmt.Sprintf("BASE holds %s and NEW %d: a pprof diff holds their sums, so its change includes the difference in their number; give each side as many, or diff as a table, which compares them per process", b, new.Processes())
 	}
-	return fmt.Sprintf("BASE holds %d %s and NEW %d: the sides are compared per process: each side's values are the mean of its processes", b, procs, new.Processes())
+	return fmt.Sprintf("BASE holds %s and NEW %d: the sides are compared per process: each side's values are the mean of its processes", b, new.Processes())
 }
 
 // sameWarning is the warning ("" for none) when NEW holds an input BASE

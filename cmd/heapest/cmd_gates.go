@@ -6,7 +6,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -251,18 +250,8 @@ func runGates(cmd *cobra.Command, opts CIOptions, args []string) error {
 	}
 	g.Result = res
 	for _, x := range res.Gates {
-		switch {
-		case x.Unmatched && !x.Total && x.Verdict == gate.Inconclusive:
-			// A misspelled pattern is likelier than too few samples.
-			fmt.Fprintf(opts.chatter(cmd.ErrOrStderr()), "heapest: warning: gate %s: nothing matched: check its pattern; if it is right, %s\n", x.Name, strings.TrimPrefix(x.Hint, "nothing matched; "))
-		case x.Verdict == gate.Inconclusive:
-			fmt.Fprintf(opts.chatter(cmd.ErrOrStderr()), "heapest: warning: gate %s: %s\n", x.Name, x.Hint)
-		case x.Verdict == gate.NoInterval:
-			// It passes whatever its value: the run must not look tested.
-			fmt.Fprintf(opts.chatter(cmd.ErrOrStderr()), "heapest: warning: gate %s passes untested: %s%s\n", x.Name, ci.NoteNoInterval, noIntervalSide(x))
-		case x.Unmatched && !x.Total:
-			// A misspelled pattern would pass forever, with a footnote only.
-			fmt.Fprintf(opts.chatter(cmd.ErrOrStderr()), "heapest: warning: gate %s: nothing matched, so it passes with no sample to test; check its pattern\n", x.Name)
+		if w := x.Warning(); w != "" {
+			fmt.Fprintf(opts.chatter(cmd.ErrOrStderr()), "heapest: warning: %s\n", w)
 		}
 	}
 	if err := writeOutput(opts.Output, cmd.OutOrStdout(), func(w io.Writer) error {
@@ -475,16 +464,4 @@ func sharedFormat(r *report.Report) string {
 		f = s.Format
 	}
 	return f
-}
-
-// noIntervalSide says which side of its limit an untested gate's estimate
-// is on: one far above it passes all the same, and the user should know.
-func noIntervalSide(x gate.Gate) string {
-	switch {
-	case math.IsNaN(x.Result.Estimate):
-		return ""
-	case x.Result.Estimate > x.Limit:
-		return "; its estimate is above the limit"
-	}
-	return "; its estimate is within the limit"
 }

@@ -95,11 +95,7 @@ func runMerge(cmd *cobra.Command, opts MergeOptions, args []string) error {
 		return err
 	}
 	if opts.Format == render.Pprof && opts.Output != "-" && opts.Output != "" {
-		inputs := "inputs"
-		if joined == 1 {
-			inputs = "input"
-		}
-		fmt.Fprintf(opts.chatter(cmd.ErrOrStderr()), "heapest: merged %d %s into %s\n", joined, inputs, opts.Output)
+		fmt.Fprintf(opts.chatter(cmd.ErrOrStderr()), "heapest: merged %s into %s\n", render.Plural(joined, "input"), opts.Output)
 	}
 	return nil
 }

@@ -239,11 +239,7 @@ const flameMinShare = 0.001
 // checkFleet checks --fleet-size against the inputs.
 func checkFleet(ropt report.Options, paths []string) error {
 	if ropt.FleetSize > 0 && (len(paths) < 2 || len(paths) > ropt.FleetSize) {
-		inputs := "inputs"
-		if len(paths) == 1 {
-			inputs = "input"
-		}
-		return usageError{fmt.Errorf("--fleet-size %d with %d %s: want at least 2 sampled processes, and no more than the fleet", ropt.FleetSize, len(paths), inputs)}
+		return usageError{fmt.Errorf("--fleet-size %d with %s: want at least 2 sampled processes, and no more than the fleet", ropt.FleetSize, render.Plural(len(paths), "input"))}
 	}
 	return nil
 }

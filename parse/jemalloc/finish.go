@@ -7,6 +7,14 @@ import (
 	"github.com/heapest/heapest/unbias"
 )
 
+// The details of a dump's encoding that a whole dump and a salvaged one
+// share (Source.Detail).
+const (
+	detailOnFlag   = "prof_unbias=on (--jemalloc-unbias)"
+	detailOffFlag  = "prof_unbias=off (--jemalloc-unbias)"
+	detailRawEqual = "prof_unbias=off (detected: header totals equal the sum of the stacks)"
+)
+
 // salvagedEncoding decides how a dump cut before its end was written.
 // Bytes that are no sum of size classes tell prof_unbias's encoding; a
 // header equal to the stacks' sum tells raw counts (the cut took thread
@@ -16,17 +24,17 @@ import (
 func (p *parser) salvagedEncoding() {
 	switch {
 	case p.mode == modeOn:
-		p.prof.Source.Detail = "prof_unbias=on (--jemalloc-unbias)"
+		p.prof.Source.Detail = detailOnFlag
 		return
 	case p.mode == modeOff:
-		p.prof.Source.Detail = "prof_unbias=off (--jemalloc-unbias)"
+		p.prof.Source.Detail = detailOffFlag
 		return
 	case p.oddBytes:
 		p.prof.Encoding = parse.JemallocUnbias
 		p.prof.Source.Detail = "prof_unbias=on (detected: stacks whose bytes are no sum of size classes)"
 		return
 	case p.header == p.sum:
-		p.prof.Source.Detail = "prof_unbias=off (detected: header totals equal the sum of the stacks)"
+		p.prof.Source.Detail = detailRawEqual
 		return
 	}
 	p.prof.Source.Detail = "prof_unbias=off (assumed: the dump is cut)"
@@ -51,15 +59,15 @@ func (p *parser) finish(hasMaps bool) error {
 	case p.mode == modeAuto:
 		unbiased = !raw
 		if raw {
-			p.prof.Source.Detail = "prof_unbias=off (detected: header totals equal the sum of the stacks)"
+			p.prof.Source.Detail = detailRawEqual
 		} else {
 			p.prof.Source.Detail = "prof_unbias=on (detected: header totals differ from the sum of the stacks)"
 		}
 	case p.mode == modeOn:
 		unbiased = true
-		p.prof.Source.Detail = "prof_unbias=on (--jemalloc-unbias)"
+		p.prof.Source.Detail = detailOnFlag
 	case p.mode == modeOff:
-		p.prof.Source.Detail = "prof_unbias=off (--jemalloc-unbias)"
+		p.prof.Source.Detail = detailOffFlag
 	}
 	if unbiased {
 		p.prof.Encoding = parse.JemallocUnbias

@@ -359,6 +359,11 @@ type Source struct {
 	// Detail is format-specific information worth reporting (e.g.
 	// "prof_unbias=on (detected)").
 	Detail string
+	// Writer names the program that wrote the input where Format is
+	// shared by several and the input tells which: "jemalloc" for a
+	// heap_v2 text of jemalloc 3 (Format "gperftools"), whose sampling
+	// is set as jemalloc's, not tcmalloc's. "" otherwise.
+	Writer string
 	// Build identifies the profiled program's build where known (its main
 	// file's build ID, else its path); Process the process, where the
 	// input says (see package fleet). Both are set after parsing, for

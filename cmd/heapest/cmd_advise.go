@@ -527,8 +527,8 @@ func knobColumnFor(sources []parse.Source) knobColumn {
 			break
 		}
 		format = s.Format
-		if strings.Contains(s.Detail, "(jemalloc 3:") {
-			format = "jemalloc" // a heap_v2 text only jemalloc 3 writes
+		if s.Writer == "jemalloc" {
+			format = "jemalloc" // a heap_v2 text of jemalloc 3
 		}
 	}
 	itoa := func(n int64) string { return strconv.FormatInt(n, 10) }

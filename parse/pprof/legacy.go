@@ -107,6 +107,7 @@ func legacyRate(name string, h *legacyHeader, opt parse.Options, out *parse.Prof
 		out.Source.Format, out.Source.Detail = "pprof-go", "Go legacy text (debug=1), raw counts"
 	case h.jemalloc3:
 		out.Source.Format, out.Source.Detail = "gperftools", h.kind+" text (jemalloc 3: its counts are not padded as gperftools pads them), raw counts"
+		out.Source.Writer = "jemalloc"
 	default:
 		out.Source.Format, out.Source.Detail = "gperftools", h.kind+" text (gperftools or jemalloc 3), raw counts"
 		if h.classes == parse.TcmallocClasses {

@@ -89,7 +89,7 @@ dump. The math and its simulation check are in docs/statistics.md.
 func (o *AdviseOptions) addFlags(cmd *cobra.Command) {
 	o.inputOptions.addFlags(cmd)
 	f := cmd.Flags()
-	confidenceVar(cmd, &o.Confidence, "coverage of the intervals, in (0,1)")
+	confidenceVar(cmd, &o.Confidence)
 	enumVar(cmd, &o.Method, "method", methodChoices, false, "interval method the precision is judged with; auto picks per row, as report does")
 	enumVar(cmd, &o.Value, "value", valueChoices, true, "value to estimate (default: as report chooses); --sample_index is an alias")
 	sampleIndexAlias(f)

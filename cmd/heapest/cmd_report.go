@@ -259,7 +259,7 @@ func sampleIndexAlias(f *pflag.FlagSet) {
 // web's too): the value, the rows, the filters, the intervals.
 func (o *ReportOptions) addSelectFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
-	confidenceVar(cmd, &o.Confidence, "coverage of the intervals, in (0,1)")
+	confidenceVar(cmd, &o.Confidence)
 	enumVar(cmd, &o.Method, "method", methodChoices, false, "interval method; auto picks per row the best one valid for it")
 	enumVar(cmd, &o.Value, "value", valueChoices, true, "value to estimate (default: the one the input names, as pprof's default_sample_type; else inuse_space where the input has it, else alloc_space; alloc_space for JFR); --sample_index is an alias")
 	sampleIndexAlias(f)

@@ -92,20 +92,31 @@ func enumVar[T fmt.Stringer](cmd *cobra.Command, p *T, name string, choices []T,
 	}
 }
 
-// confidenceFlag is a confidence level, strictly between 0 and 1.
+// confidenceFlag is a confidence level, strictly between 0 and 1, given
+// as a fraction (0.95) or, as --threshold and --precision are, as a
+// percentage (95%).
 type confidenceFlag float64
 
 func (c *confidenceFlag) String() string { return strconv.FormatFloat(float64(*c), 'g', -1, 64) }
 
 func (c *confidenceFlag) Set(s string) error {
-	x, err := strconv.ParseFloat(s, 64)
+	var x float64
+	var err error
+	if strings.HasSuffix(strings.TrimSpace(s), "%") {
+		x, err = units.ParsePercent(s)
+	} else {
+		x, err = strconv.ParseFloat(s, 64)
+	}
+	if err == nil && x > 1 && x < 100 && !strings.HasSuffix(strings.TrimSpace(s), "%") {
+		return fmt.Errorf("want a coverage strictly between 0 and 1; did you mean 0.%s (%s%%)?", strings.ReplaceAll(s, ".", ""), s)
+	}
 	if err != nil || !(x > 0 && x < 1) {
-		return fmt.Errorf("want a coverage strictly between 0 and 1, such as 0.95")
+		return fmt.Errorf("want a coverage strictly between 0 and 1, such as 0.95 (or 95%%)")
 	}
 	if x < minConfidence || x > maxConfidence {
 		// Nearer 1, 1 − x is a few units of the last place: the
 		// quantiles' probabilities are no longer apart from 0 and 1.
-		return fmt.Errorf("want a coverage from %v to %v, such as 0.95", minConfidence, maxConfidence)
+		return fmt.Errorf("want a coverage from %v to %v, such as 0.95 (or 95%%)", minConfidence, maxConfidence)
 	}
 	*c = confidenceFlag(x)
 	return nil
@@ -120,9 +131,9 @@ const (
 )
 
 // confidenceVar defines --confidence with default 0.95.
-func confidenceVar(cmd *cobra.Command, p *float64, usage string) {
+func confidenceVar(cmd *cobra.Command, p *float64) {
 	*p = 0.95
-	cmd.Flags().Var((*confidenceFlag)(p), "confidence", usage)
+	cmd.Flags().Var((*confidenceFlag)(p), "confidence", "coverage of the intervals, a `LEVEL` in (0,1) or a percentage: 0.99 or 99%")
 }
 
 // sizeFlag is a size in bytes, with or without a unit (524288, 512KiB,

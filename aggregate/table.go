@@ -211,9 +211,8 @@ type frameInfo struct {
 	// fn is the Table.funcs id, and before the frame is named its
 	// handleNamer handle + 1 (0: none).
 	fn    uint32
-	alloc bool // an allocator frame, dropped from the leaf end
-	own   bool // the allocator getting memory for itself (AllocatorOwnFrame)
-	named bool // has a name (else fn is its 0x… address)
+	kind  parse.FrameKind // an allocator's frames are dropped from the leaf end
+	named bool            // has a name (else fn is its 0x… address)
 	done  bool
 }
 
@@ -806,7 +805,7 @@ func (c *Collector) nameFrames(t *Table, namer Namer, hn handleNamer, info *[2][
 						inl, inlAlloc = in.Inlined(f, leaf == 1)
 					}
 				}
-				fi.alloc, fi.own = kind != parse.ProgramFrame, kind == parse.AllocatorOwnFrame
+				fi.kind = kind
 			}
 			fi.named = name != ""
 			ref := frameRef(leaf)<<31 | frameRef(id)
@@ -865,11 +864,15 @@ func (r frameRef) at(info *[2][]frameInfo) *frameInfo { return &info[r>>31][r.id
 // tableStack appends the table function ids of a collector stack to buf,
 // without its leading allocator frames (always keeping one frame), and
 // reports whether one of those is the allocator getting memory for itself
-// (frameInfo.own).
+// (parse.AllocatorOwnFrame).
 func tableStack[T word](c *Collector, stack []T, info *[2][]frameInfo, namer Namer, buf []uint32) (_ []uint32, own bool) {
-	drop := 0
-	for drop < len(stack)-1 && info[b2i(drop == 0)][stack[drop]].alloc {
-		own = own || info[b2i(drop == 0)][stack[drop]].own
+	drop, lead := 0, parse.AllocatorLead{}
+	for drop < len(stack)-1 {
+		k := info[b2i(drop == 0)][stack[drop]].kind
+		if !lead.Drop(k) {
+			break
+		}
+		own = own || k == parse.AllocatorOwnFrame
 		drop++
 	}
 	if len(stack) == 0 {
@@ -888,7 +891,7 @@ func tableStack[T word](c *Collector, stack []T, info *[2][]frameInfo, namer Nam
 	// calls is named: appendFuncs would tell the namer nothing of it.)
 	leaf := b2i(drop == 0)
 	pos, inlAt := info[leaf], c.inlAt[leaf]
-	if first := &pos[stack[drop]]; inlAt != nil && inlAt[stack[drop]] != 0 && !first.alloc {
+	if first := &pos[stack[drop]]; inlAt != nil && inlAt[stack[drop]] != 0 && !lead.Drop(first.kind) {
 		in := &c.inl[inlAt[stack[drop]]-1]
 		buf = append(buf, in.ids[in.alloc:]...)
 		buf = append(buf, first.fn)

@@ -131,7 +131,33 @@ const (
 	// end is the memory the allocator hands out, which the program's
 	// records already count (gperftools' HEAP_PROFILE_MMAP records both).
 	AllocatorOwnFrame
+	// AllocatorInnerFrame is the allocator's by its name only, a name a
+	// program's own function may have too (a statically linked jemalloc's
+	// prof_backtrace_impl, je_malloc_default; a program's arena_alloc):
+	// dropped from the leaf end only before any frame of the other two
+	// kinds, leafward of the allocator's entry point, where the
+	// allocator's internals are. Past an entry point it is the program's.
+	AllocatorInnerFrame
 )
+
+// AllocatorLead finds the allocator's frames at a stack's leaf end, told
+// the stack's frames' kinds leaf first: the frames to drop, so that an
+// allocation is its caller's.
+type AllocatorLead struct{ entered bool }
+
+// Drop reports whether the next frame, of kind k, is the allocator's. Once
+// it is not, no later frame is: the caller stops asking.
+func (a *AllocatorLead) Drop(k FrameKind) bool {
+	switch k {
+	case ProgramFrame:
+		return false
+	case AllocatorInnerFrame:
+		// Past an entry point, a name like an internal's is the program's.
+		return !a.entered
+	}
+	a.entered = true
+	return true
+}
 
 // LineName is a frame's name by source line (Options.Lines): its
 // function and its position, "func file:line" as pprof's -lines names it

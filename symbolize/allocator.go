@@ -9,7 +9,12 @@ import (
 
 // allocatorNames are the allocation entry points jeprof's
 // RemoveUninterestingFrames and pprof's legacy heap parser drop, plus the
-// libc and Rust allocator shims.
+// libc and Rust allocator shims, gperftools' exported tc_ functions and
+// the functions of a statically linked jemalloc that its entry points
+// call last, often as a tail call that leaves the entry point's frame
+// out of the stack (malloc_default: malloc's; do_rallocx: realloc's and
+// rallocx's; fallback_impl: operator new's). jemalloc's prefixes are
+// taken off first (je_calloc, _rjem_je_malloc_default).
 var allocatorNames = map[string]bool{
 	"malloc": true, "calloc": true, "realloc": true, "free": true, "cfree": true,
 	"posix_memalign": true, "__posix_memalign": true, "aligned_alloc": true,
@@ -21,20 +26,50 @@ var allocatorNames = map[string]bool{
 	"do_malloc_or_cpp_alloc": true, "DoSampledAllocation": true,
 	"__libc_calloc": true, "__libc_realloc": true, "__libc_memalign": true,
 	"__rust_alloc": true, "__rust_alloc_zeroed": true, "__rust_realloc": true,
+	"do_rallocx": true, "fallback_impl": true, "malloc_default": true,
+	"tc_malloc": true, "tc_calloc": true, "tc_realloc": true, "tc_memalign": true,
+	"tc_posix_memalign": true, "tc_valloc": true, "tc_pvalloc": true,
+	"tc_new": true, "tc_newarray": true, "tc_new_nothrow": true, "tc_newarray_nothrow": true,
+	"tc_malloc_skip_new_handler": true, "tc_new_aligned": true, "tc_newarray_aligned": true,
+	"tc_new_aligned_nothrow": true, "tc_newarray_aligned_nothrow": true,
+	// Rust's Box::new since 1.83 (it was exchange_malloc's caller).
+	"alloc::boxed::box_new_uninit": true,
 }
 
-// allocatorPrefixes start the names of allocator internals: jemalloc's
-// (je_, prof_, imalloc…, arena_, tcache_; _rjem_ in Rust's
-// tikv-jemalloc-sys), tcmalloc's (tc_, tcmalloc::), glibc's, and Rust's
-// global-allocator shims and std entry points (alloc::alloc::alloc,
-// exchange_malloc, Global::allocate: Rust's operator new), and dhat-rs's
-// allocator.
+// allocatorPrefixes start names no program's own function has: the
+// allocators' namespaces and Rust's global-allocator shims and std entry
+// points (alloc::alloc::alloc, exchange_malloc, Global::allocate: Rust's
+// operator new), and dhat-rs's allocator.
 var allocatorPrefixes = []string{
-	"je_", "prof_", "imalloc", "ialloc", "arena_", "tcache_", "malloc_",
-	"__libc_malloc", "tc_", "jemalloc::", "tcmalloc::", "_rjem_",
+	"__libc_malloc", "jemalloc::", "tcmalloc::",
 	"__rg_", "__rdl_", "tikv_jemallocator::", "<tikv_jemallocator::",
 	"<jemallocator::", "jemallocator::", "alloc::alloc::", "<alloc::alloc::Global",
 	"<dhat::Alloc as ", // dhat-rs's global allocator, which records every allocation
+}
+
+// innerPrefixes start the names of a statically linked allocator's
+// internals, which stand leafward of its entry points: jemalloc's (je_,
+// prof_, imalloc…, arena_, tcache_, malloc_default; _rjem_ in Rust's
+// tikv-jemalloc-sys) and gperftools' (tc_). A program may name its own
+// functions so (prof_record_event, arena_alloc, malloc_buffer): a frame
+// named so is the allocator's only until the stack has reached one of
+// its entry points (FrameKind AllocatorInnerFrame).
+var innerPrefixes = []string{
+	"je_", "prof_", "imalloc", "ialloc", "irallocx_", "ixallocx_", "arena_",
+	"tcache_", "malloc_", "tc_", "_rjem_",
+}
+
+// jemallocUnprefixed is a name without the prefixes jemalloc's build
+// gives its exported functions (--with-jemalloc-prefix=je_, as Redis
+// links it) and its internals (je_), in Rust's tikv-jemalloc-sys
+// (_rjem_, _rjem_je_).
+func jemallocUnprefixed(name string) string {
+	for _, p := range []string{"_rjem_je_", "_rjem_", "je_"} {
+		if strings.HasPrefix(name, p) {
+			return name[len(p):]
+		}
+	}
+	return name
 }
 
 // goAllocatorNames are the Go runtime's allocation entry points. A Go
@@ -65,22 +100,39 @@ func IsGoAllocatorFunc(name string) bool {
 
 // IsAllocatorFunc reports whether a (demangled) function name is an
 // allocator entry point or internal, whose frames are dropped from the leaf
-// end of heap stacks.
+// end of heap stacks (an internal's only before an entry point:
+// allocatorClass).
 func IsAllocatorFunc(name string) bool {
+	alloc, _ := allocatorClass(name)
+	return alloc
+}
+
+// allocatorClass says whether a (demangled) function name is an
+// allocator's, and whether it is so only as an allocator's internal
+// (innerPrefixes): a name a program's function may have too.
+func allocatorClass(name string) (alloc, inner bool) {
 	if name == "" {
-		return false
+		return false, false
 	}
-	if allocatorNames[shortName(name)] {
-		return true
+	if allocatorNames[shortName(name)] || allocatorNames[shortName(jemallocUnprefixed(name))] {
+		return true, false
 	}
 	for _, p := range allocatorPrefixes {
 		if strings.HasPrefix(name, p) {
-			return true
+			return true, false
 		}
 	}
 	// An allocator getting memory for itself is the allocator too: with
 	// tcmalloc linked statically, no libtcmalloc mapping says so.
-	return strings.Contains(name, "TCMalloc") || IsAllocatorOwnFunc(name)
+	if strings.Contains(name, "TCMalloc") || IsAllocatorOwnFunc(name) {
+		return true, false
+	}
+	for _, p := range innerPrefixes {
+		if strings.HasPrefix(name, p) {
+			return true, true
+		}
+	}
+	return false, false
 }
 
 // IsAllocatorOwnFunc reports whether a (demangled) function name is where
@@ -122,8 +174,9 @@ func (ByName) Resolve() error { return nil }
 // Name returns f's own name and what kind of frame it is.
 func (n ByName) Name(f parse.Frame, _ bool) (string, parse.FrameKind) {
 	fn := parse.LineFunc(f.Func)
-	alloc := n.Drop && IsAllocatorFunc(fn)
-	return f.Func, frameKind(alloc, alloc && IsAllocatorOwnFunc(fn))
+	alloc, inner := allocatorClass(fn)
+	alloc = alloc && n.Drop
+	return f.Func, frameKind(alloc, inner, alloc && IsAllocatorOwnFunc(fn))
 }
 
 // Unresolved does nothing.
@@ -143,14 +196,12 @@ func namesOwnMemory(path string) bool {
 	return strings.HasPrefix(filepath.Base(path), "libtcmalloc")
 }
 
-// isAllocatorFrame reports whether a frame is an allocator frame: an
-// allocator function by name, or any frame of an allocator library.
-func (s *session) isAllocatorFrame(f parse.Frame) bool {
-	if IsAllocatorFunc(f.Func) {
-		return true
+// isAllocatorFrame reports whether a frame is an allocator frame: any
+// frame of an allocator library, or an allocator function by name
+// (inner: by an internal's name only, see allocatorClass).
+func (s *session) isAllocatorFrame(f parse.Frame) (alloc, inner bool) {
+	if m := s.mappingFor(f.Addr); m != nil && m.allocator {
+		return true, false
 	}
-	if m := s.mappingFor(f.Addr); m != nil {
-		return m.allocator
-	}
-	return false
+	return allocatorClass(f.Func)
 }

@@ -1,6 +1,7 @@
 package symbolize
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -21,6 +22,8 @@ func TestIsAllocatorFunc(t *testing.T) {
 		"_rjem_je_prof_backtrace", "<tikv_jemallocator::Jemalloc as core::alloc::global::GlobalAlloc>::alloc",
 		"<dhat::Alloc as core::alloc::global::GlobalAlloc>::alloc",
 		"alloc::alloc::exchange_malloc", "<alloc::alloc::Global as core::alloc::Allocator>::allocate",
+		"do_rallocx", "fallback_impl", "fallback_impl<false>", "je_calloc", "_rjem_je_malloc_default",
+		"alloc::boxed::box_new_uninit",
 	}
 	no := []string{"", "main", "alloc_a", "std::vector::push_back", "my_malloc_wrapper", "operator delete", "freeList", "mallory",
 		"<alloc::raw_vec::RawVec>::grow_one", "alloc::vec::Vec::push"}
@@ -71,6 +74,27 @@ func TestIsAllocatorOwnFunc(t *testing.T) {
 	}
 }
 
+// TestAllocatorInner checks which allocator names are an internal's, a
+// name a program's function may have too (dropped only before the
+// allocator's entry point), and which are the allocator's wherever they
+// stand.
+func TestAllocatorInner(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		alloc, inner bool
+	}{
+		{"prof_backtrace_impl", true, true}, {"je_prof_backtrace", true, true}, {"arena_malloc_hard", true, true},
+		{"malloc_buffer", true, true}, {"tc_like_user", true, true}, {"_rjem_je_prof_backtrace", true, true},
+		{"malloc", true, false}, {"je_malloc_default", true, false}, {"malloc_default", true, false},
+		{"je_calloc", true, false}, {"tc_new", true, false}, {"tcmalloc::allocate_full_malloc_oom", true, false},
+		{"TCMalloc_SystemAlloc", true, false}, {"__rust_alloc", true, false}, {"main", false, false},
+	} {
+		if alloc, inner := allocatorClass(tc.name); alloc != tc.alloc || inner != tc.inner {
+			t.Errorf("allocatorClass(%q) = %v, %v; want %v, %v", tc.name, alloc, inner, tc.alloc, tc.inner)
+		}
+	}
+}
+
 func TestDropAllocator(t *testing.T) {
 	// Frames are written leaf first as "name" or "@addr" for an unresolved
 	// address; 0x7f00… lies in a libjemalloc mapping, 0x5500… in the
@@ -86,6 +110,17 @@ func TestDropAllocator(t *testing.T) {
 		{"prof_alloc_prep,imalloc_body,operator_new_wrapper,malloc,main", "operator_new_wrapper,malloc,main"},
 		{"operator new,std::vector::push_back,main", "std::vector::push_back,main"},
 		{"malloc,free", "free"},
+		// Past the allocator's entry point, a name like an internal's
+		// is the program's: after libjemalloc's frames, after malloc,
+		// after the je_malloc_default a static malloc tail-calls.
+		{"@7f0000000010,prof_record_event,main", "prof_record_event,main"},
+		{"prof_backtrace_impl,je_prof_backtrace,je_malloc_default,prof_record_event,main", "prof_record_event,main"},
+		{"prof_backtrace_impl,malloc,arena_alloc,main", "arena_alloc,main"},
+		{"je_prof_backtrace,do_rallocx,malloc_buffer,main", "malloc_buffer,main"},
+		{"je_prof_backtrace,fallback_impl<false>,u_new,main", "u_new,main"},
+		{"je_calloc,tc_like_user,main", "tc_like_user,main"},
+		{"tc_malloc,tc_like_user,main", "tc_like_user,main"},
+		{"alloc::boxed::box_new_uninit,app::Registry::fill,main", "app::Registry::fill,main"},
 		{"malloc", "malloc"},
 		{"alloc_a,main", "alloc_a,main"},
 		{"", ""},
@@ -268,5 +303,44 @@ func TestByName(t *testing.T) {
 		if name != tt.name || kind != tt.kind {
 			t.Errorf("ByName{%v}.Name(%q) = %q, %v; want the name, %v", tt.drop, tt.name, name, kind, tt.kind)
 		}
+	}
+}
+
+// TestInnerNamesNeedAllocatorCode checks that a function named like an
+// allocator's internal is the allocator's only in a file that holds an
+// allocator's code: gperftools' HEAPPROFILE stacks begin at malloc's
+// caller, so a program's prof_record_event is their leaf, with no entry
+// point before it; in a program that links jemalloc statically
+// (je_malloc_default among its symbols), its prof_ functions are
+// jemalloc's.
+func TestInnerNamesNeedAllocatorCode(t *testing.T) {
+	const src = `
+#include <stdlib.h>
+__attribute__((noinline)) void *prof_record_event(int n) { return malloc(n); }
+__attribute__((noinline)) void *caller(int n) { return prof_record_event(n) ; }
+%s
+int main(int argc, char **argv) { return caller(argc) != 0; }
+`
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name, extra, want string
+	}{
+		{"program", "", "prof_record_event,caller,main"},
+		{"static-jemalloc", "__attribute__((noinline, used)) void *je_malloc_default(int n) { return malloc(n); }", "caller,main"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bin := build(t, "gcc", dir, tc.name, fmt.Sprintf(src, tc.extra), "-O1", "-fno-optimize-sibling-calls")
+			base := uint64(0x550000000000)
+			p := &testProfile{
+				Records:  []parse.Record{{Stack: stackIn(t, bin, loadBias(t, bin, base), "prof_record_event", "caller", "main")}},
+				MapsText: []byte(mapsFor(t, bin, base)),
+			}
+			if _, err := Symbolize(p, Options{DropAllocator: true}); err != nil {
+				t.Fatal(err)
+			}
+			if got := describe(p.Records[0].Stack); got != tc.want {
+				t.Errorf("stack %q, want %q", got, tc.want)
+			}
+		})
 	}
 }

@@ -63,13 +63,16 @@ type object struct {
 	// thousand page faults).
 	short   []symName
 	shortAt []uint32
+	// allocCode says the file holds an allocator's code, once allocKnown
+	// (see linksAllocator).
+	allocCode, allocKnown bool
 }
 
 // symName is a symbol's demangled name and whether it is an allocator
-// function (IsAllocatorFunc).
+// function, and one by an internal's name only (allocatorClass).
 type symName struct {
-	name  string
-	alloc bool
+	name         string
+	alloc, inner bool
 }
 
 // objectKey identifies a file's content well enough for a process's life.
@@ -373,6 +376,32 @@ func findBuildID(data []byte, bo binary.ByteOrder) string {
 
 func align4(n uint64) uint64 { return (n + 3) &^ 3 }
 
+// staticAllocatorSymbols are symbols only a file that holds an
+// allocator's code has: jemalloc's (with its je_ prefix, or Rust's
+// _rjem_je_) and gperftools' tcmalloc's.
+var staticAllocatorSymbols = map[string]bool{
+	"je_malloc_default": true, "_rjem_je_malloc_default": true, "je_prof_backtrace": true,
+	"_rjem_je_prof_backtrace": true, "prof_backtrace_impl": true, "tc_malloc": true,
+}
+
+// linksAllocator reports whether the file holds an allocator's code (a
+// jemalloc or tcmalloc linked statically): only there does a function
+// named as an allocator's internal (allocatorClass) belong to one. Found
+// on first need, with o.mu held.
+func (o *object) linksAllocator() bool {
+	if o.allocKnown {
+		return o.allocCode
+	}
+	o.allocKnown = true
+	for i := range o.tab.syms {
+		if name := o.tab.name(i); staticAllocatorSymbols[name] || strings.HasPrefix(name, "_ZN8tcmalloc") {
+			o.allocCode = true
+			break
+		}
+	}
+	return o.allocCode
+}
+
 // funcName returns the demangled name of the symbol holding vaddr, or ""
 // when no symbol does, and whether it is an allocator function. Each
 // symbol's name is demangled and classified once.
@@ -398,7 +427,12 @@ func (o *object) funcName(vaddr uint64) symName {
 		return o.short[at-1]
 	}
 	name := Demangle(o.tab.name(i))
-	n := symName{name, IsAllocatorFunc(name)}
+	n := symName{name: name}
+	if n.alloc, n.inner = allocatorClass(name); n.inner && !o.linksAllocator() {
+		// An internal's name in a file without an allocator's code
+		// is the program's own function (arena_alloc, prof_flush).
+		n.alloc, n.inner = false, false
+	}
 	o.short = append(o.short, n)
 	o.shortAt[i] = uint32(len(o.short))
 	return n

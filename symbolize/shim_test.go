@@ -76,14 +76,12 @@ func Symbolize(tp *testProfile, opt Options) ([]string, error) {
 	for _, recs := range all {
 		for ri := range recs {
 			st := recs[ri].Stack
-			alloc := make([]bool, len(st))
+			kinds := make([]parse.FrameKind, len(st))
 			for i := range st {
-				var kind parse.FrameKind
-				st[i].Func, kind = s.Name(st[i], i == 0)
-				alloc[i] = kind != parse.ProgramFrame
+				st[i].Func, kinds[i] = s.Name(st[i], i == 0)
 			}
-			drop := 0
-			for drop < len(st)-1 && alloc[drop] {
+			drop, lead := 0, parse.AllocatorLead{}
+			for drop < len(st)-1 && lead.Drop(kinds[drop]) {
 				drop++
 			}
 			st = st[drop:]

@@ -155,7 +155,7 @@ func (ss *Session) wanted(addr uint64, leaf bool) bool {
 // handle h.
 func (ss *Session) NameHandle(h uint32) (name string, kind parse.FrameKind) {
 	r := &ss.s.results[h]
-	return r.fn, frameKind(r.alloc, r.own)
+	return r.fn, frameKind(r.alloc, r.inner, r.own)
 }
 
 // Expect says that about n distinct addresses will be registered, most
@@ -194,10 +194,15 @@ func (ss *Session) Resolve() error {
 		case !s.opt.DropAllocator:
 			r.alloc = false
 		case r.allocKnown:
-			r.alloc = r.alloc || s.inAllocatorLib(q.addr)
+			if s.inAllocatorLib(q.addr) {
+				r.alloc, r.inner = true, false
+			}
 		default:
 			// Named here from the address: Go's runtime entry points too.
-			r.alloc = s.isAllocatorFrame(parse.Frame{Addr: q.addr, Func: r.fn}) || IsGoAllocatorFunc(r.fn)
+			r.alloc, r.inner = s.isAllocatorFrame(parse.Frame{Addr: q.addr, Func: r.fn})
+			if IsGoAllocatorFunc(r.fn) {
+				r.alloc, r.inner = true, false
+			}
 		}
 		r.own = r.alloc && IsAllocatorOwnFunc(r.fn)
 		if s.opt.Lines { // after the allocator's names were matched
@@ -228,7 +233,10 @@ func (s *session) inlinedCalls(inl []inlFrame) inlinedCalls {
 	out := inlinedCalls{names: make([]string, len(inl))}
 	lead := s.opt.DropAllocator
 	for i, f := range inl {
-		if lead = lead && IsAllocatorFunc(f.fn); lead {
+		// An internal's name (allocatorClass) inlined into the program's
+		// code is the program's: the allocator's entry points are calls.
+		alloc, inner := allocatorClass(f.fn)
+		if lead = lead && alloc && !inner; lead {
 			out.alloc++
 		}
 		out.names[i] = f.fn
@@ -281,22 +289,25 @@ func (ss *Session) Name(f parse.Frame, leaf bool) (name string, kind parse.Frame
 		}
 		if n, ok := index.find(f.Addr); ok {
 			r := s.results[n]
-			return r.fn, frameKind(r.alloc, r.own)
+			return r.fn, frameKind(r.alloc, r.inner, r.own)
 		}
 	}
 	fn := f.Func
 	if s.opt.Lines {
 		f.Func = parse.LineFunc(fn)
 	}
-	alloc := s.opt.DropAllocator && s.isAllocatorFrame(f)
-	return fn, frameKind(alloc, alloc && IsAllocatorOwnFunc(f.Func))
+	alloc, inner := s.isAllocatorFrame(f)
+	alloc = alloc && s.opt.DropAllocator
+	return fn, frameKind(alloc, inner, alloc && IsAllocatorOwnFunc(f.Func))
 }
 
 // frameKind is an allocator frame's kind, or a program's frame.
-func frameKind(alloc, own bool) parse.FrameKind {
+func frameKind(alloc, inner, own bool) parse.FrameKind {
 	switch {
 	case own:
 		return parse.AllocatorOwnFrame
+	case alloc && inner:
+		return parse.AllocatorInnerFrame
 	case alloc:
 		return parse.AllocatorFrame
 	}
@@ -429,11 +440,11 @@ type resolved struct {
 	fn, file string
 	line     int
 	// alloc says the frame is an allocator frame (see isAllocatorFrame),
-	// decided once per distinct address; allocKnown that the name's part
-	// of that was already decided (by the object's symbol cache); own
-	// that it is the allocator getting memory for itself
-	// (IsAllocatorOwnFunc).
-	alloc, allocKnown, own bool
+	// decided once per distinct address, and inner that it is by an
+	// internal's name only; allocKnown that the name's part of that was
+	// already decided (by the object's symbol cache); own that it is the
+	// allocator getting memory for itself (IsAllocatorOwnFunc).
+	alloc, inner, allocKnown, own bool
 }
 
 func (s *session) setup() error {
@@ -950,7 +961,7 @@ func (o *object) resolve(mapOff, off uint64, lines, inlines bool, dwarf func() *
 // calls inlined there too.
 func (o *object) resolveVaddr(vaddr uint64, lines, inlines bool, dwarf func() *dwarfInfo) (r resolved, inl []inlFrame, ok bool) {
 	n := o.funcName(vaddr)
-	r = resolved{fn: n.name, alloc: n.alloc, allocKnown: n.name != ""}
+	r = resolved{fn: n.name, alloc: n.alloc, inner: n.inner, allocKnown: n.name != ""}
 	if r.fn != "" && !lines && !inlines {
 		return r, nil, true
 	}

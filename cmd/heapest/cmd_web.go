@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -19,6 +20,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/heapest/heapest/aggregate"
+	"github.com/heapest/heapest/internal/units"
 	"github.com/heapest/heapest/render"
 	"github.com/heapest/heapest/report"
 )
@@ -90,28 +92,47 @@ func runWeb(ctx context.Context, cmd *cobra.Command, opts WebOptions, args []str
 	if err != nil {
 		return err
 	}
-	// Every value, for pprof's views; every key, for the --by switcher.
+	// Every value, for pprof's views, and the sources' totals for the
+	// --by switcher.
 	ropt.AllValues, ropt.SourceTotals = true, true
-	ropt.ExtraKeys = aggregate.Keys{Thread: true, Size: true}
 	ropt.SingleInput = len(paths) == 1
+	// The rows by thread or size are of cells kept apart by thread (a
+	// jemalloc dump's per-thread lines, not its t* lines) or size: the
+	// inputs are read again for them when asked, so that every other
+	// grouping's numbers are report's. Standard input cannot be read
+	// again: its first reading keeps every key.
+	keyed := func(keys aggregate.Keys, stderr io.Writer) (*report.Builder, error) {
+		o := ropt
+		o.ExtraKeys = keys
+		b := report.NewBuilder(o)
+		return b, opts.load(b, paths, stderr)
+	}
+	first := aggregate.Keys{}
+	if slices.Contains(paths, "-") {
+		first, keyed = aggregate.Keys{Thread: true, Size: true}, nil
+	}
 	// Listening first says at once that the address is bad or taken;
 	// connections wait for the inputs to be read.
 	ln, err := listen(opts.HTTP, cmd.ErrOrStderr())
 	if err != nil {
 		return usageError{err}
 	}
-	b := report.NewBuilder(ropt)
+	o := ropt
+	o.ExtraKeys = first
+	b := report.NewBuilder(o)
 	if err := opts.load(b, paths, cmd.ErrOrStderr()); err != nil {
 		ln.Close()
 		return err
 	}
-	srv, err := newWebServer(b, opts, ln.Addr().String(), cmd.ErrOrStderr())
+	srv, err := newWebServer(b, keyed, opts, ln.Addr().String(), cmd.ErrOrStderr())
 	if err != nil {
 		ln.Close()
 		return err
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// Once stopping, a second interrupt ends the process at once.
+	context.AfterFunc(ctx, stop)
 	return serve(ctx, srv, ln, opts.Open, cmd.ErrOrStderr(), opts.chatter(cmd.ErrOrStderr()))
 }
 
@@ -163,17 +184,26 @@ func serve(ctx context.Context, srv *http.Server, ln net.Listener, open bool, st
 		return fmt.Errorf("serving %s: %w", url, err)
 	case <-ctx.Done():
 	}
-	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	shutdown, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
-	if err := srv.Shutdown(shutdown); err != nil {
+	cut := ""
+	if err := srv.Shutdown(shutdown); errors.Is(err, context.DeadlineExceeded) {
+		// Asked to stop, it stops: what is still under way is cut off.
+		srv.Close()
+		cut = fmt.Sprintf(" (requests still under way after %v were cut off)", shutdownGrace)
+	} else if err != nil {
 		return fmt.Errorf("stopping the server: %w", err)
 	}
 	if err := <-done; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
-	fmt.Fprintln(stderr, "heapest: stopped")
+	fmt.Fprintf(stderr, "heapest: stopped%s\n", cut)
 	return nil
 }
+
+// shutdownGrace is how long an interrupted server lets requests under way
+// finish.
+const shutdownGrace = 5 * time.Second
 
 // openBrowser asks the desktop to open url.
 func openBrowser(url string) error {
@@ -193,22 +223,33 @@ type webServer struct {
 	b    *report.Builder
 	opts WebOptions
 	by   aggregate.By // the grouping asked for on the command line
-	// mu serializes the Builder's use; pages caches each grouping's
+	// keyed reads the inputs again into a builder that keeps keys the
+	// first reading did not (nil: it kept them all); byKey holds those
+	// read, by grouping.
+	keyed func(aggregate.Keys, io.Writer) (*report.Builder, error)
+	byKey map[aggregate.By]*report.Builder
+	// mu serializes the builders' use; pages caches each grouping's
 	// page and JSON.
-	mu    sync.Mutex
-	pages map[string][]byte
+	mu     sync.Mutex
+	pages  map[string][]byte
+	stderr io.Writer
 }
 
-func newWebServer(b *report.Builder, opts WebOptions, hostport string, stderr io.Writer) (*http.Server, error) {
+func newWebServer(b *report.Builder, keyed func(aggregate.Keys, io.Writer) (*report.Builder, error), opts WebOptions, hostport string, stderr io.Writer) (*http.Server, error) {
 	r, err := b.Report()
 	if err != nil {
 		return nil, err
 	}
 	opts.warnNotices(stderr, r)
-	s := &webServer{b: b, opts: opts, by: r.By, pages: map[string][]byte{}}
+	s := &webServer{b: b, opts: opts, by: r.By, keyed: keyed, byKey: map[aggregate.By]*report.Builder{},
+		pages: map[string][]byte{}, stderr: stderr}
 	p, err := unbiasedProfile(b)
 	if err != nil {
 		return nil, err
+	}
+	if bad := unreadableSources(p); len(bad) > 0 {
+		fmt.Fprintf(opts.chatter(stderr), "heapest: warning: pprof's source view will not read %s the profile names, not regular files of at most %s: %s\n",
+			render.Plural(len(bad), "file"), units.Format(maxSourceFile, true), strings.Join(bad[:min(len(bad), 3)], ", "))
 	}
 	handlers, err := pprofHandlers(p, hostport, stderr)
 	if err != nil {
@@ -218,7 +259,49 @@ func newWebServer(b *report.Builder, opts WebOptions, hostport string, stderr io
 	mux.HandleFunc("GET /{$}", s.page)
 	mux.HandleFunc("GET /report.json", s.json)
 	mountPprof(mux, handlers)
-	return &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}, nil
+	return &http.Server{Handler: guard(mux, loopbackOnly(hostport)), ReadHeaderTimeout: 10 * time.Second}, nil
+}
+
+// guard refuses what a page of another site can make a browser ask of a
+// server on this machine: requests for another host name, which reach a
+// loopback server through DNS rebinding (the page could then read the
+// profile), and requests a page of another site made (an image or a form
+// aimed at the port: browsers say so in Sec-Fetch-Site). Pages are not
+// to be framed by another site either.
+func guard(h http.Handler, loopback bool) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if loopback && !localHost(r.Host) {
+			http.Error(w, fmt.Sprintf("heapest web serves only requests for localhost or a loopback address, not for %q", r.Host), http.StatusForbidden)
+			return
+		}
+		if site := r.Header.Get("Sec-Fetch-Site"); site == "cross-site" || site == "same-site" {
+			http.Error(w, "heapest web serves no request another site's page makes: open its address yourself", http.StatusForbidden)
+			return
+		}
+		w.Header().Set("X-Frame-Options", "DENY")
+		w.Header().Set("Content-Security-Policy", "frame-ancestors 'none'")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		h.ServeHTTP(w, r)
+	})
+}
+
+// loopbackOnly reports whether a listening address (HOST:PORT) is a
+// loopback one: its requests then name localhost or a loopback address.
+func loopbackOnly(hostport string) bool {
+	host, _, err := net.SplitHostPort(hostport)
+	return err == nil && isLoopback(host)
+}
+
+// localHost reports whether a request's Host names this machine's
+// loopback: localhost (or a name under .localhost) or a loopback address,
+// with or without a port.
+func localHost(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.ToLower(strings.TrimSuffix(strings.Trim(host, "[]"), "."))
+	return host == "localhost" || strings.HasSuffix(host, ".localhost") || isLoopback(host)
 }
 
 // mountPprof serves pprof's handlers under /ui/. pprof's own "/" redirects
@@ -226,7 +309,16 @@ func newWebServer(b *report.Builder, opts WebOptions, hostport string, stderr io
 // its flame graph here instead.
 func mountPprof(mux *http.ServeMux, handlers map[string]http.Handler) {
 	for path, h := range handlers {
-		if path != "/" {
+		switch path {
+		case "/":
+		case "/saveconfig", "/deleteconfig":
+			// pprof writes and deletes the user's saved configurations
+			// (~/.config/pprof/settings.json) on a GET; heapest's UI
+			// changes nothing on this machine.
+			mux.Handle("/ui"+path, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				http.Error(w, "heapest web saves no pprof configuration: the URL holds the view's settings", http.StatusForbidden)
+			}))
+		default:
 			mux.Handle("/ui"+path, http.StripPrefix("/ui", h))
 		}
 	}
@@ -271,7 +363,11 @@ func (s *webServer) render(by aggregate.By, kind string) ([]byte, error) {
 	if data, ok := s.pages[key]; ok {
 		return data, nil
 	}
-	r, err := s.b.ReportBy(by)
+	b, err := s.builder(by)
+	if err != nil {
+		return nil, err
+	}
+	r, err := b.ReportBy(by)
 	if err != nil {
 		return nil, err
 	}
@@ -279,7 +375,7 @@ func (s *webServer) render(by aggregate.By, kind string) ([]byte, error) {
 	if kind == "json" {
 		err = render.Write(&buf, r, render.JSON)
 	} else {
-		err = s.writePage(&buf, r)
+		err = s.writePage(&buf, b, r)
 	}
 	if err != nil {
 		return nil, err
@@ -288,10 +384,30 @@ func (s *webServer) render(by aggregate.By, kind string) ([]byte, error) {
 	return s.pages[key], nil
 }
 
-// writePage writes the html of r with the switcher and links to the
-// other views.
-func (s *webServer) writePage(w io.Writer, r *report.Report) error {
-	flame, err := s.b.Flame(flameMinShare)
+// builder returns the builder that groups by: the first reading, or for
+// a grouping by thread or size that it did not key, the inputs read again
+// keeping that key (once, on first need). s.mu is held.
+func (s *webServer) builder(by aggregate.By) (*report.Builder, error) {
+	keys := aggregate.KeysFor(by)
+	if s.keyed == nil || by == s.by || !keys.Thread && !keys.Size {
+		return s.b, nil
+	}
+	if b := s.byKey[by]; b != nil {
+		return b, nil
+	}
+	fmt.Fprintf(s.opts.chatter(s.stderr), "heapest: reading the inputs again for the rows by %s\n", by)
+	b, err := s.keyed(keys, io.Discard) // their warnings were said
+	if err != nil {
+		return nil, err
+	}
+	s.byKey[by] = b
+	return b, nil
+}
+
+// writePage writes the html of r, made by b, with the switcher and links
+// to the other views.
+func (s *webServer) writePage(w io.Writer, b *report.Builder, r *report.Report) error {
+	flame, err := b.Flame(flameMinShare)
 	if err != nil {
 		return err
 	}

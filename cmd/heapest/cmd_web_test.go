@@ -5,11 +5,15 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/google/pprof/profile"
 )
 
 // lockedBuffer is a bytes.Buffer that the command and the test may use at
@@ -139,5 +143,110 @@ func TestListenWarns(t *testing.T) {
 	ln.Close()
 	if !strings.Contains(stderr.String(), "warning: --http 0.0.0.0:0 is not a loopback address") {
 		t.Errorf("no warning for 0.0.0.0: %q", stderr.String())
+	}
+}
+
+// TestWebRefuses checks what heapest web refuses of requests a page of
+// another site can make a browser send: another host name (DNS
+// rebinding), a request marked cross-site, pprof's saving or deleting of
+// configurations; and that its pages may not be framed.
+func TestWebRefuses(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stdout, stderr lockedBuffer
+	exit := make(chan int, 1)
+	go func() {
+		exit <- run(ctx, []string{"web", "--http", "127.0.0.1:0", example}, strings.NewReader(""), &stdout, &stderr)
+	}()
+	base := waitForURL(t, &stderr, exit)
+	for _, tc := range []struct {
+		path, header, value string
+		status              int
+	}{
+		{"", "Host", "evil.example", 403},
+		{"report.json", "Host", "evil.example:80", 403},
+		{"ui/top", "Host", "127.0.0.1.evil.example", 403},
+		{"", "Host", "localhost", 200},
+		{"", "Host", "app.localhost:8080", 200},
+		{"", "Host", "[::1]:8080", 200},
+		{"ui/top", "Sec-Fetch-Site", "cross-site", 403},
+		{"ui/top", "Sec-Fetch-Site", "same-site", 403},
+		{"ui/top", "Sec-Fetch-Site", "same-origin", 200},
+		{"ui/top", "Sec-Fetch-Site", "none", 200},
+		{"ui/saveconfig?config=x", "", "", 403},
+		{"ui/deleteconfig?config=x", "", "", 403},
+	} {
+		req, err := http.NewRequest("GET", base+tc.path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tc.header == "Host" {
+			req.Host = tc.value
+		} else if tc.header != "" {
+			req.Header.Set(tc.header, tc.value)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.status {
+			t.Errorf("GET /%s with %s %q: %s, want %d", tc.path, tc.header, tc.value, resp.Status, tc.status)
+		}
+		if resp.StatusCode == 200 && resp.Header.Get("X-Frame-Options") != "DENY" {
+			t.Errorf("GET /%s: X-Frame-Options %q, want DENY", tc.path, resp.Header.Get("X-Frame-Options"))
+		}
+	}
+	cancel()
+	<-exit
+}
+
+// TestWebThreadsAreReports checks that on a dump with per-thread lines
+// every grouping's JSON is report's, byte for byte: the rows by func are
+// of the t* lines, as report's are, and those by thread of the per-thread
+// lines, read again when asked for.
+func TestWebThreadsAreReports(t *testing.T) {
+	const dump = "testdata/je530_threads_foreign.heap"
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stdout, stderr lockedBuffer
+	exit := make(chan int, 1)
+	go func() {
+		exit <- run(ctx, []string{"web", "--http", "127.0.0.1:0", dump}, strings.NewReader(""), &stdout, &stderr)
+	}()
+	base := waitForURL(t, &stderr, exit)
+	for _, by := range []string{"func", "thread", "stack", "size"} {
+		want, _, _ := runCLI(t, "report", "--format", "json", "--by", by, dump)
+		if got := get(t, base+"report.json?by="+by, 200); got != want {
+			t.Errorf("report.json?by=%s differs from report --format json --by %s:\n%s\nwant:\n%s", by, by, got, want)
+		}
+	}
+	cancel()
+	<-exit
+	if !strings.Contains(stderr.String(), "reading the inputs again for the rows by thread") {
+		t.Errorf("stderr does not say the inputs were read again: %s", stderr.String())
+	}
+}
+
+// TestUnreadableSources checks that pprof's source view is kept from
+// files that are not regular or too large, and left the others.
+func TestUnreadableSources(t *testing.T) {
+	dir := t.TempDir()
+	regular := dir + "/main.c"
+	if err := os.WriteFile(regular, []byte("int main;\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := &profile.Profile{Function: []*profile.Function{
+		{ID: 1, Filename: regular}, {ID: 2, Filename: "/dev/null"}, {ID: 3, Filename: dir},
+		{ID: 4, Filename: dir + "/missing.c"}, {ID: 5, Filename: "/dev/null"}, {ID: 6},
+	}}
+	cleared := unreadableSources(p)
+	if want := []string{"/dev/null", dir}; !slices.Equal(cleared, want) {
+		t.Errorf("cleared %q, want %q", cleared, want)
+	}
+	for i, want := range []string{regular, "", "", dir + "/missing.c", "", ""} {
+		if got := p.Function[i].Filename; got != want {
+			t.Errorf("function %d: file %q, want %q", i+1, got, want)
+		}
 	}
 }

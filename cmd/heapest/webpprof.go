@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strconv"
 	"time"
 
@@ -36,6 +37,38 @@ func unbiasedProfile(b *report.Builder) (*profile.Profile, error) {
 		return nil, fmt.Errorf("reading back the unbiased profile: %w", err)
 	}
 	return p, nil
+}
+
+// maxSourceFile bounds the files pprof's source view may read: far above
+// any source file.
+const maxSourceFile = 64 << 20
+
+// unreadableSources clears the file names of p's functions that pprof's
+// source view must not open: anything but a regular file of at most
+// maxSourceFile (a profile naming /dev/urandom or a FIFO would make the
+// view read without end), and returns those names. A file that is not
+// there stays named: the view says it found no source.
+func unreadableSources(p *profile.Profile) []string {
+	verdict := map[string]bool{} // name: to clear
+	var cleared []string
+	for _, f := range p.Function {
+		if f.Filename == "" {
+			continue
+		}
+		clear, seen := verdict[f.Filename]
+		if !seen {
+			fi, err := os.Stat(f.Filename)
+			clear = err == nil && (!fi.Mode().IsRegular() || fi.Size() > maxSourceFile)
+			verdict[f.Filename] = clear
+			if clear {
+				cleared = append(cleared, f.Filename)
+			}
+		}
+		if clear {
+			f.Filename = ""
+		}
+	}
+	return cleared
 }
 
 // pprofHandlers runs pprof's driver on p and returns its web UI's

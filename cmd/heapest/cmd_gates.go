@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -170,6 +171,16 @@ func (s gateSetup) keysFor() (keys aggregate.Keys, sources bool) {
 	return keys, sources
 }
 
+// allThread reports whether every budget is by thread (none a total).
+func (s gateSetup) allThread() bool {
+	for _, r := range s.rules {
+		if r.Total || r.By != aggregate.ByThread {
+			return false
+		}
+	}
+	return true
+}
+
 // runGates is heapest ci FILE...: the report of the inputs, or with
 // gates, their verdicts.
 func runGates(cmd *cobra.Command, opts CIOptions, args []string) error {
@@ -302,20 +313,38 @@ func (opts CIOptions) loadNew(cmd *cobra.Command, ropt report.Options, setup gat
 			if r, err = b.Report(); err != nil {
 				return nil, nil, 0, err
 			}
-			budgets, err = selectBudgets(b, setup.rules, r, 1)
+			budgets, err = selectBudgets(b, b, setup.rules, r, 1)
 			return r, budgets, 0, err
 		}
 		budgets, err = groupedBudgets(setup.rules, r)
 		return r, budgets, 0, err // how many profiles the rows hold is unknown
 	}
-	ropt.ExtraKeys, ropt.SourceTotals = setup.keysFor()
+	keys, sources := setup.keysFor()
+	ropt.SourceTotals = sources
 	paths, err := opts.inputs(cmd, args, false)
 	if err != nil {
 		return nil, nil, 0, err
 	}
+	// Cells kept apart by thread are a jemalloc dump's per-thread lines,
+	// not its t* lines: the thread budgets are read from a second reading
+	// that keeps them, so that the others are report's. Only thread
+	// budgets, or standard input (which cannot be read again): one
+	// reading keeps them.
+	again := keys.Thread && !setup.allThread() && !slices.Contains(paths, "-")
+	if !again {
+		ropt.ExtraKeys = keys
+	}
 	b := report.NewBuilder(withSingle(ropt, paths))
 	if err := opts.load(b, paths, cmd.ErrOrStderr()); err != nil {
 		return nil, nil, 0, err
+	}
+	threads := b
+	if again {
+		ropt.ExtraKeys = keys
+		threads = report.NewBuilder(withSingle(ropt, paths))
+		if err := opts.load(threads, paths, io.Discard); err != nil { // its warnings were said
+			return nil, nil, 0, err
+		}
 	}
 	if r, err = b.Report(); err != nil {
 		return nil, nil, 0, err
@@ -324,7 +353,7 @@ func (opts CIOptions) loadNew(cmd *cobra.Command, ropt report.Options, setup gat
 	// decide an inconclusive one: the hint counts processes, which a
 	// merged input holds several of. (--fleet-size, which scales the rows
 	// to a fleet, is refused with gates.)
-	budgets, err = selectBudgets(b, setup.rules, r, r.Processes())
+	budgets, err = selectBudgets(b, threads, setup.rules, r, r.Processes())
 	return r, budgets, r.Processes(), err
 }
 
@@ -372,7 +401,7 @@ func groupedBudgets(rules []gate.Rule, r *report.Report) ([]gate.Budget, error) 
 // selectBudgets computes the statistics each rule names, summed over n
 // processes; a source rule's over the inputs it names, which it bounds
 // together.
-func selectBudgets(b *report.Builder, rules []gate.Rule, r *report.Report, n int) ([]gate.Budget, error) {
+func selectBudgets(b, threads *report.Builder, rules []gate.Rule, r *report.Report, n int) ([]gate.Budget, error) {
 	var out []gate.Budget
 	for _, rule := range rules {
 		if err := rule.Fits(r.Value.IsSpace(), r.Value.String()); err != nil {
@@ -382,7 +411,11 @@ func selectBudgets(b *report.Builder, rules []gate.Rule, r *report.Report, n int
 		if rule.Total {
 			re = nil
 		}
-		st, err := b.Select(by, re)
+		from := b
+		if by == aggregate.ByThread && !rule.Total {
+			from = threads
+		}
+		st, err := from.Select(by, re)
 		if err != nil {
 			return nil, err
 		}

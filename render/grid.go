@@ -2,8 +2,11 @@ package render
 
 import (
 	"bytes"
+	"fmt"
 	"io"
+	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/pkg/twwidth"
@@ -31,6 +34,11 @@ func writeGrid(w io.Writer, head []string, rows [][]string, align []tw.Align) er
 // goes to tablewriter, which handles what plain text does not have
 // (line breaks, terminal escapes, tabs).
 func gridLayout(head []string, rows [][]string, align []tw.Align) ([]byte, error) {
+	for _, r := range rows {
+		for i, c := range r {
+			r[i] = Printable(c)
+		}
+	}
 	if b, ok := plainLayout(head, rows, align); ok {
 		return b, nil
 	}
@@ -202,4 +210,47 @@ func alignedCells(align []tw.Align) tw.CellConfig {
 		Alignment:  tw.CellAlignment{PerColumn: align},
 		Padding:    tw.CellPadding{Global: tw.Padding{Left: " ", Right: " ", Overwrite: true}},
 	}
+}
+
+// Printable is s as a terminal or a page may show it: the names an input
+// gives are the input's, and a control character (a terminal escape, a
+// line break, a NUL; not a tab), a byte that is not UTF-8, or a character that
+// reorders the text around it (U+202E) is written as its escape (\x1b,
+// \u202e), so that it cannot act on a terminal, break an XML file, or
+// make a name look like another.
+func Printable(s string) string {
+	i := 0
+	for i < len(s) && s[i] >= 0x20 && s[i] < 0x7f {
+		i++
+	}
+	if i == len(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	b.WriteString(s[:i])
+	for i < len(s) {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			fmt.Fprintf(&b, "\\x%02x", s[i])
+		case r == '\t':
+			b.WriteByte('\t') // laid out as tablewriter lays it out: source lines have them
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, "\\x%02x", r)
+		case r >= 0x80 && r <= 0x9f, reorders(r):
+			fmt.Fprintf(&b, "\\u%04x", r)
+		default:
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
+}
+
+// reorders reports whether r is a Unicode control of the direction or
+// joining of text: the bidirectional marks, embeddings, overrides and
+// isolates.
+func reorders(r rune) bool {
+	return r == 0x061c || r == 0x200e || r == 0x200f || r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069
 }

@@ -95,3 +95,22 @@ func TestLayoutFallsBack(t *testing.T) {
 		}
 	}
 }
+
+func TestPrintable(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"main", "main"},
+		{"std::vector<int>::push_back", "std::vector<int>::push_back"},
+		{"naïve 名前", "naïve 名前"},
+		{"a\tb", "a\tb"},
+		{"red\x1b[31m", `red\x1b[31m`},
+		{"nul\x00line\nbreak", `nul\x00line\x0abreak`},
+		{"bad\xff\xfeutf8", `bad\xff\xfeutf8`},
+		{"\u202eevil\u202c.func", `\u202eevil\u202c.func`},
+		{"c1\u0085", `c1\u0085`},
+		{"del\x7f", `del\x7f`},
+	} {
+		if got := Printable(tc.in); got != tc.want {
+			t.Errorf("Printable(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

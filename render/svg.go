@@ -238,7 +238,8 @@ func cut(s string, n int) string {
 	return string([]rune(s)[:n-1]) + "…"
 }
 
-// esc escapes text for XML and HTML, in content and attributes alike.
-func esc(s string) string { return xmlReplacer.Replace(s) }
+// esc escapes text for XML and HTML, in content and attributes alike,
+// with what XML cannot hold written as escapes (Printable).
+func esc(s string) string { return xmlReplacer.Replace(Printable(s)) }
 
 var xmlReplacer = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", "\"", "&quot;", "'", "&#39;")

@@ -3,6 +3,7 @@ package render
 import (
 	"bytes"
 	"encoding/xml"
+	"io"
 	"regexp"
 	"strings"
 	"testing"
@@ -134,6 +135,25 @@ func TestDistrust(t *testing.T) {
 	} {
 		if got := distrust(tt.res); got != tt.want {
 			t.Errorf("distrust(%+v) = %v, want %v", tt.res, got, tt.want)
+		}
+	}
+}
+
+// A name that XML cannot hold (a NUL, bytes that are not UTF-8) is
+// written escaped: the chart stays a well-formed XML file.
+func TestSVGWellFormedNames(t *testing.T) {
+	r := buildDump(t, "mixed_symbolized.heap", report.Options{})
+	r.Rows[0].Key = "bad\xff\xfe\x00name"
+	var buf bytes.Buffer
+	if err := WriteSVG(&buf, r, ChartOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	d := xml.NewDecoder(&buf)
+	for {
+		if _, err := d.Token(); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatalf("not well-formed XML: %v", err)
 		}
 	}
 }

@@ -178,7 +178,7 @@ func (p *htmlPage) fillTable(r *report.Report, opt ChartOptions) {
 // told by isTotal, not by its text: a function may be named "total".
 func htmlCells(row *report.Row, key string, isTotal, bytes, cum bool, ax axis, notes *footnotes) []htmlCell {
 	res := row.Flat
-	cells := []htmlCell{{Class: "key", Text: key},
+	cells := []htmlCell{{Class: "key", Text: Printable(key)},
 		{Class: "estimate", Text: human(res.Estimate, bytes), V: num(res.Estimate)},
 		{Class: "bar", V: num(res.Estimate)},
 		bound("lo", res.Lo, res, bytes), bound("hi", res.Hi, res, bytes),

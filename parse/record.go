@@ -373,6 +373,11 @@ type Mapping struct {
 	// or replaced after the process mapped it, and what is at its path
 	// now may be another build.
 	Deleted bool
+	// Dev is the mapped file's device ("fd:01", major:minor in hex) where
+	// a /proc/<pid>/maps line gives it ("" otherwise): a file at that
+	// path on that device written after the profile was is not the file
+	// the process mapped.
+	Dev string
 }
 
 // Source describes one parsed input for output headers and caveats.

@@ -107,6 +107,9 @@ func parseMapsLine(s string, bsdBase map[string]uint64) (m parse.Mapping, ok, re
 		return m, false, false
 	}
 	m.Offset = off
+	if fields[4] != "0" {
+		m.Dev = fields[3] // of a file, not of an anonymous mapping
+	}
 	path := restAfterFields(s, 5)
 	m.File = cleanPath(path)
 	m.Deleted = m.File != path

@@ -20,7 +20,7 @@ func TestParseMapsLines(t *testing.T) {
 		{
 			name: "pie executable",
 			text: "55c282113000-55c2831c8000 r-xp 00181000 00:11 4891588                    /usr/local/bin/testbinary\n",
-			want: []parse.Mapping{{Start: 0x55c282113000, Limit: 0x55c2831c8000, Offset: 0x181000, File: "/usr/local/bin/testbinary"}},
+			want: []parse.Mapping{{Start: 0x55c282113000, Limit: 0x55c2831c8000, Offset: 0x181000, File: "/usr/local/bin/testbinary", Dev: "00:11"}},
 		},
 		{
 			name: "non-executable and anonymous lines skipped",
@@ -36,23 +36,23 @@ func TestParseMapsLines(t *testing.T) {
 		{
 			name:    "repeated line read once",
 			text:    strings.Repeat("400000-401000 r-xp 00000000 08:01 12 /bin/x\n", 3) + "402000-403000 r-xp 00002000 08:01 12 /bin/x\n",
-			want:    []parse.Mapping{{Start: 0x400000, Limit: 0x401000, File: "/bin/x"}, {Start: 0x402000, Limit: 0x403000, Offset: 0x2000, File: "/bin/x"}},
+			want:    []parse.Mapping{{Start: 0x400000, Limit: 0x401000, File: "/bin/x", Dev: "08:01"}, {Start: 0x402000, Limit: 0x403000, Offset: 0x2000, File: "/bin/x", Dev: "08:01"}},
 			wantErr: "2 line(s) repeat the mapping before them: read once",
 		},
 		{
 			name: "execute-only mapping kept",
 			text: "400000-401000 --xp 00000000 08:01 12 /bin/xonly\n",
-			want: []parse.Mapping{{Start: 0x400000, Limit: 0x401000, File: "/bin/xonly"}},
+			want: []parse.Mapping{{Start: 0x400000, Limit: 0x401000, File: "/bin/xonly", Dev: "08:01"}},
 		},
 		{
 			name: "path with blanks and deleted mark, CRLF",
 			text: "7f0000001000-7f0000002000 r-xp 00001000 08:01 99 /tmp/my lib.so (deleted)\r\n",
-			want: []parse.Mapping{{Start: 0x7f0000001000, Limit: 0x7f0000002000, Offset: 0x1000, File: "/tmp/my lib.so", Deleted: true}},
+			want: []parse.Mapping{{Start: 0x7f0000001000, Limit: 0x7f0000002000, Offset: 0x1000, File: "/tmp/my lib.so", Deleted: true, Dev: "08:01"}},
 		},
 		{
 			name: "section header and blank lines",
 			text: "\nMAPPED_LIBRARIES:\n\n00400000-00401000 r-xp 00000000 08:01 1 /bin/a\n\n",
-			want: []parse.Mapping{{Start: 0x400000, Limit: 0x401000, File: "/bin/a"}},
+			want: []parse.Mapping{{Start: 0x400000, Limit: 0x401000, File: "/bin/a", Dev: "08:01"}},
 		},
 		{
 			name: "macOS synthesized lines",
@@ -69,7 +69,7 @@ func TestParseMapsLines(t *testing.T) {
 		{
 			name:    "garbage reported, good lines kept",
 			text:    "hello world\n00400000-00401000 r-xp 00000000 08:01 1 /bin/a\nzz-yy r-xp 0 0 0 /x\n",
-			want:    []parse.Mapping{{Start: 0x400000, Limit: 0x401000, File: "/bin/a"}},
+			want:    []parse.Mapping{{Start: 0x400000, Limit: 0x401000, File: "/bin/a", Dev: "08:01"}},
 			wantErr: "maps line 1: expected",
 		},
 		{
@@ -161,10 +161,10 @@ func TestParseMapsProcSelf(t *testing.T) {
 func TestParseMapsSamples(t *testing.T) {
 	// The first executable mapping of each sample, read off the files.
 	first := map[string]parse.Mapping{
-		"google-pprof-pr690_jemalloc.heap":        {Start: 0x55c282113000, Limit: 0x55c2831c8000, Offset: 0x181000, File: "/usr/local/bin/testbinary"},
-		"generated/je530_mixed_unbias-on.heap":    {Start: 0x562bc259b000, Limit: 0x562bc259c000, Offset: 0x1000, File: "/opt/heaplab/t"},
+		"google-pprof-pr690_jemalloc.heap":        {Start: 0x55c282113000, Limit: 0x55c2831c8000, Offset: 0x181000, File: "/usr/local/bin/testbinary", Dev: "00:11"},
+		"generated/je530_mixed_unbias-on.heap":    {Start: 0x562bc259b000, Limit: 0x562bc259c000, Offset: 0x1000, File: "/opt/heaplab/t", Dev: "fe:00"},
 		"generated/je530_mixed_unbias-off.heap":   {},
-		"generated/je530_threads_unbias-on.heap":  {Start: 0x55b612bf6000, Limit: 0x55b612bf7000, Offset: 0x1000, File: "/opt/heaplab/t2"},
+		"generated/je530_threads_unbias-on.heap":  {Start: 0x55b612bf6000, Limit: 0x55b612bf7000, Offset: 0x1000, File: "/opt/heaplab/t2", Dev: "fe:00"},
 		"generated/je530_threads_unbias-off.heap": {},
 	}
 	for name, want := range first {

@@ -534,6 +534,11 @@ func (s *session) checkBuild(fs *fileState, o *object, mainPath string) {
 		return // nothing there to compare with
 	}
 	defer ef.Close()
+	for _, m := range s.maps {
+		if m.file == fs && (m.Deleted || replacedSince(m.Mapping, s.p.Source.Path)) {
+			return // the file there now is not the build that ran: --binary may well be
+		}
+	}
 	if id := readBuildID(ef); id != "" && !strings.EqualFold(id, o.buildID) {
 		fs.caution = fmt.Sprintf("--binary %s: its build ID %s is not %s, that of %s, the file the profile maps; if that file is the build that ran, names from --binary are wrong", o.path, short(o.buildID), short(id), mainPath)
 	}
@@ -614,8 +619,12 @@ func (s *session) locate(fs *fileState, m parse.Mapping) {
 			s.addDebugFile(o)
 			fs.obj = o
 			s.checkSize(fs, o)
-			if m.Deleted && c == m.File && fs.caution == "" {
+			switch {
+			case c != m.File || fs.caution != "":
+			case m.Deleted:
 				fs.caution = fmt.Sprintf("%s: the profile's maps say it was deleted or replaced after the process mapped it; its names come from the file there now, wrong if that is another build (--binary or --symbol-path can give the build that ran)", c)
+			case replacedSince(m, s.p.Source.Path):
+				fs.caution = fmt.Sprintf("%s: written after the profile was (rebuilt or upgraded since?); its names come from the file there now, wrong if that is another build (--binary or --symbol-path can give the build that ran)", c)
 			}
 			return
 		}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"slices"
 	"sort"
 	"sync"
@@ -381,6 +382,7 @@ func (di *dwarfInfo) load(u *unit) {
 	var files []*dwarf.LineFile
 	if di.lines {
 		if lr, err := di.d.LineReader(cu); err == nil && lr != nil {
+			absFiles(lr.Files(), cu)
 			files = u.readRows(lr)
 		}
 	}
@@ -388,6 +390,23 @@ func (di *dwarfInfo) load(u *unit) {
 		di.walk(r, u, files)
 	}
 	u.sortAll()
+}
+
+// absFiles makes the line table's relative file names absolute from the
+// unit's compilation directory. A DWARF 5 table (GCC 11 and later) names
+// its directories relative to that directory, and debug/dwarf joins a
+// file's name to its directory only: "gcc -g src/prog.c" gave
+// "src/prog.c", found from no other working directory (heapest list).
+func absFiles(files []*dwarf.LineFile, cu *dwarf.Entry) {
+	dir, _ := cu.Val(dwarf.AttrCompDir).(string)
+	if !path.IsAbs(dir) {
+		return
+	}
+	for _, f := range files {
+		if f != nil && f.Name != "" && !path.IsAbs(f.Name) {
+			f.Name = path.Join(dir, f.Name)
+		}
+	}
 }
 
 // readRows reads the unit's line table into u.rows and u.files and returns

@@ -6,8 +6,10 @@ import (
 	"encoding/binary"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -160,6 +162,44 @@ func TestSplitDWARF(t *testing.T) {
 				if !ok || fn != want || !strings.HasSuffix(file, "prog_src.c") || line != int64(sourceLine(t, cProgram, "int "+want+"(")) {
 					t.Errorf("frame %d: %q, want %s at its line of prog_src.c", i, p.Records[0].Stack[i].Func, want)
 				}
+			}
+		})
+	}
+}
+
+// TestRelativeSourcePaths checks that a program compiled from a path
+// relative to the compiler's working directory ("gcc -g src/prog.c") has
+// absolute source paths, made from its compilation directory, in DWARF 4
+// and 5 alike: DWARF 5 names its directories relative to that one.
+func TestRelativeSourcePaths(t *testing.T) {
+	gcc := needTool(t, "gcc")
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "src"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "src", "prog.c"), []byte(cProgram), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, version := range []string{"-gdwarf-4", "-gdwarf-5"} {
+		t.Run(version, func(t *testing.T) {
+			bin := filepath.Join(dir, "prog"+version)
+			cmd := exec.Command(gcc, "-O0", version, "-o", bin, "src/prog.c")
+			cmd.Dir = dir
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("%v: %s", err, out)
+			}
+			base := uint64(0x550000000000)
+			p := &testProfile{
+				Records:  []parse.Record{{Stack: stackIn(t, bin, loadBias(t, bin, base), "leaf_fn")}},
+				MapsText: []byte(mapsFor(t, bin, base)),
+			}
+			forgetObjects()
+			if _, err := Symbolize(p, Options{Lines: true}); err != nil {
+				t.Fatal(err)
+			}
+			want := "leaf_fn " + filepath.Join(dir, "src", "prog.c") + ":" + strconv.Itoa(sourceLine(t, cProgram, "int leaf_fn("))
+			if got := p.Records[0].Stack[0].Func; got != want {
+				t.Errorf("leaf %q, want %q", got, want)
 			}
 		})
 	}

@@ -39,11 +39,14 @@ var allocatorNames = map[string]bool{
 // allocatorPrefixes start names no program's own function has: the
 // allocators' namespaces and Rust's global-allocator shims and std entry
 // points (alloc::alloc::alloc, exchange_malloc, Global::allocate: Rust's
-// operator new), and dhat-rs's allocator.
+// operator new; Box::new), and dhat-rs's allocator.
 var allocatorPrefixes = []string{
 	"__libc_malloc", "jemalloc::", "tcmalloc::",
 	"__rg_", "__rdl_", "tikv_jemallocator::", "<tikv_jemallocator::",
 	"<jemallocator::", "jemallocator::", "alloc::alloc::", "<alloc::alloc::Global",
+	// Box::new (and new_uninit, new_in): Rust's new T, whose frame stays
+	// where it is not inlined (debug builds), in the legacy and v0 forms.
+	"alloc::boxed::Box<T>::new", "<alloc::boxed::Box>::new", "<alloc::boxed::Box<T>>::new", "alloc::boxed::Box::new",
 	"<dhat::Alloc as ", // dhat-rs's global allocator, which records every allocation
 }
 

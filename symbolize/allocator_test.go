@@ -23,10 +23,10 @@ func TestIsAllocatorFunc(t *testing.T) {
 		"<dhat::Alloc as core::alloc::global::GlobalAlloc>::alloc",
 		"alloc::alloc::exchange_malloc", "<alloc::alloc::Global as core::alloc::Allocator>::allocate",
 		"do_rallocx", "fallback_impl", "fallback_impl<false>", "je_calloc", "_rjem_je_malloc_default",
-		"alloc::boxed::box_new_uninit",
+		"alloc::boxed::box_new_uninit", "alloc::boxed::Box<T>::new", "<alloc::boxed::Box>::new",
 	}
 	no := []string{"", "main", "alloc_a", "std::vector::push_back", "my_malloc_wrapper", "operator delete", "freeList", "mallory",
-		"<alloc::raw_vec::RawVec>::grow_one", "alloc::vec::Vec::push"}
+		"<alloc::raw_vec::RawVec>::grow_one", "alloc::vec::Vec::push", "alloc::boxed::Box<T>::leak", "<alloc::boxed::Box>::into_raw"}
 	for _, n := range []string{"runtime.mallocgc", "runtime.mallocgcSmallNoscan", "runtime.newobject", "runtime.makeslice", "runtime.growslice"} {
 		if !IsGoAllocatorFunc(n) || IsAllocatorFunc(n) {
 			t.Errorf("%q: a Go allocator (dropped where named from its address) %v, any input's %v", n, IsGoAllocatorFunc(n), IsAllocatorFunc(n))

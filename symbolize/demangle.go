@@ -1,6 +1,7 @@
 package symbolize
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/ianlancetaylor/demangle"
@@ -21,7 +22,7 @@ func Demangle(name string) string {
 	if !strings.HasPrefix(base, "_Z") && !strings.HasPrefix(base, "_R") {
 		return base
 	}
-	if d, err := demangle.ToString(base, demangleOptions...); err == nil && d != "" {
+	if d, err := demangle.ToString(legacyRustUnderscores(base), demangleOptions...); err == nil && d != "" {
 		// Rust v0 generic instances keep an empty "::<>" or "<>" once
 		// their arguments are dropped.
 		if d = strings.ReplaceAll(strings.ReplaceAll(d, "::<>", ""), "<>", ""); d != "" {
@@ -29,6 +30,73 @@ func Demangle(name string) string {
 		}
 	}
 	return name
+}
+
+// legacyRustUnderscores works around the demangler's reading of a legacy
+// Rust symbol (_ZN…17h<hash>E): it takes an underscore after an
+// identifier's length for a separator, as Rust's v0 mangling has one, and
+// drops it, so "12__load_table" read as _load_table and
+// __rust_begin_short_backtrace as _rust_begin_short_backtrace. Each
+// identifier that starts with an underscore is given one more (and its
+// length one more), which the demangler then drops. Other names come back
+// as they are.
+func legacyRustUnderscores(name string) string {
+	if !strings.HasPrefix(name, "_ZN") || !strings.Contains(name[3:], "_") {
+		return name
+	}
+	// The hash may be followed by a suffix of LLVM's (".llvm.1234").
+	end := strings.LastIndexByte(name, 'E')
+	for end > 0 && !isLegacyRust(name[:end+1]) {
+		end = strings.LastIndexByte(name[:end], 'E')
+	}
+	if end <= 0 {
+		return name
+	}
+	body, suffix := name[3:end], name[end+1:]
+	var b strings.Builder
+	b.Grow(len(name) + 8)
+	b.WriteString("_ZN")
+	for len(body) > 0 {
+		i := 0
+		for i < len(body) && body[i] >= '0' && body[i] <= '9' {
+			i++
+		}
+		n, err := strconv.Atoi(body[:i])
+		if i == 0 || err != nil || n <= 0 || n > len(body)-i {
+			return name
+		}
+		id := body[i : i+n]
+		body = body[i+n:]
+		if id[0] == '_' {
+			b.WriteString(strconv.Itoa(n + 1))
+			b.WriteByte('_')
+		} else {
+			b.WriteString(strconv.Itoa(n))
+		}
+		b.WriteString(id)
+	}
+	b.WriteByte('E')
+	b.WriteString(suffix)
+	return b.String()
+}
+
+// isLegacyRust reports whether a symbol has the form of Rust's legacy
+// mangling: _ZN, identifiers, and a last one of "h" and 16 hex digits.
+func isLegacyRust(name string) bool {
+	const hash = len("17h0123456789abcdefE")
+	if len(name) < 3+hash || !strings.HasPrefix(name, "_ZN") || !strings.HasSuffix(name, "E") {
+		return false
+	}
+	tail := name[len(name)-hash:]
+	if !strings.HasPrefix(tail, "17h") {
+		return false
+	}
+	for _, c := range tail[3 : len(tail)-1] {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // cloneMarks start GCC clone suffixes, the first found first.

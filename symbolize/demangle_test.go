@@ -28,6 +28,13 @@ func TestDemangle(t *testing.T) {
 		{"_ZN5alloc5alloc8box_free17h0123456789abcdefE.llvm.123", "alloc::alloc::box_free"},
 		{"_ZN4core3ptr85drop_in_place$LT$std..rt..lang_start$LT$$LP$$RP$$GT$..$u7b$$u7b$closure$u7d$$u7d$$GT$17h0a1b2c3d4e5f6789E",
 			"core::ptr::drop_in_place<std::rt::lang_start<()>::{{closure}}>"},
+		// Legacy identifiers that start with underscores keep them all
+		// (rustc 1.95's std; the demangler alone dropped one).
+		{"_ZN2us12__load_table17h0123456789abcdefE", "us::__load_table"},
+		{"_ZN3std3sys9backtrace28__rust_begin_short_backtrace17h0123456789abcdefE", "std::sys::backtrace::__rust_begin_short_backtrace"},
+		{"_ZN2us12_build_index17h0123456789abcdefE.llvm.42", "us::_build_index"},
+		{"_ZN70_$LT$alloc..vec..Vec$LT$T$C$A$GT$$u20$as$u20$core..ops..drop..Drop$GT$4drop17h0123456789abcdefE",
+			"<alloc::vec::Vec<T,A> as core::ops::drop::Drop>::drop"},
 		{"_RNvNtCs1234_7mycrate3foo3bar", "mycrate::foo::bar"},
 		{"_RNvCs15kBYyAo9fc_7mycrate7example", "mycrate::example"},
 		{"_RINvCs1234_7mycrate4funcmEB2_", "mycrate::func"},

@@ -56,7 +56,7 @@ func writeFrame(b *strings.Builder, f *report.Flame, n *report.FlameNode, d int,
 	fmt.Fprintf(b, "<g class=\"frame\" data-x=\"%s\" data-w=\"%s\" data-d=\"%d\" data-distrust=\"%s\">",
 		frac(x), frac(w), d, strconv.FormatFloat(dis, 'f', 3, 64))
 	fmt.Fprintf(b, "<title>%s\n%s\n%s samples, %s</title>", esc(n.Name), esc(resultNumbers(n.Result, bytes)),
-		esc(human(n.Result.Samples, false)), esc(n.Result.Method))
+		esc(SamplesText(n.Result.Samples, n.Stats.SamplesBound)), esc(n.Result.Method))
 	stroke := "#ffffff"
 	dash := ""
 	if !hasInterval(n.Result) {

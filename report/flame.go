@@ -73,6 +73,11 @@ func (b *Builder) Flame(minShare float64) (*Flame, error) {
 	if !opt.filtered() {
 		root.Spill, root.Excess = 0, 0
 	}
+	if root.N == 0 {
+		// Nothing sampled is no proof of nothing there: bounded as the
+		// report's total is.
+		*root = NoSample(opt.Value, b.sources(vi))
+	}
 	f := &Flame{Confidence: opt.Confidence, Value: opt.Value}
 	if f.Root, err = t.node(0, "total", opt, &f.Pruned); err != nil {
 		return nil, err

@@ -145,3 +145,26 @@ func TestTreeManyNodes(t *testing.T) {
 		t.Errorf("count %d, want %d", n, leaves+2)
 	}
 }
+
+// The root of an empty profile's flame graph is the report's total:
+// nothing sampled, bounded above, not "no interval".
+func TestFlameEmpty(t *testing.T) {
+	p := profile("jemalloc", true, false)
+	p.p.Source.Rate = 524288
+	opt := Options{Value: unbias.InUseSpace, By: aggregate.ByFunc, Confidence: 0.95, Method: ci.Auto, Flame: true}
+	b, err := builder(t, opt, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := b.Flame(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := b.Report()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := f.Root.Result, r.Total.Flat; got.Estimate != want.Estimate || got.Lo != want.Lo || got.Hi != want.Hi || got.Method != want.Method || !(got.Hi > 0) {
+		t.Errorf("root %+v, want the total %+v", f.Root.Result, r.Total.Flat)
+	}
+}

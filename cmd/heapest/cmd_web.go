@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -170,7 +171,7 @@ func isLoopback(host string) bool {
 // stderr, always (it is the command's outcome); warnings go to notes
 // (nowhere with --quiet).
 func serve(ctx context.Context, srv *http.Server, ln net.Listener, open bool, stderr, notes io.Writer) error {
-	url := "http://" + ln.Addr().String() + "/"
+	url := "http://" + browsable(ln.Addr()) + "/"
 	fmt.Fprintf(stderr, "heapest: serving web UI on %s (pprof's views: %sui/); Ctrl-C stops\n", url, url)
 	if open {
 		if err := openBrowser(url); err != nil {
@@ -204,6 +205,15 @@ func serve(ctx context.Context, srv *http.Server, ln net.Listener, open bool, st
 // shutdownGrace is how long an interrupted server lets requests under way
 // finish.
 const shutdownGrace = 5 * time.Second
+
+// browsable is the HOST:PORT a browser on this machine reaches a
+// listener at: for one on every address (0.0.0.0, [::]), localhost.
+func browsable(a net.Addr) string {
+	if t, ok := a.(*net.TCPAddr); ok && t.IP.IsUnspecified() {
+		return net.JoinHostPort("localhost", strconv.Itoa(t.Port))
+	}
+	return a.String()
+}
 
 // openBrowser asks the desktop to open url.
 func openBrowser(url string) error {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"regexp"
@@ -247,6 +248,22 @@ func TestUnreadableSources(t *testing.T) {
 	for i, want := range []string{regular, "", "", dir + "/missing.c", "", ""} {
 		if got := p.Function[i].Filename; got != want {
 			t.Errorf("function %d: file %q, want %q", i+1, got, want)
+		}
+	}
+}
+
+func TestBrowsable(t *testing.T) {
+	for _, tc := range []struct {
+		addr net.Addr
+		want string
+	}{
+		{&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 8080}, "127.0.0.1:8080"},
+		{&net.TCPAddr{IP: net.IPv4zero, Port: 8080}, "localhost:8080"},
+		{&net.TCPAddr{IP: net.IPv6unspecified, Port: 9}, "localhost:9"},
+		{&net.TCPAddr{IP: net.ParseIP("192.168.1.5"), Port: 80}, "192.168.1.5:80"},
+	} {
+		if got := browsable(tc.addr); got != tc.want {
+			t.Errorf("browsable(%v) = %q, want %q", tc.addr, got, tc.want)
 		}
 	}
 }

@@ -94,7 +94,7 @@
     g.addEventListener("mousemove", function (e) {
       tip.textContent = title;
       tip.hidden = false;
-      tip.style.left = Math.min(e.clientX + 12, window.innerWidth - tip.offsetWidth - 4) + "px";
+      tip.style.left = Math.max(4, Math.min(e.clientX + 12, window.innerWidth - tip.offsetWidth - 4)) + "px";
       tip.style.top = (e.clientY + 14) + "px";
     });
     g.addEventListener("mouseleave", function () { tip.hidden = true; });

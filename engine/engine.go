@@ -81,8 +81,15 @@ const batch = 4096
 func NewWriter(w io.Writer) *Writer {
 	return &Writer{w: parquet.NewGenericWriter[Row](w,
 		parquet.KeyValueMetadata(SchemaKey, Schema),
-		parquet.Compression(&parquet.Zstd))}
+		parquet.Compression(&parquet.Zstd),
+		parquet.MaxRowsPerRowGroup(rowGroup))}
 }
+
+// rowGroup is how many rows a row group holds at most: the writer holds
+// one row group until it is written, so a merge of ten thousand dumps
+// (16 million rows) kept the whole file in memory. A group of 2^17 rows
+// is a few megabytes in the file, and a few tens in memory.
+const rowGroup = 1 << 17
 
 // Write adds one row.
 func (w *Writer) Write(r Row) error {

@@ -130,6 +130,21 @@ func TestExpand(t *testing.T) {
 			t.Errorf("%s: %v %v, want %v", c.name, got, err, c.want)
 		}
 	}
+	// One file spelled two ways, or through a link, is one input.
+	other := t.TempDir()
+	link := filepath.Join(other, "link.heap")
+	if err := os.Symlink(filepath.Join(dir, "top.heap"), link); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{filepath.Join(dir, "top.heap"), filepath.Join(dir, "h1", "..", "top.heap")},
+		{filepath.Join(dir, "top.heap"), link},
+	} {
+		got, err := Expand(args, nil, false)
+		if err != nil || len(got) != 1 {
+			t.Errorf("%q: %q %v, want one of them", args, got, err)
+		}
+	}
 	empty := filepath.Join(dir, "empty")
 	os.Mkdir(empty, 0o755)
 	if _, err := Expand([]string{empty}, nil, false); err == nil || !strings.Contains(err.Error(), "holds no profile") {

@@ -25,9 +25,9 @@ import (
 // With listed false, "-" stays "-": the profile itself is read from
 // standard input.
 //
-// The result is sorted and without repeats, so that the same set of
-// inputs, given in any order, is merged in one order and gives the same
-// bytes.
+// The result is sorted and without repeats (of a path, or of a file under
+// another path), so that the same set of inputs, given in any order, is
+// merged in one order and gives the same bytes.
 func Expand(args []string, stdin io.Reader, listed bool) ([]string, error) {
 	var out []string
 	for _, a := range args {
@@ -45,7 +45,36 @@ func Expand(args []string, stdin io.Reader, listed bool) ([]string, error) {
 		}
 	}
 	sort.Strings(out)
-	return dedupe(out), nil
+	return sameFiles(dedupe(out)), nil
+}
+
+// sameFiles drops the paths that name a file an earlier path names, the
+// same file spelled another way (./a and a, dir/../a, a link to it): it is
+// one input, as a path given twice is.
+func sameFiles(paths []string) []string {
+	type key struct {
+		size  int64
+		mtime int64
+	}
+	seen := map[key][]os.FileInfo{}
+	out := paths[:0]
+next:
+	for _, p := range paths {
+		st, err := os.Stat(p)
+		if p == "-" || fetch.IsURL(p) || err != nil {
+			out = append(out, p) // read, or reported, as it is
+			continue
+		}
+		k := key{st.Size(), st.ModTime().UnixNano()}
+		for _, prev := range seen[k] {
+			if os.SameFile(prev, st) {
+				continue next
+			}
+		}
+		seen[k] = append(seen[k], st)
+		out = append(out, p)
+	}
+	return out
 }
 
 func expandArg(out []string, a string) ([]string, error) {

@@ -22,6 +22,7 @@ import (
 	"strings"
 
 	"github.com/heapest/heapest/ci"
+	"github.com/heapest/heapest/internal/units"
 	"github.com/heapest/heapest/parse"
 )
 
@@ -219,6 +220,7 @@ func readHeapest(d *decoded, opt parse.Options, sink parse.Sink) (*parse.Profile
 	}
 	e := newEmitter(d, out, sink)
 	rate, mixedRate := 0.0, false
+	lo, hi := math.Inf(1), 0.0 // the samples' sampling periods
 	pre := &parse.Precomputed{}
 	read := func(i int, s *sample) error { return readPre(d, i, s, pre) }
 	if d.needsCheck() {
@@ -254,6 +256,9 @@ func readHeapest(d *decoded, opt parse.Options, sink parse.Sink) (*parse.Profile
 		} else if e.rec.Rate != rate {
 			mixedRate = true
 		}
+		if r := e.rec.Rate; r > 0 {
+			lo, hi = min(lo, r), max(hi, r)
+		}
 		out.HasInUse = out.HasInUse || pre.Has[0] || pre.Has[1]
 		out.HasAlloc = out.HasAlloc || pre.Has[2] || pre.Has[3]
 		return e.send(i, s)
@@ -272,6 +277,11 @@ func readHeapest(d *decoded, opt parse.Options, sink parse.Sink) (*parse.Profile
 		out.Warnings = append(out.Warnings, fmt.Sprintf(
 			"%d %s several samples' values with one sample's statistics: pprof merged heapest's files (go tool pprof -proto a b), adding samples of equal labels; each is read as that many independent samples. heapest merge of the files keeps every sample, and tells dumps of one process apart",
 			repeated, what))
+	}
+	if m := out.Merged; m != nil && hi > 0 && (lo < m.RateMin*(1-1e-9) || hi > m.RateMax*(1+1e-9)) {
+		out.Warnings = append(out.Warnings, fmt.Sprintf(
+			"its samples were sampled at periods %s–%s, outside its header's %s–%s: it is heapest's output combined with another by a tool that keeps one file's comments (go tool pprof -proto a b), so what its header says it merged (%d inputs, the processes it holds) is one part's, and a merge cannot tell which inputs it holds twice; merge the parts with heapest merge instead",
+			units.Format(lo, true), units.Format(hi, true), units.Format(m.RateMin, true), units.Format(m.RateMax, true), m.Inputs))
 	}
 	if opt.Rate > 0 {
 		out.Warnings = append(out.Warnings, fmt.Sprintf(

@@ -1393,3 +1393,36 @@ func TestLegacyMapsJunk(t *testing.T) {
 		t.Errorf("a profile twice: %v, %d records of %d, warnings %q; want %q", err, p.Records, whole.Records, p.Warnings, want)
 	}
 }
+
+// TestHeapestCombinedHeader: two of heapest's merges combined by a tool
+// that keeps one file's comments (go tool pprof -proto a b) hold samples
+// of periods outside the header they kept: said in a warning, since what
+// the header says it merged is one part's.
+func TestHeapestCombinedHeader(t *testing.T) {
+	st := func(rate float64) ci.Stats {
+		return ci.Stats{N: 1, Estimate: rate, Var: rate * rate, Samples: 1, MaxWeight: rate, P: 0.5, Unit: 4096, Rate: rate}
+	}
+	stacks := [][]string{{"main.f", "main.main"}, {"main.g", "main.main"}}
+	data := heapestProfile(t, stacks, []map[string]ci.Stats{{"inuse_space": st(262144)}, {"inuse_space": st(1048576)}})
+	for _, tc := range []struct {
+		lo, hi float64
+		warns  bool
+	}{
+		{262144, 262144, true},
+		{262144, 1048576, false},
+	} {
+		pp, err := profile.Parse(bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pp.Comments = append(pp.Comments, pprof.MergedComment(&parse.Merged{Inputs: 20, Processes: 20, RateMin: tc.lo, RateMax: tc.hi}))
+		p, err := read("c.pb.gz", bytes.NewReader(encode(t, pp)), parse.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		said := strings.Contains(strings.Join(p.Warnings, "\n"), "outside its header's 256KiB–256KiB")
+		if said != tc.warns {
+			t.Errorf("header %v–%v: warned %v, want %v: %q", tc.lo, tc.hi, said, tc.warns, p.Warnings)
+		}
+	}
+}

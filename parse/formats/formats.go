@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/heapest/heapest/parse"
@@ -101,6 +102,7 @@ func ReadFileWatched(path string, opt parse.Options, sink parse.Sink, watch Watc
 func Read(name string, r io.Reader, opt parse.Options, sink parse.Sink) (*parse.Profile, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	var bounded io.Reader // the bound on a gzipped input
+	var cut *cutWatch     // the innermost gzip stream, which may end cut
 	// Two gzip layers are removed: a .pb.gz gzipped again (pprof reads
 	// that) is a profile too.
 	for layer := 0; layer < 2; layer++ {
@@ -112,7 +114,8 @@ func Read(name string, r io.Reader, opt parse.Options, sink parse.Sink) (*parse.
 			return nil, &parse.Error{File: name, Offset: 0, Msg: "bad gzip header", Err: err}
 		}
 		defer zr.Close()
-		bounded = parse.Bounded(name, zr, opt.MaxDecompressed)
+		cut = &cutWatch{r: zr}
+		bounded = parse.Bounded(name, cut, opt.MaxDecompressed)
 		br = bufio.NewReaderSize(bounded, 64<<10)
 		opt.SizeHint = 0 // the compressed size says little
 	}
@@ -121,7 +124,27 @@ func Read(name string, r io.Reader, opt parse.Options, sink parse.Sink) (*parse.
 		// What the parser saw was cut by the bound, not by the file.
 		return nil, hit
 	}
+	var pe *parse.Error
+	if cut != nil && cut.cut && errors.As(err, &pe) && !strings.Contains(pe.Msg, "gzip") {
+		// A text parser's "unexpected EOF", or the truncation it saw,
+		// at a line of the decompressed text: the cut is the gzip
+		// stream's.
+		pe.Msg += " (truncated gzip input)"
+	}
 	return p, err
+}
+
+// cutWatch notes whether a gzip stream ended before its end: the
+// decompressor's io.ErrUnexpectedEOF.
+type cutWatch struct {
+	r   io.Reader
+	cut bool
+}
+
+func (c *cutWatch) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.cut = c.cut || errors.Is(err, io.ErrUnexpectedEOF)
+	return n, err
 }
 
 // detect tells the format of br's input from its head, and parses it.

@@ -135,3 +135,21 @@ func TestTwoGzipLayers(t *testing.T) {
 		t.Errorf("%d records read, %d gzipped twice", a, b)
 	}
 }
+
+// A gzipped text dump cut short fails at a line of its text, and the
+// error says the gzip stream was cut, as a cut proto's does.
+func TestTruncatedGzipText(t *testing.T) {
+	raw, err := os.ReadFile("../../testdata/fleet/host1/jeprof.101.0.f.heap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	zw.Write(raw)
+	zw.Close()
+	cut := buf.Bytes()[:buf.Len()/2]
+	_, err = Read("cut.heap.gz", bytes.NewReader(cut), parse.Options{}, parse.SinkFunc(func(*parse.Record) {}))
+	if err == nil || !strings.Contains(err.Error(), "(truncated gzip input)") {
+		t.Errorf("error %v, want one saying the gzip input is truncated", err)
+	}
+}

@@ -349,3 +349,30 @@ func TestMixedWindows(t *testing.T) {
 		}
 	}
 }
+
+// Many Go profiles at a period other than the runtime's default carry a
+// forced sample each, which their sum's intervals do not allow for.
+func TestForcedSamplesNotice(t *testing.T) {
+	goAt := func(rate float64, n int) []parse.Source {
+		out := make([]parse.Source, n)
+		for i := range out {
+			out[i] = parse.Source{Format: "pprof-go", Rate: rate}
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name    string
+		sources []parse.Source
+		want    bool
+	}{
+		{"default period", goAt(524288, 50), false},
+		{"few processes", goAt(1<<20, 9), false},
+		{"a fleet at 1MiB", goAt(1<<20, 10), true},
+		{"every allocation", goAt(1, 50), false},
+		{"jemalloc", []parse.Source{{Format: "jemalloc", Rate: 1 << 20}}, false},
+	} {
+		if got := forcedSamples(tc.sources) != ""; got != tc.want {
+			t.Errorf("%s: notice %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

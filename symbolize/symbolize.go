@@ -473,19 +473,38 @@ func (s *session) setup() error {
 
 // mainPath is the mapped path --binary stands for: the one with its base
 // name, else the first mapping's.
-func (s *session) mainPath() string {
-	if len(s.p.Mappings) == 0 {
+func (s *session) mainPath() string { return mainFile(s.p.Mappings, s.opt.Binary) }
+
+// mainFile is the profiled program's file among the mappings: the one of
+// --binary's name, else the first that is no shared library by its name
+// (a library linked to load below the program comes first in the maps),
+// else the first.
+func mainFile(maps []parse.Mapping, binary string) string {
+	if len(maps) == 0 {
 		return ""
 	}
-	if s.opt.Binary != "" {
-		want := filepath.Base(s.opt.Binary)
-		for _, m := range s.p.Mappings {
+	if binary != "" {
+		want := filepath.Base(binary)
+		for _, m := range maps {
 			if filepath.Base(m.File) == want {
 				return m.File
 			}
 		}
 	}
-	return s.p.Mappings[0].File
+	for _, m := range maps {
+		if !sharedLibrary(m.File) {
+			return m.File
+		}
+	}
+	return maps[0].File
+}
+
+// sharedLibrary reports whether a file's name is a shared library's
+// (libfoo.so, libfoo.so.1.2) or the dynamic loader's (ld-linux-x86-64.so.2).
+func sharedLibrary(path string) bool {
+	base := filepath.Base(path)
+	i := strings.Index(base, ".so")
+	return i > 0 && (i+3 == len(base) || base[i+3] == '.') || strings.HasPrefix(base, "ld-")
 }
 
 // openBinary loads --binary for mainPath's mappings. Unlike a file found

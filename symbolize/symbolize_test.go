@@ -1050,3 +1050,31 @@ func TestDeletedMappingCaution(t *testing.T) {
 		}
 	}
 }
+
+func TestMainFile(t *testing.T) {
+	maps := func(files ...string) []parse.Mapping {
+		var out []parse.Mapping
+		for _, f := range files {
+			out = append(out, parse.Mapping{File: f})
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		maps   []parse.Mapping
+		binary string
+		want   string
+	}{
+		{maps("/opt/app", "/lib/libc.so.6"), "", "/opt/app"},
+		// A library linked to load below the program comes first.
+		{maps("/opt/lib/libbar.so", "/opt/app", "/lib/libc.so.6"), "", "/opt/app"},
+		{maps("/opt/lib/libbar.so", "/opt/app"), "/tmp/app_copy", "/opt/app"},
+		{maps("/opt/lib/libbar.so", "/opt/app"), "/tmp/libbar.so", "/opt/lib/libbar.so"},
+		{maps("/lib/ld-linux-x86-64.so.2", "/usr/bin/python3.11"), "", "/usr/bin/python3.11"},
+		{maps("/lib/libc.so.6"), "", "/lib/libc.so.6"},
+		{nil, "", ""},
+	} {
+		if got := mainFile(tc.maps, tc.binary); got != tc.want {
+			t.Errorf("mainFile(%v, %q) = %q, want %q", tc.maps, tc.binary, got, tc.want)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/heapest/heapest/ci"
 	"github.com/heapest/heapest/report"
@@ -94,8 +95,14 @@ type htmlColumn struct {
 // and for the interval column the bar.
 type htmlCell struct {
 	Class, Text, V string
-	Bar            template.HTML
+	// Title is a key's whole text where the table cuts it (keyTitle).
+	Title string
+	Bar   template.HTML
 }
+
+// keyTitle is how long a key is before its cell's text is cut (at 40em,
+// page.css) and it gets a tooltip with all of it.
+const keyTitle = 60
 
 type htmlSwatch struct {
 	Fill  template.CSS
@@ -187,6 +194,9 @@ func htmlCells(row *report.Row, key string, isTotal, bytes, cum bool, ax axis, n
 		{Class: "method", Text: res.Method + notes.marks(res.Notes)}}
 	if row.Stats.SamplesBound {
 		cells[6].Text = "≤" + cells[6].Text
+	}
+	if utf8.RuneCountInString(cells[0].Text) > keyTitle {
+		cells[0].Title = cells[0].Text
 	}
 	if !isTotal {
 		cells[2].Bar = template.HTML(intervalBar(res, ax))

@@ -3,11 +3,13 @@ package render
 import (
 	"bytes"
 	"fmt"
+	"html"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/heapest/heapest/aggregate"
 	"github.com/heapest/heapest/report"
@@ -164,5 +166,32 @@ func TestHTMLRowNamedTotal(t *testing.T) {
 	}
 	if p.Total[2].Bar != "" {
 		t.Errorf("the total has a bar: %q", p.Total[2].Bar)
+	}
+}
+
+// A key longer than its cell shows (a stack's) has its whole text as the
+// cell's tooltip; a short one has none.
+func TestHTMLLongKeyTitle(t *testing.T) {
+	r, fl := buildPage(t, "mixed_symbolized.heap", report.Options{By: aggregate.ByStack})
+	var buf bytes.Buffer
+	if err := WriteHTML(&buf, r, fl, HTMLOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cells := regexp.MustCompile(`<tr><td class="key"( title="([^"]*)")?>([^<]*)</td>`).FindAllStringSubmatch(buf.String(), -1)
+	if len(cells) != len(r.Rows)+1 { // and the total's
+		t.Fatalf("%d key cells, want %d", len(cells), len(r.Rows)+1)
+	}
+	long := 0
+	for _, c := range cells {
+		text := html.UnescapeString(c[3])
+		if want := utf8.RuneCountInString(text) > keyTitle; (c[1] != "") != want || want && c[2] != c[3] {
+			t.Errorf("key %q: title %q, want one %v", text, c[2], want)
+		}
+		if c[1] != "" {
+			long++
+		}
+	}
+	if long == 0 {
+		t.Error("no key long enough for a tooltip: the case is not tested")
 	}
 }

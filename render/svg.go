@@ -83,7 +83,7 @@ func chartTitle(r *report.Report, opt ChartOptions) string {
 	if opt.Log {
 		scale = ", log scale"
 	}
-	return fmt.Sprintf("%s by %s: estimates with %g%% confidence intervals%s", r.Value, r.By, 100*r.Confidence, scale)
+	return fmt.Sprintf("%s by %s: estimates with %g%% confidence intervals%s", r.Value, byText(r), 100*r.Confidence, scale)
 }
 
 // chartCaption is the total and the inputs.

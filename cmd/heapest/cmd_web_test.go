@@ -82,6 +82,32 @@ func TestWeb(t *testing.T) {
 	}
 }
 
+// webRun is heapest web run in-process on a loopback port.
+type webRun struct {
+	base           string // its URL
+	stdout, stderr *lockedBuffer
+	cancel         context.CancelFunc
+	exit           chan int
+}
+
+// startWeb runs heapest web on inputs until stop (or the test's end).
+func startWeb(t *testing.T, inputs ...string) *webRun {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	w := &webRun{stdout: &lockedBuffer{}, stderr: &lockedBuffer{}, cancel: cancel, exit: make(chan int, 1)}
+	t.Cleanup(cancel)
+	args := append([]string{"web", "--http", "127.0.0.1:0"}, inputs...)
+	go func() { w.exit <- run(ctx, args, strings.NewReader(""), w.stdout, w.stderr) }()
+	w.base = waitForURL(t, w.stderr, w.exit)
+	return w
+}
+
+// stop interrupts the server and returns its exit code.
+func (w *webRun) stop() int {
+	w.cancel()
+	return <-w.exit
+}
+
 // waitForURL waits for the line heapest web prints where it serves.
 func waitForURL(t *testing.T, stderr *lockedBuffer, exit chan int) string {
 	t.Helper()
@@ -152,14 +178,8 @@ func TestListenWarns(t *testing.T) {
 // rebinding), a request marked cross-site, pprof's saving or deleting of
 // configurations; and that its pages may not be framed.
 func TestWebRefuses(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var stdout, stderr lockedBuffer
-	exit := make(chan int, 1)
-	go func() {
-		exit <- run(ctx, []string{"web", "--http", "127.0.0.1:0", example}, strings.NewReader(""), &stdout, &stderr)
-	}()
-	base := waitForURL(t, &stderr, exit)
+	w := startWeb(t, example)
+	base := w.base
 	for _, tc := range []struct {
 		path, header, value string
 		status              int
@@ -198,8 +218,7 @@ func TestWebRefuses(t *testing.T) {
 			t.Errorf("GET /%s: X-Frame-Options %q, want DENY", tc.path, resp.Header.Get("X-Frame-Options"))
 		}
 	}
-	cancel()
-	<-exit
+	w.stop()
 }
 
 // TestWebThreadsAreReports checks that on a dump with per-thread lines
@@ -208,24 +227,16 @@ func TestWebRefuses(t *testing.T) {
 // lines, read again when asked for.
 func TestWebThreadsAreReports(t *testing.T) {
 	const dump = "testdata/je530_threads_foreign.heap"
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var stdout, stderr lockedBuffer
-	exit := make(chan int, 1)
-	go func() {
-		exit <- run(ctx, []string{"web", "--http", "127.0.0.1:0", dump}, strings.NewReader(""), &stdout, &stderr)
-	}()
-	base := waitForURL(t, &stderr, exit)
+	w := startWeb(t, dump)
 	for _, by := range []string{"func", "thread", "stack", "size"} {
 		want, _, _ := runCLI(t, "report", "--format", "json", "--by", by, dump)
-		if got := get(t, base+"report.json?by="+by, 200); got != want {
+		if got := get(t, w.base+"report.json?by="+by, 200); got != want {
 			t.Errorf("report.json?by=%s differs from report --format json --by %s:\n%s\nwant:\n%s", by, by, got, want)
 		}
 	}
-	cancel()
-	<-exit
-	if !strings.Contains(stderr.String(), "reading the inputs again for the rows by thread") {
-		t.Errorf("stderr does not say the inputs were read again: %s", stderr.String())
+	w.stop()
+	if !strings.Contains(w.stderr.String(), "reading the inputs again for the rows by thread") {
+		t.Errorf("stderr does not say the inputs were read again: %s", w.stderr.String())
 	}
 }
 

@@ -508,6 +508,9 @@ type Merged struct {
 	// Inputs counts the inputs merged, Skipped those left out as
 	// unreadable (--keep-going).
 	Inputs, Skipped int
+	// SkippedWhy are the errors of the inputs merges underneath left out
+	// (their files' "skipped: " comments), each naming its input.
+	SkippedWhy []string
 	// Formats counts the inputs per format.
 	Formats map[string]int
 	// RateMin and RateMax bound the inputs' sampling periods (0: none

@@ -59,9 +59,11 @@ type jsonMerged struct {
 	Builds    []string       `json:"builds"`
 	Processes int            `json:"processes"`
 	// Skipped counts the inputs left out, here and in merges underneath;
-	// SkippedInputs names those of this run.
+	// SkippedInputs names those of this run, SkippedBelow gives the
+	// errors of those the merges underneath left out.
 	Skipped       int        `json:"skipped"`
 	SkippedInputs []jsonSkip `json:"skipped_inputs,omitempty"`
+	SkippedBelow  []string   `json:"skipped_below,omitempty"`
 }
 
 type jsonSkip struct {
@@ -82,6 +84,7 @@ func newJSONMerged(r *report.Report) *jsonMerged {
 	for _, s := range r.Skipped {
 		out.SkippedInputs = append(out.SkippedInputs, jsonSkip{Path: s.Path, Error: s.Err.Error()})
 	}
+	out.SkippedBelow = m.SkippedWhy
 	return out
 }
 

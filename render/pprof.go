@@ -502,7 +502,12 @@ func pprofComments(s *report.Stacks) []string {
 		c = append(c, fmt.Sprintf("source: %s format=%s rate=%g samples=%g", src.Path, src.Format, src.Rate, src.Samples))
 	}
 	for _, sk := range s.Skipped {
-		c = append(c, fmt.Sprintf("skipped: %v", sk.Err))
+		c = append(c, fmt.Sprintf("%s%v", pprof.SkippedPrefix, sk.Err))
+	}
+	if s.Merged != nil {
+		for _, why := range s.Merged.SkippedWhy { // by merges underneath
+			c = append(c, pprof.SkippedPrefix+why)
+		}
 	}
 	return c
 }

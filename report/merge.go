@@ -205,6 +205,7 @@ func (b *Builder) merged() *parse.Merged {
 		if o := p.Merged; o != nil {
 			m.Inputs += o.Inputs
 			m.Skipped += o.Skipped
+			m.SkippedWhy = append(m.SkippedWhy, o.SkippedWhy...)
 			m.Processes += o.Processes
 			for f, n := range o.Formats {
 				m.Formats[f] += n

@@ -247,13 +247,32 @@ func TestMergeBadInputsAmongMany(t *testing.T) {
 			t.Errorf("--keep-going: %s not named in %q", b, stderr)
 		}
 	}
-	report := mustRun(t, "report", "--format", "json", out)
-	var r struct{ Merged struct{ Inputs, Skipped int } }
-	if err := json.Unmarshal([]byte(report), &r); err != nil {
-		t.Fatal(err)
-	}
-	if r.Merged.Inputs != 996 || r.Merged.Skipped != 4 {
-		t.Errorf("the merged profile records %d inputs and %d skipped, want 996 and 4", r.Merged.Inputs, r.Merged.Skipped)
+	// The merged profile names what it left out, and so does a merge of
+	// it with another.
+	again := filepath.Join(outDir, "again.pb.gz")
+	mustRun(t, "merge", "-o", again, out, "../../testdata/fleet/host1/jeprof.101.0.f.heap")
+	for _, tc := range []struct {
+		file   string
+		inputs int
+	}{{out, 996}, {again, 997}} {
+		report := mustRun(t, "report", "--format", "json", tc.file)
+		var r struct {
+			Merged struct {
+				Inputs, Skipped int
+				SkippedBelow    []string `json:"skipped_below"`
+			}
+		}
+		if err := json.Unmarshal([]byte(report), &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.Merged.Inputs != tc.inputs || r.Merged.Skipped != 4 || len(r.Merged.SkippedBelow) != 4 {
+			t.Errorf("%s records %d inputs, %d skipped (%q), want %d and 4 named", tc.file, r.Merged.Inputs, r.Merged.Skipped, r.Merged.SkippedBelow, tc.inputs)
+		}
+		for i, b := range bad {
+			if i < len(r.Merged.SkippedBelow) && !strings.Contains(strings.Join(r.Merged.SkippedBelow, "\n"), b) {
+				t.Errorf("%s: %s not named among the skipped: %q", tc.file, b, r.Merged.SkippedBelow)
+			}
+		}
 	}
 }
 

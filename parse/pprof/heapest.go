@@ -175,7 +175,7 @@ func parseMerged(c string) (*parse.Merged, error) {
 func mergeIdentity(comments []string) string {
 	h := fnv.New64a()
 	for _, c := range comments {
-		if strings.HasPrefix(c, mergedPrefix) || strings.HasPrefix(c, "source: ") || strings.HasPrefix(c, "skipped: ") {
+		if strings.HasPrefix(c, mergedPrefix) || strings.HasPrefix(c, "source: ") || strings.HasPrefix(c, SkippedPrefix) {
 			h.Write([]byte(c))
 			h.Write([]byte{0})
 		}
@@ -185,17 +185,28 @@ func mergeIdentity(comments []string) string {
 
 // readMerged finds the MergedComment among d's comments (nil: none).
 func readMerged(d *decoded) (*parse.Merged, error) {
+	var m *parse.Merged
+	var why []string
 	for _, c := range d.Comments {
-		if strings.HasPrefix(c, mergedPrefix) {
-			m, err := parseMerged(c)
-			if err != nil {
+		if w, ok := strings.CutPrefix(c, SkippedPrefix); ok {
+			why = append(why, w)
+		}
+		if strings.HasPrefix(c, mergedPrefix) && m == nil {
+			var err error
+			if m, err = parseMerged(c); err != nil {
 				return nil, &parse.Error{File: d.name, Offset: -1, Msg: "comment " + strings.TrimSpace(mergedPrefix), Err: err}
 			}
-			return m, nil
 		}
 	}
-	return nil, nil
+	if m != nil {
+		m.SkippedWhy = why
+	}
+	return m, nil
 }
+
+// SkippedPrefix starts the comment of heapest's output for an input its
+// merge left out, the input's error after it.
+const SkippedPrefix = "skipped: "
 
 func isHeapestProfile(d *decoded) bool {
 	for _, c := range d.Comments {

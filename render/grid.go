@@ -217,7 +217,8 @@ func alignedCells(align []tw.Align) tw.CellConfig {
 // line break, a NUL; not a tab), a byte that is not UTF-8, or a character that
 // reorders the text around it (U+202E) is written as its escape (\x1b,
 // \u202e), so that it cannot act on a terminal, break an XML file, or
-// make a name look like another.
+// make a name look like another. (U+FFFE and U+FFFF, which XML cannot
+// hold, are escaped too.)
 func Printable(s string) string {
 	i := 0
 	for i < len(s) && s[i] >= 0x20 && s[i] < 0x7f {
@@ -238,7 +239,7 @@ func Printable(s string) string {
 			b.WriteByte('\t') // laid out as tablewriter lays it out: source lines have them
 		case r < 0x20 || r == 0x7f:
 			fmt.Fprintf(&b, "\\x%02x", r)
-		case r >= 0x80 && r <= 0x9f, reorders(r):
+		case r >= 0x80 && r <= 0x9f, reorders(r), r == 0xfffe || r == 0xffff:
 			fmt.Fprintf(&b, "\\u%04x", r)
 		default:
 			b.WriteString(s[i : i+n])

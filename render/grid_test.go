@@ -108,6 +108,7 @@ func TestPrintable(t *testing.T) {
 		{"\u202eevil\u202c.func", `\u202eevil\u202c.func`},
 		{"c1\u0085", `c1\u0085`},
 		{"del\x7f", `del\x7f`},
+		{"non\uffffchar\ufffe", `non\uffffchar\ufffe`},
 	} {
 		if got := Printable(tc.in); got != tc.want {
 			t.Errorf("Printable(%q) = %q, want %q", tc.in, got, tc.want)

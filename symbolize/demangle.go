@@ -1,6 +1,7 @@
 package symbolize
 
 import (
+	"math/bits"
 	"strconv"
 	"strings"
 
@@ -91,12 +92,20 @@ func isLegacyRust(name string) bool {
 	if !strings.HasPrefix(tail, "17h") {
 		return false
 	}
+	// As the demangler: a hash of at least 5 distinct digits, else the
+	// name is read as C++.
+	var seen uint16
 	for _, c := range tail[3 : len(tail)-1] {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+		switch {
+		case c >= '0' && c <= '9':
+			seen |= 1 << (c - '0')
+		case c >= 'a' && c <= 'f':
+			seen |= 1 << (c - 'a' + 10)
+		default:
 			return false
 		}
 	}
-	return true
+	return bits.OnesCount16(seen) >= 5
 }
 
 // cloneMarks start GCC clone suffixes, the first found first.

@@ -33,6 +33,9 @@ func TestDemangle(t *testing.T) {
 		{"_ZN2us12__load_table17h0123456789abcdefE", "us::__load_table"},
 		{"_ZN3std3sys9backtrace28__rust_begin_short_backtrace17h0123456789abcdefE", "std::sys::backtrace::__rust_begin_short_backtrace"},
 		{"_ZN2us12_build_index17h0123456789abcdefE.llvm.42", "us::_build_index"},
+		// A hash of fewer than 5 distinct digits is no Rust hash: the name
+		// is C++, and its underscores are left as they are.
+		{"_ZN2us12__load_table17h0000000000000000E", "us::__load_table::h0000000000000000"},
 		{"_ZN70_$LT$alloc..vec..Vec$LT$T$C$A$GT$$u20$as$u20$core..ops..drop..Drop$GT$4drop17h0123456789abcdefE",
 			"<alloc::vec::Vec<T,A> as core::ops::drop::Drop>::drop"},
 		{"_RNvNtCs1234_7mycrate3foo3bar", "mycrate::foo::bar"},

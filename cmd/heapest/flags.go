@@ -108,7 +108,7 @@ func (c *confidenceFlag) Set(s string) error {
 		x, err = strconv.ParseFloat(s, 64)
 	}
 	if err == nil && x > 1 && x < 100 && !strings.HasSuffix(strings.TrimSpace(s), "%") {
-		return fmt.Errorf("want a coverage strictly between 0 and 1; did you mean 0.%s (%s%%)?", strings.ReplaceAll(s, ".", ""), s)
+		return fmt.Errorf("want a coverage strictly between 0 and 1; did you mean %s (%s%%)?", strconv.FormatFloat(x/100, 'g', 12, 64), strings.TrimSpace(s))
 	}
 	if err != nil || !(x > 0 && x < 1) {
 		return fmt.Errorf("want a coverage strictly between 0 and 1, such as 0.95 (or 95%%)")

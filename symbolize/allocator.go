@@ -10,11 +10,7 @@ import (
 // allocatorNames are the allocation entry points jeprof's
 // RemoveUninterestingFrames and pprof's legacy heap parser drop, plus the
 // libc and Rust allocator shims, gperftools' exported tc_ functions and
-// the functions of a statically linked jemalloc that its entry points
-// call last, often as a tail call that leaves the entry point's frame
-// out of the stack (malloc_default: malloc's; do_rallocx: realloc's and
-// rallocx's; fallback_impl: operator new's). jemalloc's prefixes are
-// taken off first (je_calloc, _rjem_je_malloc_default).
+// jemalloc's prefixes taken off first (je_calloc).
 var allocatorNames = map[string]bool{
 	"malloc": true, "calloc": true, "realloc": true, "free": true, "cfree": true,
 	"posix_memalign": true, "__posix_memalign": true, "aligned_alloc": true,
@@ -26,7 +22,6 @@ var allocatorNames = map[string]bool{
 	"do_malloc_or_cpp_alloc": true, "DoSampledAllocation": true,
 	"__libc_calloc": true, "__libc_realloc": true, "__libc_memalign": true,
 	"__rust_alloc": true, "__rust_alloc_zeroed": true, "__rust_realloc": true,
-	"do_rallocx": true, "fallback_impl": true, "malloc_default": true,
 	"tc_malloc": true, "tc_calloc": true, "tc_realloc": true, "tc_memalign": true,
 	"tc_posix_memalign": true, "tc_valloc": true, "tc_pvalloc": true,
 	"tc_new": true, "tc_newarray": true, "tc_new_nothrow": true, "tc_newarray_nothrow": true,
@@ -35,6 +30,16 @@ var allocatorNames = map[string]bool{
 	// Rust's Box::new since 1.83 (it was exchange_malloc's caller).
 	"alloc::boxed::box_new_uninit": true,
 }
+
+// staticEntries are the functions of a statically linked jemalloc that
+// its entry points call last, often as a tail call that leaves the entry
+// point's frame out of the stack (malloc_default: malloc's; do_rallocx:
+// realloc's and rallocx's; fallback_impl: operator new's), its prefixes
+// taken off (je_malloc_default, _rjem_je_malloc_default). They end the
+// allocator's frames as an entry point does, but a program's function may
+// have their names: in a file they are the allocator's only where it
+// holds an allocator's code (linkedOnly).
+var staticEntries = map[string]bool{"malloc_default": true, "do_rallocx": true, "fallback_impl": true}
 
 // allocatorPrefixes start names no program's own function has: the
 // allocators' namespaces and Rust's global-allocator shims and std entry
@@ -60,6 +65,14 @@ var allocatorPrefixes = []string{
 var innerPrefixes = []string{
 	"je_", "prof_", "imalloc", "ialloc", "irallocx_", "ixallocx_", "arena_",
 	"tcache_", "malloc_", "tc_", "_rjem_",
+}
+
+// linkedOnly reports whether an allocator's name (allocatorClass) is the
+// allocator's in a file only where the file holds an allocator's code: an
+// internal's, or a static jemalloc's last call (staticEntries).
+func linkedOnly(name string) bool {
+	_, inner := allocatorClass(name)
+	return inner || staticEntries[shortName(jemallocUnprefixed(name))]
 }
 
 // jemallocUnprefixed is a name without the prefixes jemalloc's build
@@ -117,7 +130,7 @@ func allocatorClass(name string) (alloc, inner bool) {
 	if name == "" {
 		return false, false
 	}
-	if allocatorNames[shortName(name)] || allocatorNames[shortName(jemallocUnprefixed(name))] {
+	if short := shortName(jemallocUnprefixed(name)); allocatorNames[shortName(name)] || allocatorNames[short] || staticEntries[short] {
 		return true, false
 	}
 	for _, p := range allocatorPrefixes {

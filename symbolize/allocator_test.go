@@ -316,23 +316,27 @@ func TestByName(t *testing.T) {
 func TestInnerNamesNeedAllocatorCode(t *testing.T) {
 	const src = `
 #include <stdlib.h>
-__attribute__((noinline)) void *prof_record_event(int n) { return malloc(n); }
-__attribute__((noinline)) void *caller(int n) { return prof_record_event(n) ; }
-%s
+__attribute__((noinline)) void *%[1]s(int n) { return malloc(n); }
+__attribute__((noinline)) void *caller(int n) { return %[1]s(n) ; }
+%[2]s
 int main(int argc, char **argv) { return caller(argc) != 0; }
 `
 	dir := t.TempDir()
+	const static = "__attribute__((noinline, used)) void *je_malloc_default(int n) { return malloc(n); }"
 	for _, tc := range []struct {
-		name, extra, want string
+		name, leaf, extra, want string
 	}{
-		{"program", "", "prof_record_event,caller,main"},
-		{"static-jemalloc", "__attribute__((noinline, used)) void *je_malloc_default(int n) { return malloc(n); }", "caller,main"},
+		{"program", "prof_record_event", "", "prof_record_event,caller,main"},
+		{"static-jemalloc", "prof_record_event", static, "caller,main"},
+		// A static jemalloc's last call, by name: the program's here.
+		{"program-do_rallocx", "do_rallocx", "", "do_rallocx,caller,main"},
+		{"static-do_rallocx", "do_rallocx", static, "caller,main"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			bin := build(t, "gcc", dir, tc.name, fmt.Sprintf(src, tc.extra), "-O1", "-fno-optimize-sibling-calls")
+			bin := build(t, "gcc", dir, tc.name, fmt.Sprintf(src, tc.leaf, tc.extra), "-O1", "-fno-optimize-sibling-calls")
 			base := uint64(0x550000000000)
 			p := &testProfile{
-				Records:  []parse.Record{{Stack: stackIn(t, bin, loadBias(t, bin, base), "prof_record_event", "caller", "main")}},
+				Records:  []parse.Record{{Stack: stackIn(t, bin, loadBias(t, bin, base), tc.leaf, "caller", "main")}},
 				MapsText: []byte(mapsFor(t, bin, base)),
 			}
 			if _, err := Symbolize(p, Options{DropAllocator: true}); err != nil {

@@ -6,7 +6,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -326,27 +325,42 @@ func (opts CIOptions) loadNew(cmd *cobra.Command, ropt report.Options, setup gat
 		return nil, nil, 0, err
 	}
 	// Cells kept apart by thread are a jemalloc dump's per-thread lines,
-	// not its t* lines: the thread budgets are read from a second reading
-	// that keeps them, so that the others are report's. Only thread
-	// budgets, or standard input (which cannot be read again): one
-	// reading keeps them.
-	again := keys.Thread && !setup.allThread() && !slices.Contains(paths, "-")
-	if !again {
-		ropt.ExtraKeys = keys
+	// not its t* lines: the rows by thread (--by thread) and the thread
+	// budgets are read from a reading that keeps them, the total and the
+	// other budgets from one that does not, so that each is report's.
+	// Inputs read once only (standard input, URLs) keep them in one.
+	byThread := !ropt.DefaultBy && aggregate.KeysFor(ropt.By).Thread
+	plainOpt, threadOpt := ropt, ropt
+	threadOpt.ExtraKeys = keys
+	needPlain, needThreads := !byThread || !setup.allThread(), byThread || keys.Thread
+	if byThread {
+		plainOpt.By = aggregate.ByFunc
 	}
-	b := report.NewBuilder(withSingle(ropt, paths))
-	if err := opts.load(b, paths, cmd.ErrOrStderr()); err != nil {
-		return nil, nil, 0, err
+	read := func(o report.Options, stderr io.Writer) (*report.Builder, error) {
+		b := report.NewBuilder(withSingle(o, paths))
+		return b, opts.load(b, paths, stderr)
 	}
-	threads := b
-	if again {
-		ropt.ExtraKeys = keys
-		threads = report.NewBuilder(withSingle(ropt, paths))
-		if err := opts.load(threads, paths, io.Discard); err != nil { // its warnings were said
-			return nil, nil, 0, err
+	var b, threads *report.Builder
+	switch {
+	case onceOnly(paths) || !needPlain || !needThreads:
+		if !needThreads {
+			threadOpt.ExtraKeys = aggregate.Keys{}
+		}
+		b, err = read(threadOpt, cmd.ErrOrStderr())
+		threads = b
+	default:
+		if b, err = read(plainOpt, cmd.ErrOrStderr()); err == nil {
+			threads, err = read(threadOpt, io.Discard) // its warnings were said
 		}
 	}
-	if r, err = b.Report(); err != nil {
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	rb := b
+	if byThread {
+		rb = threads
+	}
+	if r, err = rb.Report(); err != nil {
 		return nil, nil, 0, err
 	}
 	// A budget bounds the mean of the processes read, and more of them

@@ -21,6 +21,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/heapest/heapest/aggregate"
+	"github.com/heapest/heapest/fetch"
 	"github.com/heapest/heapest/internal/units"
 	"github.com/heapest/heapest/render"
 	"github.com/heapest/heapest/report"
@@ -99,18 +100,22 @@ func runWeb(ctx context.Context, cmd *cobra.Command, opts WebOptions, args []str
 	ropt.SingleInput = len(paths) == 1
 	// The rows by thread or size are of cells kept apart by thread (a
 	// jemalloc dump's per-thread lines, not its t* lines) or size: the
-	// inputs are read again for them when asked, so that every other
-	// grouping's numbers are report's. Standard input cannot be read
-	// again: its first reading keeps every key.
+	// inputs are read again for them when asked, --by thread's too, so
+	// that every other grouping's numbers are report's. Standard input and
+	// URLs are not read again (one is gone, the other may have changed):
+	// their first reading keeps every key.
+	first, by := ropt, (*aggregate.By)(nil) // nil: the first reading's grouping
+	if k := aggregate.KeysFor(ropt.By); !ropt.DefaultBy && (k.Thread || k.Size) {
+		first.By, by = aggregate.ByFunc, &ropt.By // which keeps neither key
+	}
 	keyed := func(keys aggregate.Keys, stderr io.Writer) (*report.Builder, error) {
-		o := ropt
+		o := first
 		o.ExtraKeys = keys
 		b := report.NewBuilder(o)
 		return b, opts.load(b, paths, stderr)
 	}
-	first := aggregate.Keys{}
-	if slices.Contains(paths, "-") {
-		first, keyed = aggregate.Keys{Thread: true, Size: true}, nil
+	if onceOnly(paths) {
+		first.ExtraKeys, keyed = aggregate.Keys{Thread: true, Size: true}, nil
 	}
 	// Listening first says at once that the address is bad or taken;
 	// connections wait for the inputs to be read.
@@ -118,14 +123,12 @@ func runWeb(ctx context.Context, cmd *cobra.Command, opts WebOptions, args []str
 	if err != nil {
 		return usageError{err}
 	}
-	o := ropt
-	o.ExtraKeys = first
-	b := report.NewBuilder(o)
+	b := report.NewBuilder(first)
 	if err := opts.load(b, paths, cmd.ErrOrStderr()); err != nil {
 		ln.Close()
 		return err
 	}
-	srv, err := newWebServer(b, keyed, opts, ln.Addr().String(), cmd.ErrOrStderr())
+	srv, err := newWebServer(b, keyed, by, opts, ln.Addr().String(), cmd.ErrOrStderr())
 	if err != nil {
 		ln.Close()
 		return err
@@ -206,6 +209,13 @@ func serve(ctx context.Context, srv *http.Server, ln net.Listener, open bool, st
 // finish.
 const shutdownGrace = 5 * time.Second
 
+// onceOnly reports whether the inputs can be read only once: standard
+// input is gone, and a URL may answer with another profile the second
+// time.
+func onceOnly(paths []string) bool {
+	return slices.Contains(paths, "-") || slices.ContainsFunc(paths, fetch.IsURL)
+}
+
 // browsable is the HOST:PORT a browser on this machine reaches a
 // listener at: for one on every address (0.0.0.0, [::]), localhost.
 func browsable(a net.Addr) string {
@@ -245,13 +255,19 @@ type webServer struct {
 	stderr io.Writer
 }
 
-func newWebServer(b *report.Builder, keyed func(aggregate.Keys, io.Writer) (*report.Builder, error), opts WebOptions, hostport string, stderr io.Writer) (*http.Server, error) {
+// newWebServer serves what b read, by default grouped by by (nil: as b's
+// report is); keyed reads the inputs again for groupings by thread or size
+// (nil: b keeps their keys).
+func newWebServer(b *report.Builder, keyed func(aggregate.Keys, io.Writer) (*report.Builder, error), by *aggregate.By, opts WebOptions, hostport string, stderr io.Writer) (*http.Server, error) {
 	r, err := b.Report()
 	if err != nil {
 		return nil, err
 	}
 	opts.warnNotices(stderr, r)
-	s := &webServer{b: b, opts: opts, by: r.By, keyed: keyed, byKey: map[aggregate.By]*report.Builder{},
+	if by == nil {
+		by = &r.By
+	}
+	s := &webServer{b: b, opts: opts, by: *by, keyed: keyed, byKey: map[aggregate.By]*report.Builder{},
 		pages: map[string][]byte{}, stderr: stderr}
 	p, err := unbiasedProfile(b)
 	if err != nil {
@@ -399,7 +415,7 @@ func (s *webServer) render(by aggregate.By, kind string) ([]byte, error) {
 // keeping that key (once, on first need). s.mu is held.
 func (s *webServer) builder(by aggregate.By) (*report.Builder, error) {
 	keys := aggregate.KeysFor(by)
-	if s.keyed == nil || by == s.by || !keys.Thread && !keys.Size {
+	if s.keyed == nil || !keys.Thread && !keys.Size {
 		return s.b, nil
 	}
 	if b := s.byKey[by]; b != nil {

@@ -227,16 +227,23 @@ func TestWebRefuses(t *testing.T) {
 // lines, read again when asked for.
 func TestWebThreadsAreReports(t *testing.T) {
 	const dump = "testdata/je530_threads_foreign.heap"
-	w := startWeb(t, dump)
-	for _, by := range []string{"func", "thread", "stack", "size"} {
-		want, _, _ := runCLI(t, "report", "--format", "json", "--by", by, dump)
-		if got := get(t, w.base+"report.json?by="+by, 200); got != want {
-			t.Errorf("report.json?by=%s differs from report --format json --by %s:\n%s\nwant:\n%s", by, by, got, want)
+	// --by thread on the command line is the page's grouping, read as
+	// the others are: the rows by func are still report's.
+	for _, first := range [][]string{{dump}, {"--by", "thread", dump}} {
+		w := startWeb(t, first...)
+		for _, by := range []string{"func", "thread", "stack", "size"} {
+			want, _, _ := runCLI(t, "report", "--format", "json", "--by", by, dump)
+			if got := get(t, w.base+"report.json?by="+by, 200); got != want {
+				t.Errorf("%q: report.json?by=%s differs from report --format json --by %s:\n%s\nwant:\n%s", first, by, by, got, want)
+			}
 		}
-	}
-	w.stop()
-	if !strings.Contains(w.stderr.String(), "reading the inputs again for the rows by thread") {
-		t.Errorf("stderr does not say the inputs were read again: %s", w.stderr.String())
+		if page := get(t, w.base, 200); first[0] == "--by" && !strings.Contains(page, "<option selected>thread</option>") {
+			t.Errorf("%q: the page is not by thread", first)
+		}
+		w.stop()
+		if !strings.Contains(w.stderr.String(), "reading the inputs again for the rows by thread") {
+			t.Errorf("%q: stderr does not say the inputs were read again: %s", first, w.stderr.String())
+		}
 	}
 }
 

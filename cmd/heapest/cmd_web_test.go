@@ -255,15 +255,19 @@ func TestUnreadableSources(t *testing.T) {
 	if err := os.WriteFile(regular, []byte("int main;\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// pprof finds a relative name under the working directory or its
+	// parents ("dev/null" is /dev/null from anywhere), and trims
+	// /proc/self/cwd/ first.
 	p := &profile.Profile{Function: []*profile.Function{
 		{ID: 1, Filename: regular}, {ID: 2, Filename: "/dev/null"}, {ID: 3, Filename: dir},
 		{ID: 4, Filename: dir + "/missing.c"}, {ID: 5, Filename: "/dev/null"}, {ID: 6},
+		{ID: 7, Filename: "dev/null"}, {ID: 8, Filename: "/proc/self/cwd/dev/zero"}, {ID: 9, Filename: "no/such/file.c"},
 	}}
 	cleared := unreadableSources(p)
-	if want := []string{"/dev/null", dir}; !slices.Equal(cleared, want) {
+	if want := []string{"/dev/null", dir, "dev/null", "/proc/self/cwd/dev/zero"}; !slices.Equal(cleared, want) {
 		t.Errorf("cleared %q, want %q", cleared, want)
 	}
-	for i, want := range []string{regular, "", "", dir + "/missing.c", "", ""} {
+	for i, want := range []string{regular, "", "", dir + "/missing.c", "", "", "", "", "no/such/file.c"} {
 		if got := p.Function[i].Filename; got != want {
 			t.Errorf("function %d: file %q, want %q", i+1, got, want)
 		}

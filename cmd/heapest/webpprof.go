@@ -7,7 +7,9 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/pprof/driver"
@@ -44,11 +46,16 @@ func unbiasedProfile(b *report.Builder) (*profile.Profile, error) {
 const maxSourceFile = 64 << 20
 
 // unreadableSources clears the file names of p's functions that pprof's
-// source view must not open: anything but a regular file of at most
-// maxSourceFile (a profile naming /dev/urandom or a FIFO would make the
-// view read without end), and returns those names. A file that is not
-// there stays named: the view says it found no source.
+// source view must not open: where the file it would open (sourceFile) is
+// anything but a regular file of at most maxSourceFile (a profile naming
+// /dev/urandom or a FIFO would make the view read without end), and
+// returns those names. A file that is not there stays named: the view
+// says it found no source.
 func unreadableSources(p *profile.Profile) []string {
+	wd, err := os.Getwd()
+	if err != nil {
+		wd = "/"
+	}
 	verdict := map[string]bool{} // name: to clear
 	var cleared []string
 	for _, f := range p.Function {
@@ -57,8 +64,10 @@ func unreadableSources(p *profile.Profile) []string {
 		}
 		clear, seen := verdict[f.Filename]
 		if !seen {
-			fi, err := os.Stat(f.Filename)
-			clear = err == nil && (!fi.Mode().IsRegular() || fi.Size() > maxSourceFile)
+			if path := sourceFile(f.Filename, wd); path != "" {
+				fi, err := os.Stat(path)
+				clear = err == nil && (!fi.Mode().IsRegular() || fi.Size() > maxSourceFile)
+			}
 			verdict[f.Filename] = clear
 			if clear {
 				cleared = append(cleared, f.Filename)
@@ -69,6 +78,49 @@ func unreadableSources(p *profile.Profile) []string {
 		}
 	}
 	return cleared
+}
+
+// sourceFile is the file pprof's source view opens for a function's file
+// name, as pprof finds it with its search path the working directory wd:
+// the name trimmed (of /proc/self/cwd/, and up to a directory named as
+// wd's last), then as it is if absolute, else under wd or the first of
+// its parents where something is there. "" when nothing is.
+func sourceFile(name, wd string) string {
+	p := pprofTrim(pprofTrim(name, ""), wd) // the report trims, then the source reader
+	if filepath.IsAbs(p) {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+		return ""
+	}
+	for dir := wd; ; {
+		c := filepath.Join(dir, p)
+		if _, err := os.Stat(c); err == nil {
+			return c
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
+}
+
+// pprofTrim is pprof's trimming of a source file's name with no trim path
+// set and search path dir ("" for none).
+func pprofTrim(name, dir string) string {
+	s := filepath.ToSlash(name)
+	if dir != "" {
+		if i := strings.Index(s, "/"+filepath.Base(dir)+"/"); i >= 0 {
+			return name[i+len(filepath.Base(dir))+2:]
+		}
+	}
+	for _, prefix := range []string{"/proc/self/cwd/./", "/proc/self/cwd/"} {
+		if strings.HasPrefix(s, prefix) {
+			return name[len(prefix):]
+		}
+	}
+	return name
 }
 
 // pprofHandlers runs pprof's driver on p and returns its web UI's

@@ -9,6 +9,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/heapest/heapest/render"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -28,6 +30,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	cmd.SetArgs(args)
 	cmd.SetIn(stdin)
 	cmd.SetOut(stdout)
+	stderr = printableWriter{stderr}
 	cmd.SetErr(stderr)
 	err := cmd.ExecuteContext(ctx)
 	err = suggestReport(err, args)
@@ -51,3 +54,41 @@ func suggestReport(err error, args []string) error {
 	}
 	return fmt.Errorf("%w; to read it as a profile: heapest report %s", err, strings.Join(args, " "))
 }
+
+// printableWriter writes standard error's messages with what the inputs'
+// names may hold made printable (render.Printable): a warning or an error
+// quotes paths and names from the input, which must not reach a terminal
+// as escapes. Line breaks, returns (progress) and tabs pass.
+type printableWriter struct{ w io.Writer }
+
+func (p printableWriter) Write(b []byte) (int, error) {
+	plain := true
+	for _, c := range b {
+		if c >= 0x7f || c < 0x20 && c != '\n' && c != '\r' && c != '\t' {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		return p.w.Write(b)
+	}
+	s := string(b)
+	var out strings.Builder
+	for len(s) > 0 {
+		i := strings.IndexAny(s, "\n\r")
+		if i < 0 {
+			out.WriteString(render.Printable(s))
+			break
+		}
+		out.WriteString(render.Printable(s[:i]))
+		out.WriteByte(s[i])
+		s = s[i+1:]
+	}
+	if _, err := io.WriteString(p.w, out.String()); err != nil {
+		return 0, err
+	}
+	return len(b), nil
+}
+
+// Unwrap is the writer written to, for isTerminal.
+func (p printableWriter) Unwrap() io.Writer { return p.w }

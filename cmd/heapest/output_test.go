@@ -104,3 +104,22 @@ func TestBinaryOutput(t *testing.T) {
 		})
 	}
 }
+
+// A name from the input quoted on standard error (a mapped path in a
+// warning) reaches it printable: a terminal escape in it is written
+// \x1b, not sent to the terminal.
+func TestStderrPrintable(t *testing.T) {
+	data, err := os.ReadFile("testdata/je530_threads_foreign.heap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "esc.heap")
+	evil := strings.ReplaceAll(string(data), "/opt/heaplab/t2", "/opt/heaplab/t\x1b[31m\u202e2")
+	if err := os.WriteFile(path, []byte(evil), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code := runCLI(t, "report", path)
+	if code != 0 || !strings.Contains(stderr, `/opt/heaplab/t\x1b[31m\u202e2`) || strings.ContainsAny(stderr, "\x1b\u202e") {
+		t.Errorf("exit %d, stderr %q: want the path's escapes written out", code, stderr)
+	}
+}

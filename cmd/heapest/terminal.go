@@ -30,6 +30,9 @@ func tableOptions(w io.Writer, wide bool) render.TableOptions {
 // are shown only there, binary output never. (A character device is not
 // enough: /dev/null is one.) A variable, so that tests can have one.
 var isTerminal = func(w io.Writer) bool {
+	if u, ok := w.(interface{ Unwrap() io.Writer }); ok {
+		w = u.Unwrap()
+	}
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }

@@ -467,23 +467,25 @@ func mixedWindows(v unbias.Value, sources []parse.Source) string {
 const forcedFleet = 10
 
 // forcedSamples is the notice of a sum of many Go profiles sampled at a
-// period other than the runtime's default: setting runtime.MemProfileRate
+// period other than the runtime's default, directly or in merges
+// underneath (m, the inputs' summary): setting runtime.MemProfileRate
 // makes each P sample its next allocation whatever its size
-// (docs/pprof.md), weighed at the period as any sample. "" otherwise.
-func forcedSamples(sources []parse.Source) string {
-	n, rate := 0, 0.0
-	for _, s := range sources {
-		if s.Format == "pprof-go" && s.Rate > 1 && s.Rate != goDefaultRate {
-			n, rate = n+1, s.Rate
-		}
-	}
-	if n < forcedFleet {
+// (docs/pprof.md), weighed at the period as any sample. "" otherwise, and
+// for inputs of other formats too, whose periods m does not tell apart.
+func forcedSamples(m *parse.Merged) string {
+	if m == nil || len(m.Formats) != 1 || m.Formats["pprof-go"] < forcedFleet || !(m.RateMax > 1) ||
+		m.RateMin == goDefaultRate && m.RateMax == goDefaultRate {
 		return ""
 	}
-	return fmt.Sprintf("%d Go profiles sampled at a period other than the runtime's default 512KiB (%s among them): "+
+	n := m.Formats["pprof-go"]
+	period := units.Format(m.RateMax, true)
+	if m.RateMin != m.RateMax {
+		period = units.Format(m.RateMin, true) + "–" + period
+	}
+	return fmt.Sprintf("%d Go profiles sampled at a period other than the runtime's default 512KiB (%s): "+
 		"setting runtime.MemProfileRate makes the runtime sample each P's next allocation whatever its size, about one forced sample a process, weighed at the period; "+
 		"summed over %d processes they bias small sites' estimates high, beyond their intervals (an audit: a 64-byte site's covered in 9.5%% of fleets of 50 at 1MiB, 57%% at 256KiB): read small sites with care (docs/pprof.md)",
-		n, units.Format(rate, true), n)
+		n, period, n)
 }
 
 // goDefaultRate is the Go runtime's default MemProfileRate.
@@ -695,7 +697,7 @@ func (b *Builder) Report() (*Report, error) {
 	if mixed := mixedWindows(opt.Value, r.Sources); mixed != "" {
 		r.notice(mixed)
 	}
-	if forced := forcedSamples(r.Sources); forced != "" {
+	if forced := forcedSamples(r.Merged); forced != "" {
 		r.notice(forced)
 	}
 	if opt.DefaultValue {

@@ -351,27 +351,26 @@ func TestMixedWindows(t *testing.T) {
 }
 
 // Many Go profiles at a period other than the runtime's default carry a
-// forced sample each, which their sum's intervals do not allow for.
+// forced sample each, which their sum's intervals do not allow for: said
+// of raw profiles and of merges of them alike (the inputs' summary).
 func TestForcedSamplesNotice(t *testing.T) {
-	goAt := func(rate float64, n int) []parse.Source {
-		out := make([]parse.Source, n)
-		for i := range out {
-			out[i] = parse.Source{Format: "pprof-go", Rate: rate}
-		}
-		return out
+	goAt := func(lo, hi float64, n int) *parse.Merged {
+		return &parse.Merged{Inputs: n, Formats: map[string]int{"pprof-go": n}, RateMin: lo, RateMax: hi}
 	}
 	for _, tc := range []struct {
-		name    string
-		sources []parse.Source
-		want    bool
+		name string
+		m    *parse.Merged
+		want bool
 	}{
-		{"default period", goAt(524288, 50), false},
-		{"few processes", goAt(1<<20, 9), false},
-		{"a fleet at 1MiB", goAt(1<<20, 10), true},
-		{"every allocation", goAt(1, 50), false},
-		{"jemalloc", []parse.Source{{Format: "jemalloc", Rate: 1 << 20}}, false},
+		{"default period", goAt(524288, 524288, 50), false},
+		{"few processes", goAt(1<<20, 1<<20, 9), false},
+		{"a fleet at 1MiB", goAt(1<<20, 1<<20, 10), true},
+		{"default and 1MiB", goAt(524288, 1<<20, 10), true},
+		{"every allocation", goAt(1, 1, 50), false},
+		{"with jemalloc", &parse.Merged{Formats: map[string]int{"pprof-go": 10, "jemalloc": 1}, RateMin: 1 << 20, RateMax: 1 << 20}, false},
+		{"none", nil, false},
 	} {
-		if got := forcedSamples(tc.sources) != ""; got != tc.want {
+		if got := forcedSamples(tc.m) != ""; got != tc.want {
 			t.Errorf("%s: notice %v, want %v", tc.name, got, tc.want)
 		}
 	}

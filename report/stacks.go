@@ -62,6 +62,9 @@ func (b *Builder) Stacks() (*Stacks, error) {
 		s.index = append(s.index, vi)
 	}
 	s.Sources = b.sources(s.index[0])
+	if forced := forcedSamples(s.Merged); forced != "" {
+		s.Notices = append(s.Notices, forced)
+	}
 	for _, v := range s.Values {
 		if v.IsAlloc() {
 			if mixed := mixedWindows(v, s.Sources); mixed != "" {

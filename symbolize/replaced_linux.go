@@ -36,7 +36,7 @@ func replacedSince(m parse.Mapping, profilePath string) bool {
 // devName writes a device number as /proc/<pid>/maps does: major:minor
 // in hex, at least two digits each (glibc's gnu_dev_major and minor).
 func devName(dev uint64) string {
-	major := (dev>>8)&0xfff | (dev>>32)&^0xfff
-	minor := dev&0xff | (dev>>12)&^0xff
+	major := (dev>>8)&0xfff | (dev>>32)&0xfffff000
+	minor := dev&0xff | (dev>>12)&0xffffff00
 	return fmt.Sprintf("%02x:%02x", major, minor)
 }

@@ -324,41 +324,9 @@ func (opts CIOptions) loadNew(cmd *cobra.Command, ropt report.Options, setup gat
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	// Cells kept apart by thread are a jemalloc dump's per-thread lines,
-	// not its t* lines: the rows by thread (--by thread) and the thread
-	// budgets are read from a reading that keeps them, the total and the
-	// other budgets from one that does not, so that each is report's.
-	// Inputs read once only (standard input, URLs) keep them in one.
-	byThread := !ropt.DefaultBy && aggregate.KeysFor(ropt.By).Thread
-	plainOpt, threadOpt := ropt, ropt
-	threadOpt.ExtraKeys = keys
-	needPlain, needThreads := !byThread || !setup.allThread(), byThread || keys.Thread
-	if byThread {
-		plainOpt.By = aggregate.ByFunc
-	}
-	read := func(o report.Options, stderr io.Writer) (*report.Builder, error) {
-		b := report.NewBuilder(withSingle(o, paths))
-		return b, opts.load(b, paths, stderr)
-	}
-	var b, threads *report.Builder
-	switch {
-	case onceOnly(paths) || !needPlain || !needThreads:
-		if !needThreads {
-			threadOpt.ExtraKeys = aggregate.Keys{}
-		}
-		b, err = read(threadOpt, cmd.ErrOrStderr())
-		threads = b
-	default:
-		if b, err = read(plainOpt, cmd.ErrOrStderr()); err == nil {
-			threads, err = read(threadOpt, io.Discard) // its warnings were said
-		}
-	}
+	b, threads, rb, err := opts.gateReadings(cmd, ropt, keys, setup.allThread(), paths)
 	if err != nil {
 		return nil, nil, 0, err
-	}
-	rb := b
-	if byThread {
-		rb = threads
 	}
 	if r, err = rb.Report(); err != nil {
 		return nil, nil, 0, err
@@ -369,6 +337,42 @@ func (opts CIOptions) loadNew(cmd *cobra.Command, ropt report.Options, setup gat
 	// to a fleet, is refused with gates.)
 	budgets, err = selectBudgets(b, threads, setup.rules, r, r.Processes())
 	return r, budgets, r.Processes(), err
+}
+
+// gateReadings reads the inputs for the gates. Cells kept apart by thread
+// are a jemalloc dump's per-thread lines, not its t* lines: the rows by
+// thread (--by thread) and the thread budgets (keys) are read from a
+// reading that keeps them (threads), the total and the other budgets from
+// one that does not (plain), so that each is report's; rows is the
+// reading of the report's rows. One reading serves when one is enough,
+// and for inputs read once only (standard input, URLs).
+func (opts CIOptions) gateReadings(cmd *cobra.Command, ropt report.Options, keys aggregate.Keys, allThread bool, paths []string) (plain, threads, rows *report.Builder, err error) {
+	byThread := !ropt.DefaultBy && aggregate.KeysFor(ropt.By).Thread
+	read := func(o report.Options, stderr io.Writer) (*report.Builder, error) {
+		b := report.NewBuilder(withSingle(o, paths))
+		return b, opts.load(b, paths, stderr)
+	}
+	threadOpt := ropt
+	threadOpt.ExtraKeys = keys
+	if onceOnly(paths) || byThread && allThread || !byThread && !keys.Thread {
+		plain, err = read(threadOpt, cmd.ErrOrStderr())
+		return plain, plain, plain, err
+	}
+	plainOpt := ropt
+	if byThread {
+		plainOpt.By = aggregate.ByFunc
+	}
+	if plain, err = read(plainOpt, cmd.ErrOrStderr()); err != nil {
+		return nil, nil, nil, err
+	}
+	if threads, err = read(threadOpt, io.Discard); err != nil { // its warnings were said
+		return nil, nil, nil, err
+	}
+	rows = plain
+	if byThread {
+		rows = threads
+	}
+	return plain, threads, rows, nil
 }
 
 // groupedBudgets are the budgets' statistics from rows grouped elsewhere

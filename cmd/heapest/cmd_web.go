@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"os/signal"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,7 +20,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/heapest/heapest/aggregate"
-	"github.com/heapest/heapest/fetch"
 	"github.com/heapest/heapest/internal/units"
 	"github.com/heapest/heapest/render"
 	"github.com/heapest/heapest/report"
@@ -208,13 +206,6 @@ func serve(ctx context.Context, srv *http.Server, ln net.Listener, open bool, st
 // shutdownGrace is how long an interrupted server lets requests under way
 // finish.
 const shutdownGrace = 5 * time.Second
-
-// onceOnly reports whether the inputs can be read only once: standard
-// input is gone, and a URL may answer with another profile the second
-// time.
-func onceOnly(paths []string) bool {
-	return slices.Contains(paths, "-") || slices.ContainsFunc(paths, fetch.IsURL)
-}
 
 // browsable is the HOST:PORT a browser on this machine reaches a
 // listener at: for one on every address (0.0.0.0, [::]), localhost.

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -200,6 +201,13 @@ func (o *inputOptions) load(b *report.Builder, paths []string, stderr io.Writer)
 		return err
 	}
 	return o.load(b, b.Restart(older), stderr)
+}
+
+// onceOnly reports whether the inputs can be read only once: standard
+// input is gone, and a URL may answer with another profile the second
+// time.
+func onceOnly(paths []string) bool {
+	return slices.Contains(paths, "-") || slices.ContainsFunc(paths, fetch.IsURL)
 }
 
 // readAgain says that --latest-per-process left out n older dumps of

@@ -96,25 +96,7 @@ func runWeb(ctx context.Context, cmd *cobra.Command, opts WebOptions, args []str
 	// --by switcher.
 	ropt.AllValues, ropt.SourceTotals = true, true
 	ropt.SingleInput = len(paths) == 1
-	// The rows by thread or size are of cells kept apart by thread (a
-	// jemalloc dump's per-thread lines, not its t* lines) or size: the
-	// inputs are read again for them when asked, --by thread's too, so
-	// that every other grouping's numbers are report's. Standard input and
-	// URLs are not read again (one is gone, the other may have changed):
-	// their first reading keeps every key.
-	first, by := ropt, (*aggregate.By)(nil) // nil: the first reading's grouping
-	if k := aggregate.KeysFor(ropt.By); !ropt.DefaultBy && (k.Thread || k.Size) {
-		first.By, by = aggregate.ByFunc, &ropt.By // which keeps neither key
-	}
-	keyed := func(keys aggregate.Keys, stderr io.Writer) (*report.Builder, error) {
-		o := first
-		o.ExtraKeys = keys
-		b := report.NewBuilder(o)
-		return b, opts.load(b, paths, stderr)
-	}
-	if onceOnly(paths) {
-		first.ExtraKeys, keyed = aggregate.Keys{Thread: true, Size: true}, nil
-	}
+	first, by, keyed := opts.webReadings(ropt, paths)
 	// Listening first says at once that the address is bad or taken;
 	// connections wait for the inputs to be read.
 	ln, err := listen(opts.HTTP, cmd.ErrOrStderr())
@@ -136,6 +118,32 @@ func runWeb(ctx context.Context, cmd *cobra.Command, opts WebOptions, args []str
 	// Once stopping, a second interrupt ends the process at once.
 	context.AfterFunc(ctx, stop)
 	return serve(ctx, srv, ln, opts.Open, cmd.ErrOrStderr(), opts.chatter(cmd.ErrOrStderr()))
+}
+
+// webReadings plans the readings of the inputs: the first one's options,
+// the page's default grouping (nil: the first reading's), and how the
+// inputs are read again (nil: never). The rows by thread or size are of
+// cells kept apart by thread (a jemalloc dump's per-thread lines, not its
+// t* lines) or size: the inputs are read again for them when asked,
+// --by thread's too, so that every other grouping's numbers are report's.
+// Standard input and URLs are not read again (one is gone, the other may
+// have changed): their first reading keeps every key.
+func (opts WebOptions) webReadings(ropt report.Options, paths []string) (first report.Options, by *aggregate.By, keyed func(aggregate.Keys, io.Writer) (*report.Builder, error)) {
+	first = ropt
+	if k := aggregate.KeysFor(ropt.By); !ropt.DefaultBy && (k.Thread || k.Size) {
+		first.By, by = aggregate.ByFunc, &ropt.By // which keeps neither key
+	}
+	if onceOnly(paths) {
+		first.ExtraKeys = aggregate.Keys{Thread: true, Size: true}
+		return first, by, nil
+	}
+	keyed = func(keys aggregate.Keys, stderr io.Writer) (*report.Builder, error) {
+		o := first
+		o.ExtraKeys = keys
+		b := report.NewBuilder(o)
+		return b, opts.load(b, paths, stderr)
+	}
+	return first, by, keyed
 }
 
 // listen opens addr, loopback when its host is empty; a host that is not

@@ -56,7 +56,9 @@ It listens on the loopback interface by default, on a free port, and says
 where on standard error; --open also opens a browser. Every asset is
 embedded: the pages make no request to any other host. An address that is
 not loopback is served, with a warning: anyone who can connect sees the
-profile. See docs/web.md.
+profile. On loopback, a request for another host name is refused, and so
+is, on any address, a request another site's page makes (403). See
+docs/web.md.
 ` + exitStatusNoGate,
 		Example: `  # Browse a jemalloc dump
   heapest web --open jeprof.1234.0.m0.heap

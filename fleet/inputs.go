@@ -60,9 +60,13 @@ func sameFiles(paths []string) []string {
 	out := paths[:0]
 next:
 	for _, p := range paths {
+		if p == "-" || fetch.IsURL(p) {
+			out = append(out, p)
+			continue
+		}
 		st, err := os.Stat(p)
-		if p == "-" || fetch.IsURL(p) || err != nil {
-			out = append(out, p) // read, or reported, as it is
+		if err != nil {
+			out = append(out, p) // reported when it is read
 			continue
 		}
 		k := key{st.Size(), st.ModTime().UnixNano()}

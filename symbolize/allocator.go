@@ -9,8 +9,8 @@ import (
 
 // allocatorNames are the allocation entry points jeprof's
 // RemoveUninterestingFrames and pprof's legacy heap parser drop, plus the
-// libc and Rust allocator shims, gperftools' exported tc_ functions and
-// jemalloc's prefixes taken off first (je_calloc).
+// libc and Rust allocator shims and gperftools' exported tc_ functions. A
+// name is looked up as it is and without jemalloc's prefixes (je_calloc).
 var allocatorNames = map[string]bool{
 	"malloc": true, "calloc": true, "realloc": true, "free": true, "cfree": true,
 	"posix_memalign": true, "__posix_memalign": true, "aligned_alloc": true,
@@ -38,7 +38,7 @@ var allocatorNames = map[string]bool{
 // taken off (je_malloc_default, _rjem_je_malloc_default). They end the
 // allocator's frames as an entry point does, but a program's function may
 // have their names: in a file they are the allocator's only where it
-// holds an allocator's code (linkedOnly).
+// holds an allocator's code, as internals' names are (object.funcName).
 var staticEntries = map[string]bool{"malloc_default": true, "do_rallocx": true, "fallback_impl": true}
 
 // allocatorPrefixes start names no program's own function has: the
@@ -57,7 +57,7 @@ var allocatorPrefixes = []string{
 
 // innerPrefixes start the names of a statically linked allocator's
 // internals, which stand leafward of its entry points: jemalloc's (je_,
-// prof_, imalloc…, arena_, tcache_, malloc_default; _rjem_ in Rust's
+// prof_, imalloc…, arena_, tcache_, malloc_; _rjem_ in Rust's
 // tikv-jemalloc-sys) and gperftools' (tc_). A program may name its own
 // functions so (prof_record_event, arena_alloc, malloc_buffer): a frame
 // named so is the allocator's only until the stack has reached one of
@@ -67,13 +67,9 @@ var innerPrefixes = []string{
 	"tcache_", "malloc_", "tc_", "_rjem_",
 }
 
-// linkedOnly reports whether an allocator's name (allocatorClass) is the
-// allocator's in a file only where the file holds an allocator's code: an
-// internal's, or a static jemalloc's last call (staticEntries).
-func linkedOnly(name string) bool {
-	_, inner := allocatorClass(name)
-	return inner || staticEntries[shortName(jemallocUnprefixed(name))]
-}
+// staticEntry reports whether a name is a static jemalloc's last call
+// (staticEntries), prefixes aside.
+func staticEntry(name string) bool { return staticEntries[shortName(jemallocUnprefixed(name))] }
 
 // jemallocUnprefixed is a name without the prefixes jemalloc's build
 // gives its exported functions (--with-jemalloc-prefix=je_, as Redis

@@ -428,7 +428,7 @@ func (o *object) funcName(vaddr uint64) symName {
 	}
 	name := Demangle(o.tab.name(i))
 	n := symName{name: name}
-	if n.alloc, n.inner = allocatorClass(name); n.alloc && linkedOnly(name) && !o.linksAllocator() {
+	if n.alloc, n.inner = allocatorClass(name); (n.inner || n.alloc && staticEntry(name)) && !o.linksAllocator() {
 		// An internal's name in a file without an allocator's code
 		// is the program's own function (arena_alloc, prof_flush).
 		n.alloc, n.inner = false, false

@@ -471,8 +471,7 @@ func (s *session) setup() error {
 	return nil
 }
 
-// mainPath is the mapped path --binary stands for: the one with its base
-// name, else the first mapping's.
+// mainPath is the mapped path --binary stands for (mainFile).
 func (s *session) mainPath() string { return mainFile(s.p.Mappings, s.opt.Binary) }
 
 // mainFile is the profiled program's file among the mappings: the one of

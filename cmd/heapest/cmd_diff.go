@@ -135,8 +135,8 @@ func runDiff(cmd *cobra.Command, opts DiffOptions, args []string) error {
 	if err != nil {
 		return err
 	}
-	newB := report.NewBuilder(withSingle(ropt, newPaths))
-	if err := opts.load(newB, newPaths, cmd.ErrOrStderr()); err != nil {
+	newB, err := opts.read(ropt, newPaths, cmd.ErrOrStderr())
+	if err != nil {
 		return err
 	}
 	newR, err := newB.Report()

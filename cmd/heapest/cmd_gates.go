@@ -348,10 +348,7 @@ func (opts CIOptions) loadNew(cmd *cobra.Command, ropt report.Options, setup gat
 // and for inputs read once only (standard input, URLs).
 func (opts CIOptions) gateReadings(cmd *cobra.Command, ropt report.Options, keys aggregate.Keys, allThread bool, paths []string) (plain, threads, rows *report.Builder, err error) {
 	byThread := !ropt.DefaultBy && aggregate.KeysFor(ropt.By).Thread
-	read := func(o report.Options, stderr io.Writer) (*report.Builder, error) {
-		b := report.NewBuilder(withSingle(o, paths))
-		return b, opts.load(b, paths, stderr)
-	}
+	read := func(o report.Options, stderr io.Writer) (*report.Builder, error) { return opts.read(o, paths, stderr) }
 	threadOpt := ropt
 	threadOpt.ExtraKeys = keys
 	if onceOnly(paths) || byThread && allThread || !byThread && !keys.Thread {
@@ -466,8 +463,8 @@ func (o CIOptions) loadBaseline(cmd *cobra.Command, ropt report.Options, newR *r
 func loadSide(cmd *cobra.Command, in inputOptions, ropt report.Options, like *report.Report, paths []string) (*report.Report, error) {
 	ropt.Value, ropt.DefaultValue = like.Value, false
 	ropt.By, ropt.DefaultBy = like.By, false
-	b := report.NewBuilder(withSingle(ropt, paths))
-	if err := in.load(b, paths, cmd.ErrOrStderr()); err != nil {
+	b, err := in.read(ropt, paths, cmd.ErrOrStderr())
+	if err != nil {
 		return nil, err
 	}
 	return b.Report()

@@ -97,7 +97,6 @@ func runWeb(ctx context.Context, cmd *cobra.Command, opts WebOptions, args []str
 	// Every value, for pprof's views, and the sources' totals for the
 	// --by switcher.
 	ropt.AllValues, ropt.SourceTotals = true, true
-	ropt.SingleInput = len(paths) == 1
 	first, by, keyed := opts.webReadings(ropt, paths)
 	// Listening first says at once that the address is bad or taken;
 	// connections wait for the inputs to be read.
@@ -105,8 +104,8 @@ func runWeb(ctx context.Context, cmd *cobra.Command, opts WebOptions, args []str
 	if err != nil {
 		return usageError{err}
 	}
-	b := report.NewBuilder(first)
-	if err := opts.load(b, paths, cmd.ErrOrStderr()); err != nil {
+	b, err := opts.read(first, paths, cmd.ErrOrStderr())
+	if err != nil {
 		ln.Close()
 		return err
 	}
@@ -142,8 +141,7 @@ func (opts WebOptions) webReadings(ropt report.Options, paths []string) (first r
 	keyed = func(keys aggregate.Keys, stderr io.Writer) (*report.Builder, error) {
 		o := first
 		o.ExtraKeys = keys
-		b := report.NewBuilder(o)
-		return b, opts.load(b, paths, stderr)
+		return opts.read(o, paths, stderr)
 	}
 	return first, by, keyed
 }

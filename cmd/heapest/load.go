@@ -203,6 +203,13 @@ func (o *inputOptions) load(b *report.Builder, paths []string, stderr io.Writer)
 	return o.load(b, b.Restart(older), stderr)
 }
 
+// read makes a builder of ropt (SingleInput set from paths) and reads
+// paths into it: how every command reads its inputs.
+func (o *inputOptions) read(ropt report.Options, paths []string, stderr io.Writer) (*report.Builder, error) {
+	b := report.NewBuilder(withSingle(ropt, paths))
+	return b, o.load(b, paths, stderr)
+}
+
 // onceOnly reports whether the inputs can be read only once: standard
 // input is gone, and a URL may answer with another profile the second
 // time.

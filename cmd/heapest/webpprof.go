@@ -111,8 +111,9 @@ func sourceFile(name, wd string) string {
 func pprofTrim(name, dir string) string {
 	s := filepath.ToSlash(name)
 	if dir != "" {
-		if i := strings.Index(s, "/"+filepath.Base(dir)+"/"); i >= 0 {
-			return name[i+len(filepath.Base(dir))+2:]
+		want := "/" + filepath.Base(dir) + "/"
+		if i := strings.Index(s, want); i >= 0 {
+			return name[i+len(want):]
 		}
 	}
 	for _, prefix := range []string{"/proc/self/cwd/./", "/proc/self/cwd/"} {

@@ -85,7 +85,7 @@ func readCodeSymbols(ef *elf.File, s *elf.Section) ([]rawSymbol, []byte) {
 		return nil, nil
 	}
 	strs, err := ef.Sections[s.Link].Data()
-	if err != nil || len(strs) > math.MaxUint32 {
+	if err != nil || uint64(len(strs)) > math.MaxUint32 {
 		return nil, nil
 	}
 	exec := make([]bool, len(ef.Sections))
@@ -185,7 +185,7 @@ func packSymbols(raw []rawSymbol, strs []byte, src string) symbolTable {
 		kept = append(kept, r)
 		total += int(r.nameLen)
 	}
-	if total > math.MaxUint32 {
+	if uint64(total) > math.MaxUint32 {
 		return symbolTable{}
 	}
 	buf := make([]byte, 0, total)

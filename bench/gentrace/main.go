@@ -93,7 +93,7 @@ func generate(o options) ([]byte, int) {
 	w.Write(nettracetest.Event{Provider: nettracetest.RuntimeProvider, ID: 152, Version: 1, Thread: 1,
 		Time: now, Payload: nettracetest.Module(moduleID, moduleID+1, `C:\app\App.dll`)})
 	for i := range o.methods {
-		addr := uint64(codeBase + i*methodSpan)
+		addr := codeBase + uint64(i)*methodSpan
 		w.Write(nettracetest.Event{Provider: nettracetest.RuntimeProvider, ID: 143, Version: 1, Thread: 1,
 			Time: now, Payload: nettracetest.Method(addr, moduleID, addr, methodSize,
 				"App.Ns"+strconv.Itoa(i%97), "Method"+strconv.Itoa(i), "void (int32,class System.String)")})

@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
 )
 
 // writeOutput calls write with standard output, or writes path. A regular
@@ -69,14 +68,6 @@ func writeThrough(path string, write func(io.Writer) error) error {
 		return err
 	}
 	return f.Close()
-}
-
-// umask is the process's file mode creation mask (read by setting it,
-// then setting it back: POSIX has no other way).
-func umask() fs.FileMode {
-	m := syscall.Umask(0)
-	syscall.Umask(m)
-	return fs.FileMode(m)
 }
 
 // unwrapPath drops an *fs.PathError's path (the temporary file's, which

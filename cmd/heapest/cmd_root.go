@@ -41,7 +41,20 @@ standard error.
 		newVersionCommand(),
 		newGenCommand(),
 	)
+	strictCompletion(root)
 	return root
+}
+
+// strictCompletion makes "heapest completion SHELL" refuse a shell it has
+// no script for, as a usage error. cobra's completion command refuses
+// arguments (cobra.NoArgs), but only once it can run: without a Run of
+// its own it printed its help on standard output and exited 0, which a
+// script piping it into a file would not notice.
+func strictCompletion(root *cobra.Command) {
+	root.InitDefaultCompletionCmd()
+	if c, _, err := root.Find([]string{"completion"}); err == nil && c.Name() == "completion" {
+		c.RunE = func(c *cobra.Command, _ []string) error { return c.Help() }
+	}
 }
 
 // newHelpCommand is "heapest help [command]": cobra's, but a topic that is

@@ -85,9 +85,18 @@ func (e *enumFlag[T]) names() []string {
 func enumVar[T fmt.Stringer](cmd *cobra.Command, p *T, name string, choices []T, optional bool, usage string) {
 	e := &enumFlag[T]{value: p, choices: choices, optional: optional}
 	cmd.Flags().Var(e, name, usage)
+	flag := cmd.Flags().Lookup(name)
+	// A flag hidden later (list's --by, which a listing refuses) offers
+	// no values either.
+	complete := func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		if flag.Hidden {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		return e.names(), cobra.ShellCompDirectiveNoFileComp
+	}
 	// Registration fails only for an unknown or doubly registered flag
 	// name, a mistake in this file.
-	if err := cmd.RegisterFlagCompletionFunc(name, cobra.FixedCompletions(e.names(), cobra.ShellCompDirectiveNoFileComp)); err != nil {
+	if err := cmd.RegisterFlagCompletionFunc(name, complete); err != nil {
 		panic(err)
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/cobra/doc"
@@ -47,6 +48,7 @@ func runGen(root *cobra.Command, opts GenOptions, what string) error {
 		return err
 	}
 	root.DisableAutoGenTag = true // the same text for the same heapest, whenever it is made
+	fenceHelp(root)
 	switch what {
 	case "man":
 		return doc.GenManTree(root, &doc.GenManHeader{Title: "HEAPEST", Section: "1", Source: "heapest " + versionString()}, opts.Dir)
@@ -54,4 +56,36 @@ func runGen(root *cobra.Command, opts GenOptions, what string) error {
 		return doc.GenMarkdownTree(root, opts.Dir)
 	}
 	return usageError{fmt.Errorf("gen %s: want man or markdown", what)}
+}
+
+// fenceHelp fences the tables in every command's help text (the flags of
+// ci's rules, web's paths, EXIT STATUS) as code blocks. Both generators
+// read the help as markdown, where lines indented by two spaces are a
+// paragraph: reflowed into one, and in a manual page with its first line
+// out of step with the rest.
+func fenceHelp(c *cobra.Command) {
+	c.Long = fenceIndented(c.Long)
+	for _, sub := range c.Commands() {
+		fenceHelp(sub)
+	}
+}
+
+// fenceIndented puts each run of lines of s that start with two spaces
+// between ``` lines.
+func fenceIndented(s string) string {
+	lines := strings.Split(s, "\n")
+	out := make([]string, 0, len(lines)+4)
+	in := false
+	for _, l := range lines {
+		indented := strings.HasPrefix(l, "  ")
+		if indented != in {
+			out = append(out, "```")
+			in = indented
+		}
+		out = append(out, l)
+	}
+	if in {
+		out = append(out, "```")
+	}
+	return strings.Join(out, "\n")
 }

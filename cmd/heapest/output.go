@@ -1,25 +1,44 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
 )
 
 // writeOutput calls write with standard output, or writes path. A regular
 // file (or a new one) is written to a temporary file beside it that is
 // renamed to it only once write succeeded: an interrupted run never leaves
-// a half-written report. The file keeps an existing file's mode, and a new
-// one gets 0666 less the umask, as any tool's output does. A symbolic link
-// is followed: the file it names is replaced, the link stays. Anything
-// else (a device such as /dev/stdout, a FIFO, /dev/fd/N) cannot be
-// replaced by a rename and is written through. Errors name path, not the
-// temporary file.
+// a half-written report, nor, on SIGINT, SIGTERM or SIGHUP, the temporary
+// file. The file keeps an existing file's mode, and a new one gets 0666
+// less the umask, as any tool's output does; a file the user may not
+// write is refused, as the shell's > refuses it. A symbolic link is
+// followed: the file it names is replaced (or made), the link stays. A
+// name of an open descriptor (/dev/stdout, /dev/fd/N, /proc/self/fd/N) is
+// written to that descriptor, as a shell redirection to it writes, so
+// that "-o /dev/stdout >> log" appends. Anything else that cannot be
+// replaced by a rename (a FIFO, a device, a bind-mounted file, a file in
+// a directory the user may not write) is written in place. Errors name
+// path, not the temporary file.
 func writeOutput(path string, stdout io.Writer, write func(io.Writer) error) error {
 	if path == "" || path == "-" {
 		return write(stdout)
+	}
+	if fd, ok := descriptor(path); ok {
+		if fd == 1 && stdout != nil {
+			return write(stdout)
+		}
+		// Not closed: the descriptor is the process's, as standard output is.
+		if err := write(os.NewFile(uintptr(fd), path)); err != nil {
+			return fmt.Errorf("writing %s: %w", path, unwrapPath(err))
+		}
+		return nil
 	}
 	if err := writeFile(path, write); err != nil {
 		return fmt.Errorf("writing %s: %w", path, unwrapPath(err))
@@ -27,21 +46,62 @@ func writeOutput(path string, stdout io.Writer, write func(io.Writer) error) err
 	return nil
 }
 
-func writeFile(path string, write func(io.Writer) error) error {
-	target, mode := path, fs.FileMode(0o666)&^umask()
-	if real, err := filepath.EvalSymlinks(path); err == nil {
-		target = real
-	}
-	if st, err := os.Stat(target); err == nil {
-		if !st.Mode().IsRegular() {
-			return writeThrough(target, write)
+// descriptor is the open descriptor a path names (/dev/stdout,
+// /dev/stderr, /dev/fd/N, /proc/self/fd/N), when it is one this process
+// has open. Opening such a path opens the file anew: at its start, not at
+// the shell's append position, or, renamed over, not the file at all.
+func descriptor(path string) (int, bool) {
+	var fd int
+	switch {
+	case path == "/dev/stdout":
+		fd = 1
+	case path == "/dev/stderr":
+		fd = 2
+	case strings.HasPrefix(path, "/dev/fd/"), strings.HasPrefix(path, "/proc/self/fd/"):
+		n, err := strconv.Atoi(path[strings.LastIndexByte(path, '/')+1:])
+		if err != nil || n < 0 {
+			return 0, false
 		}
-		mode = st.Mode().Perm()
+		fd = n
+	default:
+		return 0, false
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(target), "."+filepath.Base(target)+".tmp*")
+	if _, err := os.Stat(path); err != nil {
+		return 0, false
+	}
+	return fd, true
+}
+
+func writeFile(path string, write func(io.Writer) error) error {
+	target, err := linkTarget(path)
 	if err != nil {
 		return err
 	}
+	mode := fs.FileMode(0o666) &^ umask()
+	if st, err := os.Stat(target); err == nil {
+		if !st.Mode().IsRegular() {
+			return writeThrough(target, os.O_WRONLY, write)
+		}
+		// The shell's > opens the file to write: a file the user may not
+		// write is refused, though its directory would let a rename
+		// replace it.
+		f, err := os.OpenFile(target, os.O_WRONLY, 0)
+		if err != nil {
+			return err
+		}
+		f.Close()
+		mode = st.Mode().Perm()
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(target), tempPattern(target))
+	if err != nil {
+		if _, serr := os.Stat(target); serr == nil {
+			// A directory the user may not write holds a file they may.
+			return writeThrough(target, os.O_WRONLY|os.O_TRUNC, write)
+		}
+		return err
+	}
+	release := holdTemp(tmp.Name())
+	defer release()
 	defer os.Remove(tmp.Name()) // no-op after the rename
 	if err := write(tmp); err != nil {
 		tmp.Close()
@@ -54,12 +114,52 @@ func writeFile(path string, write func(io.Writer) error) error {
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	return os.Rename(tmp.Name(), target)
+	err = os.Rename(tmp.Name(), target)
+	if errors.Is(err, syscall.EBUSY) || errors.Is(err, syscall.EXDEV) {
+		// A bind-mounted file (docker -v out.txt:/out.txt) cannot be
+		// renamed over: it is written in place.
+		return copyInto(target, tmp.Name())
+	}
+	return err
 }
 
-// writeThrough writes to a file that is not a regular one, in place.
-func writeThrough(path string, write func(io.Writer) error) error {
-	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+// linkTarget is the file path names, through any symbolic links: the
+// file a dangling link would name, too, as the shell's > makes it.
+func linkTarget(path string) (string, error) {
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		return real, nil
+	}
+	target := path
+	for range 40 { // the kernel's own limit on links followed
+		st, err := os.Lstat(target)
+		if err != nil || st.Mode()&fs.ModeSymlink == 0 {
+			return target, nil
+		}
+		link, err := os.Readlink(target)
+		if err != nil {
+			return "", err
+		}
+		if !filepath.IsAbs(link) {
+			link = filepath.Join(filepath.Dir(target), link)
+		}
+		target = link
+	}
+	return "", fmt.Errorf("too many levels of symbolic links")
+}
+
+// tempPattern names the temporary file of target: hidden, beside it, and
+// within a file system's 255 bytes a name, however long target's is.
+func tempPattern(target string) string {
+	base := filepath.Base(target)
+	if len(base) > 200 {
+		return ".heapest.tmp*"
+	}
+	return "." + base + ".tmp*"
+}
+
+// writeThrough writes to path in place.
+func writeThrough(path string, flag int, write func(io.Writer) error) error {
+	f, err := os.OpenFile(path, flag, 0)
 	if err != nil {
 		return err
 	}
@@ -70,11 +170,29 @@ func writeThrough(path string, write func(io.Writer) error) error {
 	return f.Close()
 }
 
-// unwrapPath drops an *fs.PathError's path (the temporary file's, which
-// means nothing to the user): writeOutput names the user's.
+// copyInto writes the file from holds into path, in place.
+func copyInto(path, from string) error {
+	src, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	return writeThrough(path, os.O_WRONLY|os.O_TRUNC, func(w io.Writer) error {
+		_, err := io.Copy(w, src)
+		return err
+	})
+}
+
+// unwrapPath drops an *fs.PathError's or *os.LinkError's paths (the
+// temporary file's, which means nothing to the user): writeOutput names
+// the user's.
 func unwrapPath(err error) error {
-	if pe, ok := err.(*fs.PathError); ok {
-		return fmt.Errorf("%s: %w", pe.Op, pe.Err)
+	// Only the error itself: one wrapped by write may name an input.
+	switch e := err.(type) {
+	case *fs.PathError:
+		return fmt.Errorf("%s: %w", e.Op, e.Err)
+	case *os.LinkError:
+		return fmt.Errorf("%s: %w", e.Op, e.Err)
 	}
 	return err
 }

@@ -131,6 +131,9 @@ func (o *inputOptions) inputs(cmd *cobra.Command, args []string, listed bool) ([
 	if len(paths) == 0 {
 		return nil, fmt.Errorf("no input: standard input listed no path")
 	}
+	if err := outputsApart(cmd, paths); err != nil {
+		return nil, err
+	}
 	for _, p := range paths {
 		// A URL heapest cannot fetch fails before any input is read.
 		if _, err := fetch.Check(p); fetch.IsURL(p) && err != nil {

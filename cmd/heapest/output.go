@@ -9,7 +9,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
+
+	"github.com/spf13/cobra"
 )
 
 // writeOutput calls write with standard output, or writes path. A regular
@@ -34,8 +37,7 @@ func writeOutput(path string, stdout io.Writer, write func(io.Writer) error) err
 		if fd == 1 && stdout != nil {
 			return write(stdout)
 		}
-		// Not closed: the descriptor is the process's, as standard output is.
-		if err := write(os.NewFile(uintptr(fd), path)); err != nil {
+		if err := write(openFile(fd, path)); err != nil {
 			return fmt.Errorf("writing %s: %w", path, unwrapPath(err))
 		}
 		return nil
@@ -70,6 +72,36 @@ func descriptor(path string) (int, bool) {
 		return 0, false
 	}
 	return fd, true
+}
+
+// openFiles are the *os.File of descriptors named by /dev/fd/N: one for
+// each, kept for the life of the process. The descriptor is the shell's,
+// never closed, and an *os.File left to the garbage collector would close
+// it (its finalizer does), under a file opened later with its number.
+var openFiles struct {
+	sync.Mutex
+	m map[int]*os.File
+}
+
+// openFile is the *os.File of an open descriptor.
+func openFile(fd int, name string) *os.File {
+	switch fd {
+	case 1:
+		return os.Stdout
+	case 2:
+		return os.Stderr
+	}
+	openFiles.Lock()
+	defer openFiles.Unlock()
+	f, ok := openFiles.m[fd]
+	if !ok {
+		if openFiles.m == nil {
+			openFiles.m = map[int]*os.File{}
+		}
+		f = os.NewFile(uintptr(fd), name)
+		openFiles.m[fd] = f
+	}
+	return f
 }
 
 func writeFile(path string, write func(io.Writer) error) error {
@@ -195,4 +227,51 @@ func unwrapPath(err error) error {
 		return fmt.Errorf("%s: %w", e.Op, e.Err)
 	}
 	return err
+}
+
+// outputsApart refuses a command line whose output file (-o, --junit,
+// --markdown) is one of its inputs, or is named by two of those flags:
+// the output would replace the profile, or one output the other. Only
+// regular files count: /dev/null or a FIFO may take several outputs.
+func outputsApart(cmd *cobra.Command, inputs []string) error {
+	type output struct {
+		flag string
+		st   fs.FileInfo
+	}
+	var outs []output
+	for _, name := range []string{"output", "junit", "markdown"} {
+		f := cmd.Flags().Lookup(name)
+		if f == nil || f.Value.String() == "" || f.Value.String() == "-" {
+			continue
+		}
+		st, err := os.Stat(f.Value.String())
+		if err != nil || !st.Mode().IsRegular() {
+			continue
+		}
+		flag := "--" + name
+		if f.Shorthand != "" {
+			flag = "-" + f.Shorthand
+		}
+		for _, o := range outs {
+			if os.SameFile(o.st, st) {
+				return usageError{fmt.Errorf("%s and %s name one file, %s: give each output a file of its own", o.flag, flag, f.Value.String())}
+			}
+		}
+		outs = append(outs, output{flag, st})
+	}
+	for _, in := range inputs {
+		if len(outs) == 0 {
+			break
+		}
+		st, err := os.Stat(in)
+		if err != nil {
+			continue
+		}
+		for _, o := range outs {
+			if os.SameFile(o.st, st) {
+				return usageError{fmt.Errorf("%s %s is an input too: writing it would replace the profile; give another file", o.flag, in)}
+			}
+		}
+	}
+	return nil
 }

@@ -232,12 +232,12 @@ func writeSources(w io.Writer, r *report.Report) {
 		if r.IsMerge() {
 			break // --by source lists them
 		}
-		fmt.Fprintf(w, "File: %s (%s", s.Path, s.Format)
+		fmt.Fprintf(w, "File: %s (%s", Printable(s.Path), s.Format)
 		if s.Rate > 0 {
 			fmt.Fprintf(w, ", sampling period %s", human(s.Rate, true))
 		}
 		if s.Detail != "" {
-			fmt.Fprintf(w, ", %s", s.Detail)
+			fmt.Fprintf(w, ", %s", Printable(s.Detail))
 		}
 		fmt.Fprintln(w, ")")
 	}
@@ -320,10 +320,10 @@ func (f *footnotes) write(w io.Writer, global []string) {
 		if i < len(superscripts) {
 			m = superscripts[i]
 		}
-		fmt.Fprintf(w, "%s %s\n", m, t)
+		fmt.Fprintf(w, "%s %s\n", m, Printable(t))
 	}
 	for _, t := range global {
-		fmt.Fprintf(w, "Note: %s\n", t)
+		fmt.Fprintf(w, "Note: %s\n", Printable(t))
 	}
 }
 
@@ -370,7 +370,7 @@ func writeMergeHeader(w io.Writer, r *report.Report) {
 		fmt.Fprintf(w, "Skipped: %s that could not be read\n", Plural(m.Skipped, "input"))
 	}
 	for _, s := range r.Skipped {
-		fmt.Fprintf(w, "  %v\n", s.Err)
+		fmt.Fprintf(w, "  %s\n", Printable(s.Err.Error()))
 	}
 }
 

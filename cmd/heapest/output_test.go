@@ -60,3 +60,22 @@ func TestStderrPrintable(t *testing.T) {
 		t.Errorf("exit %d, stderr %q: want the path's escapes written out", code, stderr)
 	}
 }
+
+// A file name with a line break or a byte that is not UTF-8 is written
+// printable in the report's header too, as in its rows: it cannot split
+// the "File:" line in two.
+func TestHeaderPrintable(t *testing.T) {
+	data, err := os.ReadFile("../../testdata/jemalloc/mixed_symbolized.heap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "new\nline\xff.heap")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, code := runCLI(t, "report", "--top", "1", path)
+	first, _, _ := strings.Cut(out, "\n")
+	if code != 0 || !strings.Contains(first, `new\x0aline\xff.heap (jemalloc`) {
+		t.Errorf("exit %d, first line %q: want the name's line break and byte written out", code, first)
+	}
+}

@@ -264,3 +264,12 @@ func TestMoreSamples(t *testing.T) {
 		}
 	}
 }
+
+// A budgets file saved with a byte order mark and CRLF line ends (a
+// Windows editor's UTF-8) reads as the same rules.
+func TestParseRulesBOM(t *testing.T) {
+	rules, err := ParseRules(strings.NewReader("\ufefftotal<=1GiB\r\nfunc=x<=2MiB\r\n"), "b.txt")
+	if err != nil || len(rules) != 2 || !rules[0].Total || rules[1].Limit != 2<<20 {
+		t.Errorf("rules %+v, error %v; want total<=1GiB and func=x<=2MiB", rules, err)
+	}
+}

@@ -109,6 +109,10 @@ func ParseRules(r io.Reader, name string) ([]Rule, error) {
 	sc := bufio.NewScanner(r)
 	for n := 1; sc.Scan(); n++ {
 		line := strings.TrimSpace(sc.Text())
+		if n == 1 {
+			// A byte order mark, as Windows editors save UTF-8.
+			line = strings.TrimPrefix(line, "\ufeff")
+		}
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}

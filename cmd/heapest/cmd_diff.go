@@ -95,10 +95,19 @@ func (o DiffOptions) sides(args []string) (base, new []string, err error) {
 	default:
 		base, new = args[:1], args[1:]
 	}
-	if slices.Contains(base, "-") && slices.Contains(new, "-") {
-		return nil, nil, fmt.Errorf("- on both sides: standard input holds one profile; give the other side as a file")
+	if err := stdinOnce(base, new); err != nil {
+		return nil, nil, err
 	}
 	return base, new, nil
+}
+
+// stdinOnce refuses "-" on both sides of a comparison (diff's, ci's
+// --baseline): the second side would read an empty input.
+func stdinOnce(base, new []string) error {
+	if slices.Contains(base, "-") && slices.Contains(new, "-") {
+		return fmt.Errorf("- on both sides: standard input holds one profile; give the other side as a file")
+	}
+	return nil
 }
 
 func runDiff(cmd *cobra.Command, opts DiffOptions, args []string) error {

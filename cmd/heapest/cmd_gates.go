@@ -220,6 +220,9 @@ func runGates(cmd *cobra.Command, opts CIOptions, args []string) error {
 	if err != nil {
 		return usageError{err}
 	}
+	if err := stdinOnce(opts.Baseline, args); err != nil {
+		return usageError{err}
+	}
 	// The baseline pairs every row, of both sides; budgets need the
 	// report only for its header, and no row of it. The gates compute
 	// their intervals from the rows' statistics: the rows need none.

@@ -26,6 +26,7 @@ type progress struct {
 	total, n    int
 	bytes       int64
 	start, last time.Time
+	cols        int // the terminal's width, 0 if unknown
 }
 
 func newProgress(stderr io.Writer, total int) *progress {
@@ -33,7 +34,7 @@ func newProgress(stderr io.Writer, total int) *progress {
 		return &progress{}
 	}
 	now := clock()
-	return &progress{w: stderr, total: total, start: now, last: now}
+	return &progress{w: stderr, total: total, start: now, last: now, cols: terminalWidth(stderr)}
 }
 
 // done counts one input; it redraws the line at most ten times a second.
@@ -60,7 +61,8 @@ func (p *progress) draw(now time.Time) {
 		left := secs / float64(p.n) * float64(p.total-p.n)
 		eta = (time.Duration(left) * time.Second).Round(time.Second).String()
 	}
-	fmt.Fprintf(p.w, "\r%d/%d inputs, %.0f MB, %.0f MB/s, %s left   ", p.n, p.total, mb, rate, eta)
+	line := fmt.Sprintf("%d/%d inputs, %.0f MB, %.0f MB/s, %s left   ", p.n, p.total, mb, rate, eta)
+	fmt.Fprintf(p.w, "\r%s", clipLine(line, p.cols))
 }
 
 // finish ends the progress line.
@@ -84,6 +86,7 @@ type readProgress struct {
 	start, last time.Time
 	// width is that of the line drawn (0: none), which finish blanks.
 	width int
+	cols  int // the terminal's width, 0 if unknown
 }
 
 // newReadProgress is the progress of reading path, or nil when stderr is
@@ -96,7 +99,7 @@ func newReadProgress(stderr io.Writer, path string) *readProgress {
 	if path == "-" {
 		name = "standard input"
 	}
-	return &readProgress{w: stderr, name: name}
+	return &readProgress{w: stderr, name: name, cols: terminalWidth(stderr)}
 }
 
 // watch is the input's formats.Watch: the input is counted as it is read.
@@ -130,6 +133,7 @@ func (p *readProgress) draw(now time.Time) {
 	}
 	// Padded to the last line's width: "\r" alone leaves a longer line's
 	// tail behind.
+	line = clipLine(line, p.cols)
 	fmt.Fprintf(p.w, "\r%-*s", p.width, line)
 	p.width = max(p.width, utf8.RuneCountInString(line))
 }
@@ -152,4 +156,16 @@ func (c *countingReader) Read(b []byte) (int, error) {
 	n, err := c.r.Read(b)
 	c.p.add(n)
 	return n, err
+}
+
+// clipLine cuts a progress line to a terminal of cols columns, short of
+// the last: a line that wraps cannot be redrawn by "\r", which returns to
+// the start of its last row only, and each redraw would leave a row
+// behind.
+func clipLine(line string, cols int) string {
+	if cols < 2 || utf8.RuneCountInString(line) < cols {
+		return line
+	}
+	r := []rune(line)
+	return string(r[:cols-1])
 }

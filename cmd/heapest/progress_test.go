@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // A progress line says inputs done of all, megabytes, throughput and time
@@ -84,6 +85,19 @@ func TestReadProgress(t *testing.T) {
 	}
 	if !strings.HasPrefix(buf.String(), "\rreading standard input: 0.0 MB, 0.0 MB/s") {
 		t.Errorf("progress of standard input (size unknown) %q", buf.String())
+	}
+
+	// On a terminal 30 columns wide (COLUMNS says), each line is cut to
+	// 29: one that wrapped could not be drawn over.
+	t.Setenv("COLUMNS", "30")
+	clock = fakeClock(300 * time.Millisecond)
+	buf.Reset()
+	p = newReadProgress(&buf, "/data/a-long-file-name.heap")
+	readAll(t, p.watch(bytes.NewReader(make([]byte, 3e6)), 3e6), 5e5)
+	for _, line := range strings.Split(buf.String(), "\r")[1:] {
+		if n := utf8.RuneCountInString(line); n != 29 {
+			t.Errorf("line %q of %d columns, want 29", line, n)
+		}
 	}
 }
 

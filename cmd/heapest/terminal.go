@@ -3,6 +3,7 @@ package main
 import (
 	"io"
 	"os"
+	"strconv"
 	"strings"
 
 	"golang.org/x/term"
@@ -17,13 +18,31 @@ func tableOptions(w io.Writer, wide bool) render.TableOptions {
 	if !isTerminal(w) {
 		return render.TableOptions{}
 	}
-	f := w.(*os.File)
 	var opt render.TableOptions
-	if width, _, err := term.GetSize(int(f.Fd())); err == nil && !wide {
-		opt.Width = width
+	if !wide {
+		opt.Width = terminalWidth(w)
 	}
 	opt.ASCII = !utf8Locale()
 	return opt
+}
+
+// terminalWidth is the width of the terminal w is, in columns: COLUMNS
+// where it is set to one (as ls and git take it), else the terminal's
+// own, and 0 where neither says (a terminal of size 0x0, as script and
+// docker -t make).
+func terminalWidth(w io.Writer) int {
+	if n, err := strconv.Atoi(os.Getenv("COLUMNS")); err == nil && n > 0 {
+		return n
+	}
+	if u, ok := w.(interface{ Unwrap() io.Writer }); ok {
+		w = u.Unwrap()
+	}
+	if f, ok := w.(*os.File); ok {
+		if width, _, err := term.GetSize(int(f.Fd())); err == nil && width > 0 {
+			return width
+		}
+	}
+	return 0
 }
 
 // isTerminal reports whether w is a terminal: progress and fitted tables

@@ -29,10 +29,15 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	cmd := newRootCommand()
 	cmd.SetArgs(args)
 	cmd.SetIn(stdin)
-	cmd.SetOut(stdout)
+	out := &stickyWriter{w: stdout}
+	cmd.SetOut(out)
 	stderr = printableWriter{stderr}
 	cmd.SetErr(stderr)
 	err := cmd.ExecuteContext(ctx)
+	if err == nil && out.err != nil {
+		// cobra writes help and usage without looking at the error.
+		err = fmt.Errorf("writing standard output: %w", out.err)
+	}
 	err = suggestReport(err, args)
 	code := exitCode(err)
 	if err != nil && code != exitGateFailed {
@@ -92,3 +97,22 @@ func (p printableWriter) Write(b []byte) (int, error) {
 
 // Unwrap is the writer written to, for isTerminal.
 func (p printableWriter) Unwrap() io.Writer { return p.w }
+
+// stickyWriter keeps the first error writing standard output met, for
+// what writes it without looking (cobra's help): "heapest help >
+// /dev/full" must not exit 0.
+type stickyWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (s *stickyWriter) Write(b []byte) (int, error) {
+	n, err := s.w.Write(b)
+	if err != nil && s.err == nil {
+		s.err = err
+	}
+	return n, err
+}
+
+// Unwrap is the writer written to, for isTerminal.
+func (s *stickyWriter) Unwrap() io.Writer { return s.w }

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -77,5 +80,22 @@ func TestHeaderPrintable(t *testing.T) {
 	first, _, _ := strings.Cut(out, "\n")
 	if code != 0 || !strings.Contains(first, `new\x0aline\xff.heap (jemalloc`) {
 		t.Errorf("exit %d, first line %q: want the name's line break and byte written out", code, first)
+	}
+}
+
+// failingWriter fails every write, as /dev/full does.
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("no space left on device") }
+
+// Help cobra writes without looking at the error still fails the run
+// when standard output cannot take it.
+func TestHelpWriteError(t *testing.T) {
+	for _, args := range [][]string{{"help"}, {"help", "report"}, {"report", "--help"}, {}} {
+		var errOut bytes.Buffer
+		code := run(context.Background(), args, strings.NewReader(""), failingWriter{}, &errOut)
+		if want := "heapest: writing standard output: no space left on device\n"; code != 2 || errOut.String() != want {
+			t.Errorf("%q: exit %d, stderr %q; want 2 and %q", args, code, errOut.String(), want)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -394,5 +395,26 @@ func TestHeldDuplicates(t *testing.T) {
 		case e != nil && !strings.Contains(e.Error(), "a merge and inputs it holds already"):
 			t.Errorf("%q: %q", ps, e.Error())
 		}
+	}
+}
+
+// A directory under the one given that cannot be read is an input of its
+// own, which its reader reports (and --keep-going skips and names), not
+// an error that stops the walk. Root reads any directory: the test needs
+// another user.
+func TestExpandUnreadableDir(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root reads every directory: run as another user to test this")
+	}
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "a.heap"), []byte("x"), 0o644)
+	locked := filepath.Join(dir, "locked")
+	os.Mkdir(locked, 0o755)
+	os.WriteFile(filepath.Join(locked, "b.heap"), []byte("x"), 0o644)
+	os.Chmod(locked, 0)
+	defer os.Chmod(locked, 0o755)
+	got, err := Expand([]string{dir}, nil, false)
+	if want := []string{filepath.Join(dir, "a.heap"), locked}; err != nil || !slices.Equal(got, want) {
+		t.Errorf("Expand = %q, %v; want %q", got, err, want)
 	}
 }

@@ -116,6 +116,13 @@ func hasMeta(a string) bool { return strings.ContainsAny(a, "*?[") }
 func walk(out []string, dir string) ([]string, error) {
 	n := len(out)
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil && p != dir && d != nil && d.IsDir() {
+			// A directory under dir that cannot be read is an input
+			// its reader reports, as a file that cannot be: one that
+			// --keep-going skips and names.
+			out = append(out, p)
+			return nil
+		}
 		if err != nil {
 			return err
 		}

@@ -258,6 +258,9 @@ func (o *inputOptions) loadSeveral(b *report.Builder, paths []string, stderr io.
 	prog.finish()
 	if err != nil {
 		warned.flush()
+		if report.OutOfFiles(err) {
+			return nil, fmt.Errorf("%w (reading --jobs %d inputs at a time: give fewer, or raise the limit on open files, ulimit -n)", err, o.Jobs)
+		}
 		// An input of several stopped them all: a directory walked may
 		// hold files that are no profiles.
 		return nil, fmt.Errorf("%w (one of %d inputs: --keep-going skips those that cannot be read, and lists them)", err, len(paths))

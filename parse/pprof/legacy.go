@@ -417,8 +417,7 @@ func (lp *legacyParser) goFrame(text []byte) {
 	if !lp.held || !lp.h.goText {
 		return
 	}
-	addr, rest := textscan.Next(text[1:])
-	fn, rest := textscan.Next(rest)
+	addr, fn, pos := goFrameFields(text[1:])
 	if fn == nil {
 		return
 	}
@@ -429,10 +428,8 @@ func (lp *legacyParser) goFrame(text []byte) {
 	if i := bytes.LastIndex(fn, []byte("+0x")); i > 0 {
 		fn = fn[:i]
 	}
-	if lp.lines {
-		if pos, _ := textscan.Next(rest); pos != nil {
-			fn = append(append(fn[:len(fn):len(fn)], ' '), pos...) // "func file:line", as parse.LineName makes
-		}
+	if lp.lines && pos != nil {
+		fn = append(append(fn[:len(fn):len(fn)], ' '), pos...) // "func file:line", as parse.LineName makes
 	}
 	name, ok := lp.funcs[string(fn)]
 	if !ok {
@@ -440,6 +437,28 @@ func (lp *legacyParser) goFrame(text []byte) {
 		lp.funcs[name] = name
 	}
 	lp.goFrames = append(lp.goFrames, parse.Frame{Addr: a, Func: name})
+}
+
+// goFrameFields splits a Go frame line after its "#" into the address,
+// the function (with its offset) and the position. Go separates them by
+// tabs, and a function (a generic's shape: go.shape.struct { a int }) or
+// a source path (/Users/Jo Ann/...) may hold spaces; a line without tabs
+// (written by hand) is split at white space.
+func goFrameFields(b []byte) (addr, fn, pos []byte) {
+	b = bytes.TrimLeft(b, " \t")
+	if a, rest, ok := bytes.Cut(b, []byte{'\t'}); ok {
+		f, p, _ := bytes.Cut(rest, []byte{'\t'})
+		if f = bytes.TrimSpace(f); len(f) > 0 {
+			if p = bytes.TrimSpace(p); len(p) == 0 {
+				p = nil
+			}
+			return bytes.TrimSpace(a), f, p
+		}
+	}
+	addr, rest := textscan.Next(b)
+	fn, rest = textscan.Next(rest)
+	pos, _ = textscan.Next(rest)
+	return addr, fn, pos
 }
 
 // flush sends the held record, with the symbolized frames Go printed for

@@ -1,5 +1,5 @@
 // Command app keeps 4 MiB live in keepBig and 1 MiB in keepSmall, then
-// writes a heap profile to heap.pb.gz.
+// writes a heap profile to heap.pb.gz, and as debug=1 text to heap.txt.
 package main
 
 import (
@@ -35,5 +35,13 @@ func main() {
 		panic(err)
 	}
 	f.Close()
+	t, err := os.Create("heap.txt")
+	if err != nil {
+		panic(err)
+	}
+	if err := pprof.Lookup("heap").WriteTo(t, 1); err != nil {
+		panic(err)
+	}
+	t.Close()
 	runtime.KeepAlive(live)
 }

@@ -1426,21 +1426,3 @@ func TestHeapestCombinedHeader(t *testing.T) {
 		}
 	}
 }
-
-// Go's debug=1 frame lines are tab-separated (padded with more tabs): a
-// generic's shape and a source path may hold spaces. A line without tabs
-// splits at white space.
-func TestGoFrameFields(t *testing.T) {
-	cases := []struct{ line, addr, fn, pos string }{
-		{"\t0x4d98b7\tmain.main+0x237\t\t\t\t\t/tmp/jo ann/app/main.go:34", "0x4d98b7", "main.main+0x237", "/tmp/jo ann/app/main.go:34"},
-		{"\t0x4a1\tmain.make[go.shape.struct { a int }]+0x2c\t\t/src/m.go:9", "0x4a1", "main.make[go.shape.struct { a int }]+0x2c", "/src/m.go:9"},
-		{"\t0x4a1\tmain.f+0x2c", "0x4a1", "main.f+0x2c", ""},
-		{" 0x4a1 main.f+0x2c /src/m.go:9", "0x4a1", "main.f+0x2c", "/src/m.go:9"},
-	}
-	for _, c := range cases {
-		addr, fn, pos := goFrameFields([]byte(c.line))
-		if string(addr) != c.addr || string(fn) != c.fn || string(pos) != c.pos {
-			t.Errorf("%q: %q %q %q, want %q %q %q", c.line, addr, fn, pos, c.addr, c.fn, c.pos)
-		}
-	}
-}

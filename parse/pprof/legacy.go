@@ -175,8 +175,15 @@ func parseLegacyHeader(line string) (legacyHeader, error) {
 		}
 	}
 	// As pprof does: the alloc columns carry information only when they
-	// differ from the in-use ones (Go adds 1 to the header to make sure).
+	// differ from the in-use ones.
 	h.hasAlloc = (h.allocN != h.inN && h.allocN != 0) || (h.allocB != h.inB && h.allocB != 0)
+	if h.goText {
+		// Go's lines always carry the alloc columns. Go 1.20 and later
+		// add the 1 to the header; Go 1.19 and before do not, and a
+		// profile of theirs where no sampled object was freed has equal
+		// totals (go tool pprof refuses its alloc values).
+		h.hasAlloc = true
+	}
 	if kind == "heapprofile" {
 		// gperftools' heap profiler records every allocation's totals:
 		// before anything is freed they equal the in-use ones, and are

@@ -1,0 +1,3 @@
+module example.com/nofree
+
+go 1.19

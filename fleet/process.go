@@ -248,7 +248,9 @@ func Correlated(paths []string, keys func(i int) []string) []string {
 // recording begins with that chunk, and two recordings, of one JVM or of
 // two, start at different nanoseconds); a .NET trace by its process id
 // and the machine's counter at its start (copies of one trace share
-// them, two traces never do). "" for no recording.
+// them, two traces never do); Go debug=1 text by its process's last GC
+// (copies share it, and snapshots between two collections). "" for no
+// recording.
 func RecordingProcess(format, recording string) string {
 	if recording == "" {
 		return ""
@@ -261,6 +263,7 @@ func RecordingProcess(format, recording string) string {
 const (
 	jfrPrefix      = "jfr:"
 	nettracePrefix = "nettrace:"
+	goTextPrefix   = "pprof-go:"
 	heapPrefix     = "heap:"
 )
 
@@ -348,18 +351,22 @@ const mixedHow = "libraries mapped at identical addresses, JFR chunks, .NET trac
 // contentsKind is the refusal (without its groups) of inputs linked by
 // keys: what they are and how they were told apart.
 func contentsKind(keys []string) *DuplicateError {
-	jfr, trace, heap := 0, 0, 0
+	jfr, trace, goText, heap := 0, 0, 0, 0
 	for _, k := range keys {
 		switch {
 		case strings.HasPrefix(k, jfrPrefix):
 			jfr++
 		case strings.HasPrefix(k, nettracePrefix):
 			trace++
+		case strings.HasPrefix(k, goTextPrefix):
+			goText++
 		case strings.HasPrefix(k, heapPrefix):
 			heap++
 		}
 	}
 	switch {
+	case goText > 0 && goText == len(keys):
+		return &DuplicateError{How: "Go MemStats' last GC, to the nanosecond, which copies of one debug=1 profile share, and snapshots of one process between two collections", Kind: DumpsOfOneProcess}
 	case jfr == 0 && trace == 0 && heap == 0:
 		return &DuplicateError{How: "libraries mapped at identical addresses", Kind: DumpsOrForks}
 	case jfr > 0 && jfr+heap == len(keys):

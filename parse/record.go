@@ -407,7 +407,9 @@ type Source struct {
 	// format, where the format says, and is the same in every dump or copy
 	// of one recording: a JFR recording's first chunk's start in
 	// nanoseconds, a .NET trace's process id and the counter value it
-	// started at. "" where the input does not say (see package fleet).
+	// started at, Go debug=1 text's last GC (MemStats' LastGC, in
+	// nanoseconds: one process's, the same until its next collection).
+	// "" where the input does not say (see package fleet).
 	Recording string
 	// Chunks are the parts of the recording the input holds, where the
 	// format has them, each as Recording would name a recording that

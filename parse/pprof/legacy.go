@@ -321,7 +321,7 @@ func (lp *legacyParser) body(sc *bufio.Scanner) error {
 			return lp.mappings(sc, string(text) == "MAPPED_LIBRARIES:")
 		case bytes.HasPrefix(text, []byte("# runtime.MemStats")):
 			lp.flush()
-			return nil
+			return lp.memStats(sc)
 		case text[0] == '#':
 			lp.goFrame(text)
 			continue
@@ -338,6 +338,24 @@ func (lp *legacyParser) body(sc *bufio.Scanner) error {
 		return lp.cutShort()
 	}
 	lp.flush()
+	return nil
+}
+
+// memStats reads the runtime.MemStats Go writes after a debug=1
+// profile's records for the one figure that tells the process apart:
+// LastGC, its last collection's time in nanoseconds, which copies of the
+// profile, and snapshots taken between two collections, share and no
+// other process does (parse.Source.Recording).
+func (lp *legacyParser) memStats(sc *bufio.Scanner) error {
+	for sc.Scan() {
+		lp.line++
+		v, ok := bytes.CutPrefix(bytes.TrimSpace(sc.Bytes()), []byte("# LastGC = "))
+		if ok {
+			if n, err := strconv.ParseUint(string(v), 10, 64); err == nil && n != 0 {
+				lp.out.Source.Recording = "LastGC=" + string(v)
+			}
+		}
+	}
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -183,9 +184,15 @@ func serve(ctx context.Context, srv *http.Server, ln net.Listener, open bool, st
 	url := "http://" + browsable(ln.Addr()) + "/"
 	fmt.Fprintf(stderr, "heapest: serving web UI on %s (pprof's views: %sui/); Ctrl-C stops\n", url, url)
 	if open {
-		if err := openBrowser(url); err != nil {
-			fmt.Fprintf(notes, "heapest: warning: could not open a browser: %v\n", err)
-		}
+		// The opener's verdict comes while the server runs: it is waited
+		// for (no zombie), and a failure (xdg-open on a machine with no
+		// desktop) is said, not dropped.
+		failed := openBrowser(url)
+		go func() {
+			if err := <-failed; err != nil {
+				fmt.Fprintf(notes, "heapest: warning: could not open a browser (%v): open %s yourself\n", err, url)
+			}
+		}()
 	}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
@@ -224,8 +231,10 @@ func browsable(a net.Addr) string {
 	return a.String()
 }
 
-// openBrowser asks the desktop to open url.
-func openBrowser(url string) error {
+// openBrowser asks the desktop to open url, and says on the channel
+// returned whether that failed: the opener's own error output, or its
+// exit status, once it has exited (nil for success).
+func openBrowser(url string) <-chan error {
 	name, args := "xdg-open", []string{url}
 	switch runtime.GOOS {
 	case "darwin":
@@ -233,7 +242,22 @@ func openBrowser(url string) error {
 	case "windows":
 		name, args = "rundll32", []string{"url.dll,FileProtocolHandler", url}
 	}
-	return exec.Command(name, args...).Start()
+	done := make(chan error, 1)
+	cmd := exec.Command(name, args...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = io.Discard, &out
+	if err := cmd.Start(); err != nil {
+		done <- err
+		return done
+	}
+	go func() {
+		err := cmd.Wait()
+		if msg, _, _ := strings.Cut(strings.TrimSpace(out.String()), "\n"); err != nil && msg != "" {
+			err = fmt.Errorf("%s: %s", name, msg)
+		}
+		done <- err
+	}()
+	return done
 }
 
 // webServer serves heapest's page and JSON for any grouping of the inputs

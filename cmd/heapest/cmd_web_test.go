@@ -7,7 +7,9 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -287,5 +289,26 @@ func TestBrowsable(t *testing.T) {
 		if got := browsable(tc.addr); got != tc.want {
 			t.Errorf("browsable(%v) = %q, want %q", tc.addr, got, tc.want)
 		}
+	}
+}
+
+// web --open waits for the opener and says why it failed (xdg-open on a
+// machine with no desktop exits 3 with a message); one that succeeds
+// says nothing.
+func TestOpenBrowser(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("xdg-open is the opener on Linux only")
+	}
+	dir := t.TempDir()
+	t.Setenv("PATH", dir)
+	script := "#!/bin/sh\necho \"xdg-open: no method available for opening '$1'\" >&2\nexit 3\n"
+	os.WriteFile(filepath.Join(dir, "xdg-open"), []byte(script), 0o755)
+	err := <-openBrowser("http://127.0.0.1:1/")
+	if want := "xdg-open: xdg-open: no method available for opening 'http://127.0.0.1:1/'"; err == nil || err.Error() != want {
+		t.Errorf("error %v, want %q", err, want)
+	}
+	os.WriteFile(filepath.Join(dir, "xdg-open"), []byte("#!/bin/sh\nexit 0\n"), 0o755)
+	if err := <-openBrowser("http://127.0.0.1:1/"); err != nil {
+		t.Errorf("a successful opener: %v", err)
 	}
 }

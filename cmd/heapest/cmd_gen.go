@@ -2,7 +2,9 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -51,11 +53,32 @@ func runGen(root *cobra.Command, opts GenOptions, what string) error {
 	fenceHelp(root)
 	switch what {
 	case "man":
-		return doc.GenManTree(root, &doc.GenManHeader{Title: "HEAPEST", Section: "1", Source: "heapest " + versionString()}, opts.Dir)
+		return genTree(root, opts.Dir, "-", ".1", func(c *cobra.Command, w io.Writer) error {
+			return doc.GenMan(c, &doc.GenManHeader{Title: "HEAPEST", Section: "1", Source: "heapest " + versionString()}, w)
+		})
 	case "markdown":
-		return doc.GenMarkdownTree(root, opts.Dir)
+		return genTree(root, opts.Dir, "_", ".md", func(c *cobra.Command, w io.Writer) error {
+			return doc.GenMarkdownCustom(c, w, func(link string) string { return link })
+		})
 	}
 	return usageError{fmt.Errorf("gen %s: want man or markdown", what)}
+}
+
+// genTree writes a page for c and each command under it, named as
+// cobra's GenManTree and GenMarkdownTree name them (the command path
+// joined by sep, then ext), each through writeOutput: a full disk leaves
+// the page there before, not half a page.
+func genTree(c *cobra.Command, dir, sep, ext string, page func(*cobra.Command, io.Writer) error) error {
+	for _, sub := range c.Commands() {
+		if !sub.IsAvailableCommand() || sub.IsAdditionalHelpTopicCommand() {
+			continue
+		}
+		if err := genTree(sub, dir, sep, ext, page); err != nil {
+			return err
+		}
+	}
+	name := filepath.Join(dir, strings.ReplaceAll(c.CommandPath(), " ", sep)+ext)
+	return writeOutput(name, nil, func(w io.Writer) error { return page(c, w) })
 }
 
 // fenceHelp fences the tables in every command's help text (the flags of

@@ -117,6 +117,8 @@ func TestExpand(t *testing.T) {
 		{"sorted and unique", j("top.heap", "h2", "top.heap"), "", false, j("h2/c.heap", "top.heap"), ""},
 		{"missing kept for the reader", j("nope.heap"), "", false, j("nope.heap"), ""},
 		{"stdin list", []string{"-"}, dir + "/top.heap\n\n" + dir + "/h2/c.heap\r\n", true, j("h2/c.heap", "top.heap"), ""},
+		{"stdin list, NUL-ended", []string{"-"}, dir + "/top.heap\x00" + dir + "/h2/c.heap\x00", true, j("h2/c.heap", "top.heap"), ""},
+		{"stdin binary, not a list", []string{"-"}, "x\x00\x01\x02", true, nil, "binary data"},
 		{"stdin profile", []string{"-"}, "", false, []string{"-"}, ""},
 		{"glob matching nothing", j("*.nothing"), "", false, nil, "no file matches"},
 	} {

@@ -154,11 +154,16 @@ func walk(out []string, dir string) ([]string, error) {
 	return out, nil
 }
 
-// readList appends the paths listed in r, one per line (find's output).
+// readList appends the paths listed in r, one per line (find's output),
+// or each ended by a NUL byte (find -print0's, for names that hold line
+// breaks).
 func readList(out []string, r io.Reader) ([]string, error) {
 	br := bufio.NewReaderSize(r, 4096)
 	head, _ := br.Peek(4096)
 	what := formats.Recognize(head)
+	if what == "" && nulList(head) {
+		return readNulList(out, br)
+	}
 	if what == "" && (!utf8.Valid(head[:max(0, len(head)-utf8.UTFMax)]) || bytes.IndexByte(head, 0) >= 0) {
 		what = "binary data"
 	}
@@ -167,7 +172,7 @@ func readList(out []string, r io.Reader) ([]string, error) {
 	}
 	if what != "" {
 		// A profile piped in, as report and the other commands take it.
-		return nil, fmt.Errorf("standard input holds %s, not paths: merge - reads a list of input paths, one a line (give a profile's own path, or use report - for one profile)", what)
+		return nil, fmt.Errorf("standard input holds %s, not paths: merge - reads a list of input paths, one a line or each ended by a NUL byte (give a profile's own path, or use report - for one profile)", what)
 	}
 	sc := bufio.NewScanner(br)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
@@ -178,6 +183,32 @@ func readList(out []string, r io.Reader) ([]string, error) {
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("reading input paths from standard input: %v", err)
+	}
+	return out, nil
+}
+
+// nulList reports whether head starts a list of NUL-ended paths: a NUL
+// ends its first path, which names a file (a path may hold any byte but
+// NUL, so only that tells such a list from binary data).
+func nulList(head []byte) bool {
+	i := bytes.IndexByte(head, 0)
+	if i <= 0 {
+		return false
+	}
+	_, err := os.Lstat(string(head[:i]))
+	return err == nil
+}
+
+// readNulList appends the NUL-ended paths of r.
+func readNulList(out []string, r io.Reader) ([]string, error) {
+	data, err := io.ReadAll(io.LimitReader(r, 64<<20))
+	if err != nil {
+		return nil, fmt.Errorf("reading input paths from standard input: %v", err)
+	}
+	for _, p := range bytes.Split(data, []byte{0}) {
+		if len(p) > 0 {
+			out = append(out, string(p))
+		}
 	}
 	return out, nil
 }

@@ -30,7 +30,8 @@ merges gives the rows and intervals of merging all their inputs at once.
 Inputs are files, directories (walked recursively; hidden entries skipped),
 glob patterns (quoted, so that heapest expands them), http(s) URLs (a
 running program's /debug/pprof/heap; see "heapest report --help"), and "-",
-which reads paths from standard input, one a line (as find prints them). Any mix of
+which reads paths from standard input, one a line (as find prints them) or each
+ended by a NUL byte (find -print0, for names with line breaks). Any mix of
 formats and sampling rates merges, as long as every input has the value
 estimated. The same set of inputs gives the same bytes whatever their order.
 

@@ -348,6 +348,12 @@ func (o ReportOptions) unusedByFormat(cmd *cobra.Command) error {
 		return fmt.Errorf("--top cuts the rows of a report, and --format pprof writes every stack: pprof's -nodecount cuts what it shows")
 	case o.Format == render.Pprof && changed("by") && o.By != aggregate.ByStack:
 		return fmt.Errorf("--by groups the rows of a report, and --format pprof writes stacks: pprof groups them itself (-top, -traces, -tagfocus)")
+	case (o.Format == render.Pprof || o.Format == render.Parquet) && (changed("method") || changed("confidence")):
+		name := "method"
+		if changed("confidence") {
+			name = "confidence"
+		}
+		return fmt.Errorf("--%s draws intervals from the statistics, and --format %s writes the statistics themselves: give it where the file is read (heapest report --%s ...)", name, o.Format, name)
 	case o.Format == render.Parquet && cut:
 		return fmt.Errorf("--top cuts the rows of a report, and --format parquet writes every row, for an engine to cut")
 	case o.Format != render.Table && changed("wide"):

@@ -1,6 +1,7 @@
 package nettrace
 
 import (
+	"cmp"
 	"bufio"
 	"bytes"
 	"compress/gzip"
@@ -177,7 +178,7 @@ func TestNettraceTickFields(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	first := slices.MinFunc(recs, func(a, b parse.Record) int { return int(a.Time - b.Time) })
+	first := slices.MinFunc(recs, func(a, b parse.Record) int { return cmp.Compare(a.Time, b.Time) })
 	if math.Abs(float64(first.Time)-2331.8048e6) > 100 {
 		t.Errorf("first tick at %d ns, want 2331.8048 ms", first.Time)
 	}

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/heapest/heapest/parse"
@@ -118,7 +119,8 @@ func TestExpand(t *testing.T) {
 		{"missing kept for the reader", j("nope.heap"), "", false, j("nope.heap"), ""},
 		{"stdin list", []string{"-"}, dir + "/top.heap\n\n" + dir + "/h2/c.heap\r\n", true, j("h2/c.heap", "top.heap"), ""},
 		{"stdin list, NUL-ended", []string{"-"}, dir + "/top.heap\x00" + dir + "/h2/c.heap\x00", true, j("h2/c.heap", "top.heap"), ""},
-		{"stdin binary, not a list", []string{"-"}, "x\x00\x01\x02", true, nil, "binary data"},
+		{"stdin binary, not a list", []string{"-"}, "\x01\x02\x00\x03", true, nil, "binary data"},
+		{"stdin list, NUL-ended, a missing path first", []string{"-"}, dir + "/gone.heap\x00" + dir + "/top.heap\x00", true, j("gone.heap", "top.heap"), ""},
 		{"stdin profile", []string{"-"}, "", false, []string{"-"}, ""},
 		{"glob matching nothing", j("*.nothing"), "", false, nil, "no file matches"},
 	} {
@@ -418,5 +420,17 @@ func TestExpandUnreadableDir(t *testing.T) {
 	got, err := Expand([]string{dir}, nil, false)
 	if want := []string{filepath.Join(dir, "a.heap"), locked}; err != nil || !slices.Equal(got, want) {
 		t.Errorf("Expand = %q, %v; want %q", got, err, want)
+	}
+}
+
+// The limit on open files is no fault of an input: --keep-going must not
+// skip inputs for it, whatever wraps the error.
+func TestOutOfFiles(t *testing.T) {
+	emfile := &os.PathError{Op: "open", Path: "a.heap", Err: syscall.EMFILE}
+	if !OutOfFiles(fmt.Errorf("reading: %w", emfile)) || !OutOfFiles(syscall.ENFILE) {
+		t.Error("EMFILE or ENFILE not told")
+	}
+	if OutOfFiles(&os.PathError{Op: "open", Path: "a.heap", Err: syscall.EACCES}) {
+		t.Error("EACCES told as the limit on open files")
 	}
 }

@@ -3,6 +3,7 @@ package fleet
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -10,6 +11,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/heapest/heapest/fetch"
@@ -116,7 +119,7 @@ func hasMeta(a string) bool { return strings.ContainsAny(a, "*?[") }
 func walk(out []string, dir string) ([]string, error) {
 	n := len(out)
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil && p != dir && d != nil && d.IsDir() {
+		if err != nil && p != dir && d != nil && d.IsDir() && !OutOfFiles(err) {
 			// A directory under dir that cannot be read is an input
 			// its reader reports, as a file that cannot be: one that
 			// --keep-going skips and names.
@@ -154,6 +157,13 @@ func walk(out []string, dir string) ([]string, error) {
 	return out, nil
 }
 
+// OutOfFiles reports whether err is the system's limit on open files: no
+// fault of an input or a directory, which --keep-going must not skip as
+// unreadable.
+func OutOfFiles(err error) bool {
+	return errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE)
+}
+
 // readList appends the paths listed in r, one per line (find's output),
 // or each ended by a NUL byte (find -print0's, for names that hold line
 // breaks).
@@ -188,29 +198,35 @@ func readList(out []string, r io.Reader) ([]string, error) {
 }
 
 // nulList reports whether head starts a list of NUL-ended paths: a NUL
-// ends its first path, which names a file (a path may hold any byte but
-// NUL, so only that tells such a list from binary data).
+// ends its first path, which names a file or is printable text (a URL, a
+// glob, a file gone since). A path may hold any byte but NUL: binary data
+// is told by a first "path" that is neither.
 func nulList(head []byte) bool {
 	i := bytes.IndexByte(head, 0)
 	if i <= 0 {
 		return false
 	}
-	_, err := os.Lstat(string(head[:i]))
-	return err == nil
+	first := string(head[:i])
+	if _, err := os.Lstat(first); err == nil {
+		return true
+	}
+	return utf8.ValidString(first) && !strings.ContainsFunc(first, unicode.IsControl)
 }
 
 // readNulList appends the NUL-ended paths of r.
-func readNulList(out []string, r io.Reader) ([]string, error) {
-	data, err := io.ReadAll(io.LimitReader(r, 64<<20))
-	if err != nil {
-		return nil, fmt.Errorf("reading input paths from standard input: %v", err)
-	}
-	for _, p := range bytes.Split(data, []byte{0}) {
-		if len(p) > 0 {
+func readNulList(out []string, r *bufio.Reader) ([]string, error) {
+	for {
+		p, err := r.ReadBytes(0)
+		if p = bytes.TrimSuffix(p, []byte{0}); len(p) > 0 {
 			out = append(out, string(p))
 		}
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading input paths from standard input: %v", err)
+		}
 	}
-	return out, nil
 }
 
 func dedupe(s []string) []string {

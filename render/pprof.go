@@ -494,7 +494,7 @@ func varintLen(v uint64) int {
 // pprofComments mark the file as heapest's and say where it came from.
 func pprofComments(s *report.Stacks) []string {
 	c := []string{pprof.HeapestMarker,
-		fmt.Sprintf("heapest: unbiased estimates; value=%s confidence=%g", s.Values[0], s.Confidence)}
+		"heapest: unbiased estimates; value=" + s.Values[0].String()}
 	if s.Merged != nil {
 		c = append(c, pprof.MergedComment(s.Merged))
 	}

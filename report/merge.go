@@ -7,7 +7,6 @@ import (
 	"slices"
 	"sort"
 	"sync"
-	"syscall"
 
 	"github.com/heapest/heapest/aggregate"
 	"github.com/heapest/heapest/fleet"
@@ -101,7 +100,7 @@ func (b *Builder) joinInOrder(paths []string, results []chan loaded, window chan
 			opt.Warn(path, r.warns)
 		}
 		switch {
-		case r.err != nil && (!opt.KeepGoing || OutOfFiles(r.err)):
+		case r.err != nil && (!opt.KeepGoing || fleet.OutOfFiles(r.err)):
 			return r.err
 		case r.err != nil:
 			b.skipped = append(b.skipped, Skip{Path: path, Err: r.err})
@@ -292,9 +291,3 @@ func addRate(m *parse.Merged, r float64) {
 
 // errNoInput is returned when a merge had nothing left to merge.
 var errNoInput = errors.New("no input could be read")
-
-// OutOfFiles reports whether err is the system's limit on open files: no
-// fault of the input, which --keep-going must not skip as unreadable.
-func OutOfFiles(err error) bool {
-	return errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE)
-}

@@ -15,7 +15,6 @@ import (
 // merged table in place, so that writing a merge of a million stacks
 // builds no row or key per stack.
 type Stacks struct {
-	Confidence float64
 	// Values are the values written, the report's own first.
 	Values  []unbias.Value
 	Sources []parse.Source
@@ -39,7 +38,7 @@ func (b *Builder) Stacks() (*Stacks, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Stacks{Confidence: opt.Confidence, Merged: b.merged(), Skipped: b.skipped, Lines: opt.Lines,
+	s := &Stacks{Merged: b.merged(), Skipped: b.skipped, Lines: opt.Lines,
 		table: b.table, filter: b.filter()}
 	profiles := b.profiles()
 	for _, v := range allValues {

@@ -39,10 +39,11 @@ Several dumps of one process are not independent samples of a fleet: their
 live memory would be counted once per dump. Dumps whose file names (jemalloc's
 prefix.pid.seq..., gperftools' prefix.seq) or mapped libraries say they come
 from one process, dumps of one JFR recording, copies of one .NET trace and of
-one Go debug=1 profile (by its last GC's time) are refused; --latest-per-process keeps the newest of each, --allow-duplicates
-sums them anyway. Workers forked from one parent are processes of their own,
-but their allocators sample alike: their intervals allow for it, and a note
-says so.
+one Go debug=1 profile (by its last GC's time) are refused;
+--latest-per-process keeps the newest of each where the dumps say when they
+were taken, --allow-duplicates sums them anyway. Workers forked from one
+parent are processes of their own, but their allocators sample alike: their
+intervals allow for it, and a note says so.
 
 An input that cannot be read stops the merge, and nothing is written; with
 --keep-going it is skipped, and the skipped inputs are listed on standard

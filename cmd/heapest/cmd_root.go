@@ -54,6 +54,7 @@ func strictCompletion(root *cobra.Command) {
 	root.InitDefaultCompletionCmd()
 	if c, _, err := root.Find([]string{"completion"}); err == nil && c.Name() == "completion" {
 		c.RunE = func(c *cobra.Command, _ []string) error { return c.Help() }
+		c.DisableFlagsInUseLine = true // runnable only to refuse: "heapest completion [flags]" means nothing
 	}
 }
 

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -232,8 +231,10 @@ func browsable(a net.Addr) string {
 }
 
 // openBrowser asks the desktop to open url, and says on the channel
-// returned whether that failed: the opener's own error output, or its
-// exit status, once it has exited (nil for success).
+// returned whether that failed: its exit status, once it has exited (nil
+// for success). Its output goes nowhere, as the browser's it starts does:
+// a pipe of heapest's would outlive heapest, and end the browser with
+// SIGPIPE on its next write.
 func openBrowser(url string) <-chan error {
 	name, args := "xdg-open", []string{url}
 	switch runtime.GOOS {
@@ -244,16 +245,14 @@ func openBrowser(url string) <-chan error {
 	}
 	done := make(chan error, 1)
 	cmd := exec.Command(name, args...)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = io.Discard, &out
 	if err := cmd.Start(); err != nil {
 		done <- err
 		return done
 	}
 	go func() {
 		err := cmd.Wait()
-		if msg, _, _ := strings.Cut(strings.TrimSpace(out.String()), "\n"); err != nil && msg != "" {
-			err = fmt.Errorf("%s: %s", name, msg)
+		if err != nil {
+			err = fmt.Errorf("%s: %w", name, err)
 		}
 		done <- err
 	}()

@@ -258,7 +258,7 @@ func (o *inputOptions) loadSeveral(b *report.Builder, paths []string, stderr io.
 	prog.finish()
 	if err != nil {
 		warned.flush()
-		if report.OutOfFiles(err) {
+		if fleet.OutOfFiles(err) {
 			return nil, fmt.Errorf("%w (reading --jobs %d inputs at a time: give fewer, or raise the limit on open files, ulimit -n)", err, o.Jobs)
 		}
 		// An input of several stopped them all: a directory walked may

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -124,15 +125,14 @@ func writeFile(path string, write func(io.Writer) error) error {
 		f.Close()
 		mode = st.Mode().Perm()
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(target), tempPattern(target))
+	tmp, release, err := createTemp(filepath.Dir(target), tempPattern(target))
 	if err != nil {
-		if _, serr := os.Stat(target); serr == nil {
+		if _, serr := os.Stat(target); serr == nil && errors.Is(err, fs.ErrPermission) {
 			// A directory the user may not write holds a file they may.
 			return writeThrough(target, os.O_WRONLY|os.O_TRUNC, write)
 		}
 		return err
 	}
-	release := holdTemp(tmp.Name())
 	defer release()
 	defer os.Remove(tmp.Name()) // no-op after the rename
 	if err := write(tmp); err != nil {
@@ -147,9 +147,10 @@ func writeFile(path string, write func(io.Writer) error) error {
 		return err
 	}
 	err = os.Rename(tmp.Name(), target)
-	if errors.Is(err, syscall.EBUSY) || errors.Is(err, syscall.EXDEV) {
+	if errors.Is(err, syscall.EBUSY) || errors.Is(err, syscall.EXDEV) || errors.Is(err, fs.ErrPermission) {
 		// A bind-mounted file (docker -v out.txt:/out.txt) cannot be
-		// renamed over: it is written in place.
+		// renamed over, nor another user's file in a sticky directory
+		// (/tmp): it is written in place, as the user may write it.
 		return copyInto(target, tmp.Name())
 	}
 	return err
@@ -172,7 +173,14 @@ func linkTarget(path string) (string, error) {
 			return "", err
 		}
 		if !filepath.IsAbs(link) {
-			link = filepath.Join(filepath.Dir(target), link)
+			// Relative to the link's directory as the kernel finds it:
+			// ".." of a directory reached through a link is its real
+			// parent, not the link's.
+			dir := filepath.Dir(target)
+			if real, err := filepath.EvalSymlinks(dir); err == nil {
+				dir = real
+			}
+			link = filepath.Join(dir, link)
 		}
 		target = link
 	}
@@ -236,42 +244,75 @@ func unwrapPath(err error) error {
 func outputsApart(cmd *cobra.Command, inputs []string) error {
 	type output struct {
 		flag string
-		st   fs.FileInfo
+		st   fs.FileInfo // nil for a file not made yet
+		path string      // a new file's absolute path, its directory's links resolved
 	}
 	var outs []output
 	for _, name := range []string{"output", "junit", "markdown"} {
 		f := cmd.Flags().Lookup(name)
-		if f == nil || f.Value.String() == "" || f.Value.String() == "-" {
-			continue
+		v := ""
+		if f != nil {
+			v = f.Value.String()
 		}
-		st, err := os.Stat(f.Value.String())
-		if err != nil || !st.Mode().IsRegular() {
-			continue
+		if _, fd := descriptor(v); v == "" || v == "-" || fd {
+			continue // descriptors are written through, one after the other
 		}
-		flag := "--" + name
+		o := output{flag: "--" + name}
 		if f.Shorthand != "" {
-			flag = "-" + f.Shorthand
+			o.flag = "-" + f.Shorthand
 		}
-		for _, o := range outs {
-			if os.SameFile(o.st, st) {
-				return usageError{fmt.Errorf("%s and %s name one file, %s: give each output a file of its own", o.flag, flag, f.Value.String())}
+		st, err := os.Stat(v)
+		switch {
+		case err == nil && !st.Mode().IsRegular():
+			continue // /dev/null, a FIFO
+		case err == nil:
+			o.st = st
+		default:
+			o.path = newPath(v)
+		}
+		for _, p := range outs {
+			if p.st != nil && o.st != nil && os.SameFile(p.st, o.st) || p.st == nil && o.st == nil && p.path == o.path {
+				return usageError{fmt.Errorf("%s and %s name one file, %s: give each output a file of its own", p.flag, o.flag, v)}
 			}
 		}
-		outs = append(outs, output{flag, st})
+		outs = append(outs, o)
+	}
+	if len(outs) == 0 {
+		return nil
+	}
+	// Files read besides the profiles: the rows --from-parquet reads,
+	// ci's budgets.
+	for _, name := range []string{"from-parquet", "budgets"} {
+		if f := cmd.Flags().Lookup(name); f != nil && f.Value.String() != "" {
+			inputs = append(slices.Clip(inputs), f.Value.String())
+		}
 	}
 	for _, in := range inputs {
-		if len(outs) == 0 {
-			break
-		}
 		st, err := os.Stat(in)
 		if err != nil {
 			continue
 		}
 		for _, o := range outs {
-			if os.SameFile(o.st, st) {
-				return usageError{fmt.Errorf("%s %s is an input too: writing it would replace the profile; give another file", o.flag, in)}
+			if o.st != nil && os.SameFile(o.st, st) {
+				return usageError{fmt.Errorf("%s %s is an input too: writing it would replace it; give another file", o.flag, in)}
 			}
 		}
 	}
 	return nil
+}
+
+// newPath is the absolute path of a file not made yet, its directory's
+// links resolved: two names of one new file give one newPath.
+func newPath(path string) string {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	return filepath.Join(dir, base)
 }

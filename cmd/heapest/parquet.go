@@ -163,6 +163,9 @@ func (opts ReportOptions) readParquet(cmd *cobra.Command, ropt report.Options, a
 	if err := refuseFlags(cmd, fromParquetFlags, "rows from --from-parquet are statistics, read no profile"); err != nil {
 		return nil, nil, err
 	}
+	if err := outputsApart(cmd, nil); err != nil {
+		return nil, nil, err
+	}
 	in, err := engine.Open(opts.FromParquet)
 	if err != nil {
 		return nil, nil, err

@@ -19,8 +19,10 @@ var temps struct {
 	sig   chan os.Signal
 }
 
-// holdTemp records a temporary file until release is called.
-func holdTemp(path string) (release func()) {
+// createTemp makes a temporary file as os.CreateTemp does, and records it
+// until release is called. The handler is in place before the file is
+// made, and waits for it to be recorded: no signal falls between.
+func createTemp(dir, pattern string) (f *os.File, release func(), err error) {
 	temps.Lock()
 	defer temps.Unlock()
 	if temps.paths == nil {
@@ -37,16 +39,28 @@ func holdTemp(path string) (release func()) {
 		}
 		go removeOnSignal(temps.sig)
 	}
+	f, err = os.CreateTemp(dir, pattern)
+	if err != nil {
+		stopSignals()
+		return nil, nil, err
+	}
+	path := f.Name()
 	temps.paths[path] = true
-	return func() {
+	return f, func() {
 		temps.Lock()
 		defer temps.Unlock()
 		delete(temps.paths, path)
-		if len(temps.paths) == 0 && temps.sig != nil {
-			signal.Stop(temps.sig)
-			close(temps.sig)
-			temps.sig = nil
-		}
+		stopSignals()
+	}, nil
+}
+
+// stopSignals gives the signals back to their default action when no
+// temporary file is left. temps is locked.
+func stopSignals() {
+	if len(temps.paths) == 0 && temps.sig != nil {
+		signal.Stop(temps.sig)
+		close(temps.sig)
+		temps.sig = nil
 	}
 }
 
@@ -57,10 +71,12 @@ func removeOnSignal(c chan os.Signal) {
 	if !ok {
 		return
 	}
-	temps.Lock() // held to the end: no output is renamed into place after this
+	temps.Lock() // held to the end: no temporary file is made after this
 	for p := range temps.paths {
 		os.Remove(p)
 	}
+	// Back to the default action, which ends the process (heapest web,
+	// which has handlers of its own, writes no files).
 	signal.Reset(s)
 	if p, err := os.FindProcess(os.Getpid()); err == nil && p.Signal(s) == nil {
 		time.Sleep(time.Second) // the signal ends the process

@@ -1,9 +1,9 @@
 package nettrace
 
 import (
-	"cmp"
 	"bufio"
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"encoding/binary"
 	"errors"

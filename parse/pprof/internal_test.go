@@ -322,6 +322,7 @@ func TestGoFrameFields(t *testing.T) {
 		{"\t0x4d98b7\tmain.main+0x237\t\t\t\t\t/tmp/jo ann/app/main.go:34", "0x4d98b7", "main.main+0x237", "/tmp/jo ann/app/main.go:34"},
 		{"\t0x4a1\tmain.make[go.shape.struct { a int }]+0x2c\t\t/src/m.go:9", "0x4a1", "main.make[go.shape.struct { a int }]+0x2c", "/src/m.go:9"},
 		{"\t0x4a1\tmain.f+0x2c", "0x4a1", "main.f+0x2c", ""},
+		{"\t0x4a1\t\tmain.f+0x2c\t/src/m.go:9", "0x4a1", "main.f+0x2c", "/src/m.go:9"},
 		{" 0x4a1 main.f+0x2c /src/m.go:9", "0x4a1", "main.f+0x2c", "/src/m.go:9"},
 	}
 	for _, c := range cases {

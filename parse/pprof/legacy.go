@@ -356,6 +356,9 @@ func (lp *legacyParser) memStats(sc *bufio.Scanner) error {
 			}
 		}
 	}
+	if err := sc.Err(); err != nil {
+		return &parse.Error{File: lp.name, Line: lp.line + 1, Msg: "reading", Err: err}
+	}
 	return nil
 }
 
@@ -472,7 +475,8 @@ func (lp *legacyParser) goFrame(text []byte) {
 func goFrameFields(b []byte) (addr, fn, pos []byte) {
 	b = bytes.TrimLeft(b, " \t")
 	if a, rest, ok := bytes.Cut(b, []byte{'\t'}); ok {
-		f, p, _ := bytes.Cut(rest, []byte{'\t'})
+		// Columns are padded with more tabs where their widths differ.
+		f, p, _ := bytes.Cut(bytes.TrimLeft(rest, "\t"), []byte{'\t'})
 		if f = bytes.TrimSpace(f); len(f) > 0 {
 			if p = bytes.TrimSpace(p); len(p) == 0 {
 				p = nil

@@ -6,7 +6,6 @@ import (
 	"io"
 	"math"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -294,6 +293,7 @@ func (v *adviceView) writeRows(w io.Writer) error {
 	var notes []string
 	skipped := map[string][]string{} // the rows of each reason for no advice, in order
 	var reasons []string
+	anyHidden := false
 	for i, a := range v.plan.Rows {
 		row := v.shown[i]
 		est := units.Format(row.Flat.Estimate, bytes)
@@ -302,7 +302,6 @@ func (v *adviceView) writeRows(w io.Writer) error {
 			pm = fmt.Sprintf("%.1f%%", 100*(row.Flat.Hi-row.Flat.Lo)/2/row.Flat.Estimate)
 		}
 		if a.Skip != "" {
-			v.hidden[i] = false // the note is of advice given
 			if len(skipped[a.Skip]) == 0 {
 				reasons = append(reasons, a.Skip)
 			}
@@ -311,8 +310,9 @@ func (v *adviceView) writeRows(w io.Writer) error {
 			continue
 		}
 		rate := bytesText(a.Rate)
-		if v.hidden[i] {
+		if v.hiddenSizes(i) {
 			rate += "¹"
+			anyHidden = true
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t  %s\n", est, pm, samplesText(row), rate,
 			knob.value(advise.KnobsFor(a.Rate)), countText(a.Dumps), v.keyText(i))
@@ -328,7 +328,7 @@ func (v *adviceView) writeRows(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	if slices.Contains(v.hidden, true) {
+	if anyHidden {
 		notes = append([]string{"¹ the dump hides the sizes of some of the row's allocations (lines that mix sizes): they are taken as small ones, which need the most samples"}, notes...)
 	}
 	for _, n := range notes {
@@ -450,13 +450,21 @@ type adviceRowJSON struct {
 	// Stack is --by stack's frames leaf first; Key has them root first.
 	Stack    []string `json:"stack,omitempty"`
 	Estimate float64  `json:"estimate"`
-	Lo       float64  `json:"lo"`
-	Hi       float64  `json:"hi"`
-	Samples  float64  `json:"samples"`
-	Rate     float64  `json:"rate,omitempty"`
-	Lg       *int     `json:"jemalloc_lg_prof_sample,omitempty"`
-	Dumps    int      `json:"dumps_at_current_rate,omitempty"`
-	Skip     string   `json:"skip,omitempty"`
+	// Lo and Hi are null where the row has no interval, as in report's
+	// JSON; Method says which it has ("none" for no interval).
+	Lo      *float64 `json:"lo"`
+	Hi      *float64 `json:"hi"`
+	Method  string   `json:"method"`
+	Samples float64  `json:"samples"`
+	// SamplesBound: Samples is an upper bound (report's ≤).
+	SamplesBound bool `json:"samples_bound,omitempty"`
+	// HiddenSizes: the dump hides the sizes of some of the row's
+	// allocations (the table's ¹), taken as small ones.
+	HiddenSizes bool    `json:"hidden_sizes,omitempty"`
+	Rate        float64 `json:"rate,omitempty"`
+	Lg          *int    `json:"jemalloc_lg_prof_sample,omitempty"`
+	Dumps       int     `json:"dumps_at_current_rate,omitempty"`
+	Skip        string  `json:"skip,omitempty"`
 }
 
 type settingsJSON struct {
@@ -480,6 +488,11 @@ func settings(k advise.Knobs) *settingsJSON {
 		GoMemProfileRate: k.GoMemProfileRate, TcmallocSample: k.TcmallocSample, V8Interval: k.V8Interval, SamplesPerGiB: k.SamplesPerGiB}
 }
 
+// hiddenSizes reports whether row i's advice was given for a row whose
+// dump hides the sizes of some allocations (the table's ¹): a note of
+// advice given, not of a row skipped.
+func (v *adviceView) hiddenSizes(i int) bool { return v.hidden[i] && v.plan.Rows[i].Skip == "" }
+
 // writeJSON prints the advice for programs.
 func (v *adviceView) writeJSON(w io.Writer) error {
 	p, r := v.plan, v.report
@@ -491,8 +504,12 @@ func (v *adviceView) writeJSON(w io.Writer) error {
 	}
 	for i, a := range p.Rows {
 		row := v.shown[i]
-		j := adviceRowJSON{Key: a.Key, Stack: row.Stack, Estimate: row.Flat.Estimate, Lo: row.Flat.Lo, Hi: row.Flat.Hi,
-			Samples: row.Flat.Samples, Rate: a.Rate, Dumps: a.Dumps, Skip: a.Skip}
+		j := adviceRowJSON{Key: a.Key, Stack: row.Stack, Estimate: row.Flat.Estimate, Method: row.Flat.Method,
+			Samples: row.Flat.Samples, SamplesBound: row.Stats.SamplesBound, HiddenSizes: v.hiddenSizes(i),
+			Rate: a.Rate, Dumps: a.Dumps, Skip: a.Skip}
+		if row.Flat.Method != "none" && row.Flat.Method != "-" {
+			j.Lo, j.Hi = &row.Flat.Lo, &row.Flat.Hi
+		}
 		if a.Skip == "" {
 			lg := advise.KnobsFor(a.Rate).JemallocLg
 			j.Lg = &lg

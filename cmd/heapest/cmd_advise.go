@@ -67,6 +67,12 @@ processes of one kind), reach the target without changing R.
 
 Several inputs are merged as report merges them and advised as their average
 dump. The math and its simulation check are in docs/statistics.md.
+
+The advice takes the dump's estimates for the truth. A row seen in few samples
+is, in the dumps that show it, more often over- than underestimated, and its
+advised R then gets it short of the target: advise again on a dump taken at
+the advised period (its rows have the samples to plan with), or ask for a
+smaller --precision than the one needed.
 ` + exitStatusNoGate,
 		Example: `  # Which lg_prof_sample gets the top 20 functions to ±10%?
   heapest advise jeprof.1234.0.m0.heap

@@ -111,7 +111,9 @@ func writeFile(path string, write func(io.Writer) error) error {
 		return err
 	}
 	mode := fs.FileMode(0o666) &^ umask()
-	if st, err := os.Stat(target); err == nil {
+	st, err := os.Stat(target)
+	exists := err == nil
+	if exists {
 		if !st.Mode().IsRegular() {
 			return writeThrough(target, os.O_WRONLY, write)
 		}
@@ -127,7 +129,7 @@ func writeFile(path string, write func(io.Writer) error) error {
 	}
 	tmp, release, err := createTemp(filepath.Dir(target), tempPattern(target))
 	if err != nil {
-		if _, serr := os.Stat(target); serr == nil && errors.Is(err, fs.ErrPermission) {
+		if exists && errors.Is(err, fs.ErrPermission) {
 			// A directory the user may not write holds a file they may.
 			return writeThrough(target, os.O_WRONLY|os.O_TRUNC, write)
 		}

@@ -34,10 +34,7 @@ func terminalWidth(w io.Writer) int {
 	if n, err := strconv.Atoi(os.Getenv("COLUMNS")); err == nil && n > 0 {
 		return n
 	}
-	if u, ok := w.(interface{ Unwrap() io.Writer }); ok {
-		w = u.Unwrap()
-	}
-	if f, ok := w.(*os.File); ok {
+	if f, ok := fileOf(w); ok {
 		if width, _, err := term.GetSize(int(f.Fd())); err == nil && width > 0 {
 			return width
 		}
@@ -49,11 +46,18 @@ func terminalWidth(w io.Writer) int {
 // are shown only there, binary output never. (A character device is not
 // enough: /dev/null is one.) A variable, so that tests can have one.
 var isTerminal = func(w io.Writer) bool {
+	f, ok := fileOf(w)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// fileOf is the file w writes to, through the writers heapest wraps
+// standard output and standard error in (stickyWriter, printableWriter).
+func fileOf(w io.Writer) (*os.File, bool) {
 	if u, ok := w.(interface{ Unwrap() io.Writer }); ok {
 		w = u.Unwrap()
 	}
 	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
+	return f, ok
 }
 
 // utf8Locale reports whether the locale's character set is UTF-8, as

@@ -55,19 +55,16 @@ func TestBoundNamedAsCause(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var buf bytes.Buffer
-		zw := gzip.NewWriter(&buf)
-		zw.Write(raw)
-		zw.Close()
+		gz := gzipped(raw)
 		for bound := int64(1); bound < int64(len(raw)); bound += 1 + bound/8 {
 			// (A parser that stops before the bound, at the end of what
 			// it reads of the file, meets no bound.)
-			_, err := Read(path, bytes.NewReader(buf.Bytes()), parse.Options{MaxDecompressed: bound}, nopSink{})
+			_, err := Read(path, bytes.NewReader(gz), parse.Options{MaxDecompressed: bound}, nopSink{})
 			if err != nil && !errors.Is(err, parse.ErrTooLarge) {
 				t.Fatalf("%s cut at %d bytes: %v, want the bound's error", path, bound, err)
 			}
 		}
-		if _, err := Read(path, bytes.NewReader(buf.Bytes()), parse.Options{MaxDecompressed: int64(len(raw))}, nopSink{}); err != nil {
+		if _, err := Read(path, bytes.NewReader(gz), parse.Options{MaxDecompressed: int64(len(raw))}, nopSink{}); err != nil {
 			t.Errorf("%s within its bound: %v", path, err)
 		}
 	}
@@ -116,14 +113,7 @@ func TestTwoGzipLayers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	twice := raw
-	for range 2 {
-		var buf bytes.Buffer
-		zw := gzip.NewWriter(&buf)
-		zw.Write(twice)
-		zw.Close()
-		twice = buf.Bytes()
-	}
+	twice := gzipped(gzipped(raw))
 	count := func(data []byte) int {
 		n := 0
 		if _, err := Read("t", bytes.NewReader(data), parse.Options{}, parse.SinkFunc(func(*parse.Record) { n++ })); err != nil {
@@ -143,13 +133,19 @@ func TestTruncatedGzipText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	zw.Write(raw)
-	zw.Close()
-	cut := buf.Bytes()[:buf.Len()/2]
+	gz := gzipped(raw)
+	cut := gz[:len(gz)/2]
 	_, err = Read("cut.heap.gz", bytes.NewReader(cut), parse.Options{}, parse.SinkFunc(func(*parse.Record) {}))
 	if err == nil || !strings.Contains(err.Error(), "(truncated gzip input)") {
 		t.Errorf("error %v, want one saying the gzip input is truncated", err)
 	}
+}
+
+// gzipped is data gzip-compressed.
+func gzipped(data []byte) []byte {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	zw.Write(data)
+	zw.Close()
+	return buf.Bytes()
 }

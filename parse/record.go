@@ -12,8 +12,10 @@ import (
 type Scheme uint8
 
 const (
-	// Bernoulli is per-byte Bernoulli sampling with mean period Rate bytes:
-	// an allocation of Z bytes is sampled with probability 1-exp(-Z/Rate).
+	// Bernoulli is per-byte sampling with mean period Rate bytes whose
+	// sample points are a Poisson process (exponential gaps: Go, tcmalloc,
+	// gperftools, heapprofd, V8): an allocation of Z bytes is sampled
+	// with probability 1−exp(−Z/Rate).
 	Bernoulli Scheme = iota
 	// Exact means every allocation was recorded (Rate 1): zero-width intervals.
 	Exact
@@ -26,6 +28,13 @@ const (
 	// Unknown is a pre-scaled source whose sampling is not known:
 	// estimates only, no interval.
 	Unknown
+	// Geometric is per-byte sampling by Bernoulli trials, each byte
+	// sampled with probability 1/Rate (geometric gaps: jemalloc, .NET's
+	// AllocationSampled): an allocation of Z bytes is sampled with
+	// probability 1−(1−1/Rate)^Z. That is Bernoulli's to O(1/Rate), which
+	// matters at the small periods jemalloc allows (lg_prof_sample 4:
+	// 1% low on 32-byte allocations).
+	Geometric
 )
 
 // String names the scheme as it appears in output.
@@ -39,6 +48,8 @@ func (s Scheme) String() string {
 		return "fixed-stride"
 	case Weighted:
 		return "weighted"
+	case Geometric:
+		return "geometric"
 	}
 	return "unknown"
 }

@@ -39,7 +39,7 @@ func repeat(c int64, n int) []int64 {
 // countsFor returns the allocation count of usize z whose expected number
 // of samples at rate 2^lgR is s.
 func countsFor(s float64, z uint64, lgR uint) int64 {
-	pi := -math.Expm1(-float64(z) / float64(uint64(1)<<lgR))
+	pi := -math.Expm1(float64(z) * math.Log1p(-1/float64(uint64(1)<<lgR)))
 	return int64(math.Max(1, math.Round(s/pi)))
 }
 

@@ -66,7 +66,8 @@ func (w Workload) Truth() Truth {
 type Sampled map[uint64]int64
 
 // Sample draws which allocations of p are sampled: each allocation of
-// usize Z independently with π = 1 − exp(−Z/R). It walks the allocations
+// usize Z independently with π = 1 − (1−1/R)^Z, as jemalloc's trial per
+// byte samples it (1 − exp(−Z/R) to within 1/(2R)). It walks the allocations
 // of one size with geometric gaps between successes, which is the same
 // distribution at a cost proportional to the samples, not the allocations.
 func Sample(rng *rand.Rand, p Process) []Sampled {
@@ -74,7 +75,7 @@ func Sample(rng *rand.Rand, p Process) []Sampled {
 	out := make([]Sampled, len(p.Stacks))
 	for i, s := range p.Stacks {
 		for _, a := range s.Allocs {
-			n := binomialByGaps(rng, a.Count, -math.Expm1(-float64(a.Size)/rate))
+			n := binomialByGaps(rng, a.Count, -math.Expm1(float64(a.Size)*math.Log1p(-1/rate)))
 			if n == 0 {
 				continue
 			}

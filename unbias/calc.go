@@ -12,6 +12,10 @@ type Samples struct {
 	Count float64
 	// Rate is the mean sampling period R in bytes.
 	Rate float64
+	// Geometric says that each byte was a trial sampled with probability
+	// 1/R (jemalloc, .NET): π(Z) = 1 − (1−1/R)^Z. Otherwise the sample
+	// points have exponential gaps (Go, tcmalloc): π(Z) = 1 − exp(−Z/R).
+	Geometric bool
 	// Size is the size Z in bytes of every sampled allocation. 0 means the
 	// sizes are not known: with an Offset the group is .NET's Approach 2,
 	// without one its allocations are taken to be tiny (much smaller than
@@ -50,7 +54,7 @@ func (g Samples) Stats(v Value) ci.Stats {
 	case len(g.Sizes) > 0:
 		// One sample at a time, as a trace row sums its events.
 		for _, z := range g.Sizes {
-			one := Samples{Count: 1, Rate: g.Rate, Size: z}.Stats(v)
+			one := Samples{Count: 1, Rate: g.Rate, Geometric: g.Geometric, Size: z}.Stats(v)
 			st.Merge(&one)
 		}
 	case g.Size == 0 && offset:
@@ -66,7 +70,7 @@ func (g Samples) Stats(v Value) ci.Stats {
 		if g.SampledSize > 0 {
 			zs = g.SampledSize
 		}
-		p := inclusion(zs, g.Rate)
+		p := inclusion(zs, g.Rate, g.Geometric)
 		unit := pick(v, 1, z)
 		st = ci.Stats{Estimate: g.Count * unit / p, Var: g.Count * unit * unit * (1 - p) / (p * p),
 			Samples: g.Count, MaxWeight: unit * (1 - p) / p, P: p, Unit: unit}
@@ -100,13 +104,17 @@ func (g Samples) Stats(v Value) ci.Stats {
 // Estimator says in words which estimate Stats gives for a byte value of
 // g, and how it relates to a report row's, for the calculator's output.
 func (g Samples) Estimator() string {
+	pi, pi1 := "π = 1 − exp(−Z/R)", "π = 1 − exp(−1/R)"
+	if g.Geometric {
+		pi, pi1 = "π = 1 − (1−1/R)^Z", "π = 1/R"
+	}
 	switch {
 	case len(g.Sizes) > 0:
-		return "Σ Z/π over the samples' sizes, Horvitz–Thompson with π = 1 − exp(−Z/R), as a trace row prints"
+		return "Σ Z/π over the samples' sizes, Horvitz–Thompson with " + pi + ", as a trace row prints"
 	case g.Size == 0 && g.HasOffset:
 		return "s·(R−1) + u, .NET Approach 2 (a trace row prints the Horvitz–Thompson sum of size/π: give the sizes with --sizes for it)"
 	case g.Size == 0:
-		return "s/π, Horvitz–Thompson for 1-byte allocations, π = 1 − exp(−1/R)"
+		return "s/π, Horvitz–Thompson for 1-byte allocations, " + pi1
 	}
-	return "s·Z/π, Horvitz–Thompson with π = 1 − exp(−Z/R), as a report row of one size prints"
+	return "s·Z/π, Horvitz–Thompson with " + pi + ", as a report row of one size prints"
 }

@@ -63,30 +63,32 @@ const (
 	pairProbation = 512
 )
 
-// lastPair is a sampled pair and rate, and what bernoulli made of them.
+// lastPair is a sampled pair and rate (with its sampler's kind), and
+// what bernoulli made of them.
 type lastPair struct {
 	c    parse.Counts
 	rate float64
+	geo  bool
 	out  Contribution
 	set  bool
 }
 
 // sampled is bernoulli, remembered per value.
-func (m *Memo) sampled(c parse.Counts, v Value, rate float64) Contribution {
+func (m *Memo) sampled(c parse.Counts, v Value, rate float64, geo bool) Contribution {
 	pc := &m.last[v]
 	l := &pc.last
-	if l.set && l.c == c && l.rate == rate {
+	if l.set && l.c == c && l.rate == rate && l.geo == geo {
 		return l.out
 	}
 	if pc.misses++; pc.misses > 16 && !pc.off {
 		// A few misses first: a Memo made for one record, or a profile
 		// of a few pairs, never pays for the cache.
-		if l = pc.slot(c, rate); l.set {
+		if l = pc.slot(c, rate, geo); l.set {
 			pc.last = *l
 			return l.out
 		}
 	}
-	*l = lastPair{c: c, rate: rate, out: m.bernoulli(c, v, rate), set: true}
+	*l = lastPair{c: c, rate: rate, geo: geo, out: m.bernoulli(c, v, rate, geo), set: true}
 	if l != &pc.last {
 		pc.last = *l
 	}
@@ -95,7 +97,7 @@ func (m *Memo) sampled(c parse.Counts, v Value, rate float64) Contribution {
 
 // slot returns the cache slot of pair c at rate, set when it holds them;
 // on probation, or once the cache was dropped, pc.last, not set.
-func (pc *pairCache) slot(c parse.Counts, rate float64) *lastPair {
+func (pc *pairCache) slot(c parse.Counts, rate float64, geo bool) *lastPair {
 	h := mix.Finish(math.Float64bits(c.Objects)*31 ^ math.Float64bits(c.Bytes) ^ math.Float64bits(c.Size)<<1 ^ math.Float64bits(rate)<<2)
 	i := h & (pairSlots - 1)
 	if pc.slots == nil {
@@ -115,7 +117,7 @@ func (pc *pairCache) slot(c parse.Counts, rate float64) *lastPair {
 		return &pc.last
 	}
 	l := &pc.slots[i]
-	if !l.set || l.c != c || l.rate != rate {
+	if !l.set || l.c != c || l.rate != rate || l.geo != geo {
 		l.set = false // another pair's: taken over
 	}
 	return l
@@ -154,11 +156,11 @@ func (m *Memo) Contribute(rec *parse.Record, v Value) Contribution {
 	}
 	var out Contribution
 	switch rec.Scheme {
-	case parse.Bernoulli:
+	case parse.Bernoulli, parse.Geometric:
 		if rec.Rate <= 1 {
 			out = exact(c, v)
 		} else {
-			out = m.sampled(c, v, rec.Rate)
+			out = m.sampled(c, v, rec.Rate, rec.Scheme == parse.Geometric)
 		}
 	case parse.Exact:
 		out = exact(c, v)
@@ -189,9 +191,16 @@ func pick(v Value, objects, bytes float64) float64 {
 	return objects
 }
 
-// inclusion is π(z) = 1 − exp(−z/R), the probability that per-byte
-// Bernoulli sampling with mean period R samples an allocation of z bytes.
-func inclusion(z, rate float64) float64 { return -math.Expm1(-z / rate) }
+// inclusion is π(z), the probability that per-byte sampling with mean
+// period R samples an allocation of z bytes: 1 − exp(−z/R) for sample
+// points of exponential gaps, 1 − (1−1/R)^z for trials of each byte
+// (geometric gaps, parse.Geometric).
+func inclusion(z, rate float64, geometric bool) float64 {
+	if geometric && rate > 1 {
+		return -math.Expm1(z * math.Log1p(-1/rate))
+	}
+	return -math.Expm1(-z / rate)
+}
 
 // sampledSize is the size c's allocations were sampled by, where the
 // allocator's size classes make it other than c.Size; 0 otherwise.
@@ -205,8 +214,8 @@ func sampledSize(c parse.Counts) float64 {
 // single is the contribution of n samples that all have size z, sampled
 // by size zs (0: z): the statistics the ci calculator gives for
 // --samples n --size z.
-func single(n, z, zs, rate float64, v Value) Contribution {
-	return Contribution{Size: z, Stats: Samples{Count: n, Rate: rate, Size: z, SampledSize: zs}.Stats(v)}
+func single(n, z, zs, rate float64, geo bool, v Value) Contribution {
+	return Contribution{Size: z, Stats: Samples{Count: n, Rate: rate, Geometric: geo, Size: z, SampledSize: zs}.Stats(v)}
 }
 
 // mixed is the contribution of a line whose sample sizes are unknown: its
@@ -230,20 +239,27 @@ func mixed(n, objects, bytes, rate float64, v Value) Contribution {
 	return out
 }
 
-func (m *Memo) bernoulli(c parse.Counts, v Value, rate float64) Contribution {
+func (m *Memo) bernoulli(c parse.Counts, v Value, rate float64, geo bool) Contribution {
 	switch c.Enc {
 	case parse.JemallocUnbias:
 		cIn, sIn := uint64(c.Objects), uint64(c.Bytes)
 		if n, z, ok := m.invert(cIn, sIn, rate); ok {
-			return single(float64(n), float64(z), 0, rate, v)
+			return single(float64(n), float64(z), 0, rate, geo, v)
 		}
 		objs, bytes := JeprofDecode(c.Objects, c.Bytes, rate)
+		if geo && objs > 0 {
+			// jemalloc weighed each sample by 1/(1−exp(−Z/R)), a little
+			// more than its trials' 1/π(Z): by a factor between 1 and
+			// 1 + 1/(2R) whatever Z. The line's mean size says which.
+			f := inclusion(bytes/objs, rate, false) / inclusion(bytes/objs, rate, true)
+			objs, bytes = objs*f, bytes*f
+		}
 		out := mixed(c.Objects, objs, bytes, rate, v)
 		out.SamplesBound = true
 		return out
 	case parse.Scaled:
 		if c.Size > 0 {
-			out := single(c.Samples, c.Size, 0, rate, v)
+			out := single(c.Samples, c.Size, 0, rate, geo, v)
 			out.Estimate = pick(v, c.Objects, c.Bytes) // the producer's own HT value
 			out.SamplesBound = c.SamplesBound
 			return out
@@ -262,31 +278,42 @@ func (m *Memo) bernoulli(c parse.Counts, v Value, rate float64) Contribution {
 			// ({32, 64} → 48 B, {1, 2} MiB → 1.5 MiB) is no evidence of
 			// one size, so the line is read with jeprof's average-size
 			// estimate and its error bound, as any mixed line.
-			objs, bytes := JeprofDecode(c.Objects, c.Bytes, rate)
+			objs, bytes := averageSize(n, c.Bytes, rate, geo)
 			out := mixed(n, objs, bytes, rate, v)
 			out.Approx = true
 			out.Seen = pick(v, n, c.Bytes) // the sampled sums themselves
 			if v.IsSpace() {
-				out.Bias = rawMixedBias(n, c.Bytes, bytes, rate)
+				out.Bias = rawMixedBias(n, c.Bytes, bytes, rate, geo)
 			}
 			return out
 		}
-		return single(n, z, sampledSize(c), rate, v)
+		return single(n, z, sampledSize(c), rate, geo, v)
 	}
+}
+
+// averageSize is the average-size estimate of n samples summing to b
+// bytes: both scaled by 1/π at their mean size, jeprof's per-line
+// formula where the sample points have exponential gaps.
+func averageSize(n, b, rate float64, geo bool) (objects, bytes float64) {
+	if !geo || n == 0 {
+		return JeprofDecode(n, b, rate)
+	}
+	scale := 1 / inclusion(b/n, rate, true)
+	return n * scale, b * scale
 }
 
 // rawMixedBias bounds how far the average-size estimate est of a raw line
 // with n samples summing to b bytes lies below the HT estimate Σ h(zᵢ),
-// h(z) = z/(1−exp(−z/R)). h is convex, so over all sizes with Σ zᵢ = b
+// h(z) = z/π(z). h is convex, so over all sizes with Σ zᵢ = b
 // the sum is least when the sizes are equal (Jensen): est = n·h(b/n) is
 // that least value, never above the HT estimate. It is largest at a
 // corner of the sizes' range: n−1 allocations of one byte and one of the
 // rest. The bound is that largest value less est.
-func rawMixedBias(n, b, est, rate float64) float64 {
+func rawMixedBias(n, b, est, rate float64, geo bool) float64 {
 	if n < 2 {
 		return 0
 	}
-	h := func(z float64) float64 { return z / inclusion(z, rate) }
+	h := func(z float64) float64 { return z / inclusion(z, rate, geo) }
 	most := (n-1)*h(1) + h(math.Max(1, b-(n-1)))
 	return math.Max(0, most-est)
 }

@@ -115,7 +115,7 @@ func TestCalculatorMatchesSizeRows(t *testing.T) {
 					continue // the row of mixed sizes
 				}
 				c := ciJSONOut(t, "--samples", strconv.FormatFloat(row.Samples, 'f', -1, 64), "--rate", strconv.FormatFloat(rep.Sources[0].Rate, 'f', -1, 64),
-					"--size", row.Key, "--method", method).Total
+					"--size", row.Key, "--method", method, "--sampler", "geometric").Total // jemalloc's
 				near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-12*math.Abs(b) }
 				if !near(c.Estimate, row.Estimate) || c.Method != row.Method || !near(c.Lo, row.Lo) || !near(c.Hi, row.Hi) ||
 					(c.Method == "exact" && (c.Lo != row.Lo || c.Hi != row.Hi)) {
@@ -139,10 +139,12 @@ func TestCICalculatorOutputs(t *testing.T) {
 		args []string
 		want ciInputs
 	}{
-		{"size", []string{"--samples", "3", "--rate", "512KiB", "--size", "4KiB"}, ciInputs{Samples: 3, Rate: 524288, Size: 4096}},
+		{"size", []string{"--samples", "3", "--rate", "512KiB", "--size", "4KiB"}, ciInputs{Samples: 3, Rate: 524288, Sampler: "exponential", Size: 4096}},
+		{"size, jemalloc's sampler", []string{"--samples", "3", "--rate", "16", "--size", "32", "--sampler", "geometric"},
+			ciInputs{Samples: 3, Rate: 16, Sampler: "geometric", Size: 32}},
 		{"offset", []string{"--samples", "8", "--rate", "102400", "--offset-bytes", "10908", "--open-end"},
-			ciInputs{Samples: 8, Rate: 102400, OffsetBytes: ptr(10908.0), OpenEnd: true}},
-		{"sizes", []string{"--samples", "2", "--rate", "4096", "--sizes", "10,20"}, ciInputs{Samples: 2, Rate: 4096, Sizes: []float64{10, 20}}},
+			ciInputs{Samples: 8, Rate: 102400, Sampler: "geometric", OffsetBytes: ptr(10908.0), OpenEnd: true}}, // .NET's: a trial per byte
+		{"sizes", []string{"--samples", "2", "--rate", "4096", "--sizes", "10,20"}, ciInputs{Samples: 2, Rate: 4096, Sampler: "exponential", Sizes: []float64{10, 20}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

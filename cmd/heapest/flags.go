@@ -28,7 +28,24 @@ var (
 	ciFormatChoices     = []render.Format{render.Table, render.CSV, render.JSON, render.JUnit, render.Markdown}
 	diffFormatChoices   = []render.Format{render.Table, render.CSV, render.JSON, render.Pprof, render.SVG}
 	unbiasChoices       = []unbiasMode{unbiasAuto, "on", "off"}
+	samplerChoices      = []samplerKind{samplerExponential, samplerGeometric}
 )
+
+// samplerKind is the calculator's --sampler: how the sample points fall,
+// which decides π(Z) (unbias.Samples.Geometric). An input file's
+// sampler is its format's.
+type samplerKind string
+
+const (
+	// samplerExponential: sample points with exponential gaps (Go,
+	// tcmalloc, gperftools, heapprofd, V8): π = 1 − exp(−Z/R).
+	samplerExponential samplerKind = "exponential"
+	// samplerGeometric: a trial per byte (jemalloc, .NET's
+	// AllocationSampled): π = 1 − (1−1/R)^Z.
+	samplerGeometric samplerKind = "geometric"
+)
+
+func (k samplerKind) String() string { return string(k) }
 
 // unbiasMode is --jemalloc-unbias: how jemalloc 5.3 dumps were written,
 // as parse.Options.JemallocUnbias takes it.

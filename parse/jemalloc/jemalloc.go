@@ -309,7 +309,7 @@ func (p *parser) setRate(r uint64) {
 	p.rate = r
 	p.prof.Source.Rate = float64(r)
 	p.rec.Rate = float64(r)
-	p.rec.Scheme = parse.Bernoulli
+	p.rec.Scheme = parse.Geometric // prof_sample_new_event_wait: a trial per byte
 	if r == 1 {
 		p.rec.Scheme = parse.Exact
 	}

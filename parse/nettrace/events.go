@@ -274,7 +274,7 @@ func (d *decoder) allocSampled(h *header, p []byte) bool {
 	r.StackID = uint64(g + 1)
 	r.Thread = d.thread(h.thread)
 	r.Type = typ
-	r.Scheme, r.Rate = parse.Bernoulli, samplingRate
+	r.Scheme, r.Rate = parse.Geometric, samplingRate // a trial per byte, p = 1/R
 	z := float64(size)
 	r.InUse = parse.Counts{}
 	r.Alloc = parse.Counts{Objects: 1, Bytes: z, Enc: parse.Raw, Samples: 1, Size: z}

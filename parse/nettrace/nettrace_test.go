@@ -330,8 +330,8 @@ func checkSimulated(t *testing.T, opt nt.Options, wl nt.Workload) {
 	for _, r := range recs {
 		samples[r.Type]++
 		offsets[r.Type] += r.Offset
-		if r.Scheme != parse.Bernoulli || r.Rate != samplingRate || !r.HasOffset {
-			t.Fatalf("record %+v: want Bernoulli, rate 102400, offset", r)
+		if r.Scheme != parse.Geometric || r.Rate != samplingRate || !r.HasOffset {
+			t.Fatalf("record %+v: want Geometric, rate 102400, offset", r)
 		}
 		if r.Alloc.Objects != 1 || r.Alloc.Samples != 1 || r.Alloc.Size != r.Alloc.Bytes || r.Alloc.Enc != parse.Raw {
 			t.Fatalf("record counts %+v", r.Alloc)
@@ -478,7 +478,7 @@ func TestNettraceBothEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(recs) != 1 || p.Records != 1 || recs[0].Scheme != parse.Bernoulli || !hasWarning(p, "GCAllocationTick events were ignored") {
+	if len(recs) != 1 || p.Records != 1 || recs[0].Scheme != parse.Geometric || !hasWarning(p, "GCAllocationTick events were ignored") {
 		t.Errorf("records %+v warnings %q", recs, p.Warnings)
 	}
 }

@@ -102,7 +102,7 @@ func TestNettraceTicksHeldBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(recs) != 2 || p.Records != 2 || recs[0].Scheme != parse.Bernoulli || recs[1].Scheme != parse.Bernoulli ||
+	if len(recs) != 2 || p.Records != 2 || recs[0].Scheme != parse.Geometric || recs[1].Scheme != parse.Geometric ||
 		!hasWarning(p, "the 4 GCAllocationTick events were ignored") {
 		t.Errorf("records %+v warnings %q", recs, p.Warnings)
 	}

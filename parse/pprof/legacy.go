@@ -67,8 +67,11 @@ func ParseLegacy(name string, r *bufio.Reader, opt parse.Options, sink parse.Sin
 	}
 	lp := legacyParser{name: name, lines: opt.Lines, keepGoing: opt.KeepGoing, h: h, out: out, sink: sink, funcs: map[string]string{}, ends: ends}
 	lp.rec = parse.Record{Scheme: parse.Bernoulli, Rate: h.rate}
-	if h.complete {
+	switch {
+	case h.complete:
 		lp.rec.Scheme = parse.Exact
+	case h.jemalloc3:
+		lp.rec.Scheme = parse.Geometric // jemalloc 3 draws a trial per byte too
 	}
 	if err := lp.body(sc); err != nil {
 		return nil, err

@@ -482,10 +482,12 @@ func TestLegacyText(t *testing.T) {
 			"2: 96 [5: 240] @ 0x40100a 0x40200b\n#\t0x401009\tmain.f+0x9\t/src/main.go:7\n#\t0x40200a\tmain.main+0xa\t/src/main.go:12\n\n" +
 			"# runtime.MemStats\n# Alloc = 1\n",
 			"pprof-go", 524288, [2]float64{2, 96}, [2]float64{5, 240}, true, parse.Bernoulli, "main.f;main.main", 0},
-		{"gperftools heap_v2", "heap profile:    2:     96 [     2:     96] @ heap_v2/65536\n" +
+		{"gperftools heap_v2", "heap profile:      2:       96 [     2:       96] @ heap_v2/65536\n" +
 			"     1:       64 [     1:       64] @ 0x7f01 0x401234\n     1:       32 [     1:       32] @ 0x7f01 0x401299\n" +
 			"MAPPED_LIBRARIES:\n00400000-00401000 r-xp 00000000 08:01 12 /bin/prog\n7f00-8000 r-xp 00001000 08:01 13 /lib/libtcmalloc.so\n",
 			"gperftools", 65536, [2]float64{1, 64}, [2]float64{}, false, parse.Bernoulli, ";", 2},
+		{"jemalloc 3 heap_v2", "heap profile: 2: 96 [5: 288] @ heap_v2/524288\n2: 96 [5: 288] @ 0x7f01 0x401234\n",
+			"gperftools", 524288, [2]float64{2, 96}, [2]float64{5, 288}, true, parse.Geometric, ";", 0},
 		{"gperftools full heap profile", "heap profile: 1: 10 [ 3: 30] @ heapprofile\n1: 10 [3: 30] @ 0x10\n",
 			"gperftools", 1, [2]float64{1, 10}, [2]float64{3, 30}, true, parse.Exact, "", 0},
 	}
@@ -1139,7 +1141,7 @@ func FuzzLegacy(f *testing.F) {
 		var samples float64
 		for _, r := range c.recs {
 			if r.InUse.Enc != parse.Raw || r.InUse.Samples != r.InUse.Objects || r.InUse.Objects < 0 || r.Rate != p.Source.Rate ||
-				(r.Scheme != parse.Bernoulli && r.Scheme != parse.Exact) {
+				(r.Scheme != parse.Bernoulli && r.Scheme != parse.Geometric && r.Scheme != parse.Exact) {
 				t.Fatalf("record %+v at rate %v", r, p.Source.Rate)
 			}
 			samples += r.InUse.Samples

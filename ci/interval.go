@@ -52,7 +52,7 @@ const (
 	NoteCampPaulson  = "approximate: Camp–Paulson normal approximation of the exact CDF"
 	NoteOpenEnd      = "upper bound at s+1 samples: the bytes after the last sample are unobserved (.NET design)"
 	NoteOpenStart    = "lower bound at s−1 samples: the window starts between samples (.NET design)"
-	NoteBias         = "estimate from the average size of a dump line's unknown sizes, the least its samples allow; upper bound widened to the most they allow"
+	NoteBias         = "widened: a dump line's sizes are unknown where it mixes them, and its samples allow a range of estimates (a raw line's average-size one is the least); the bounds allow for the whole range"
 	NoteContains     = "interval widened to hold the estimate: allocations many sampling periods large are sampled almost surely, so the count is nearly exact and the estimate Z/π lies just above it"
 	NoteEstimator    = "interval widened to hold the estimate: the row prints Horvitz–Thompson's Σ Z/π, the interval is Approach 2's, whose own estimate s·(R−1)+u is further off here"
 	NoteConditional  = "conditional on the sampled sizes: counts the allocations of the sizes some sample hit; allocations of sizes no sample hit are not counted (their bytes are, within the bytes interval)"
@@ -88,10 +88,8 @@ func Interval(s Stats, m Method, confidence float64) (Result, error) {
 		r = Result{Estimate: s.Estimate, Lo: s.Estimate, Hi: s.Estimate, Method: MethodNone, Notes: []string{NoteNoInterval}}
 	case s.Complete || s.N == 0:
 		r = Result{Estimate: s.Estimate, Lo: s.Estimate, Hi: s.Estimate, Method: Exact.String()}
-	case s.Bias > 0:
+	case s.Bias > 0 || s.Spill > 0 || s.Excess > 0:
 		r = widened(s, m, alpha)
-	case s.Spill > 0 || s.Excess > 0:
-		r = shifted(s, m, alpha)
 	default:
 		r = dispatch(s, m, alpha)
 	}
@@ -247,32 +245,24 @@ func (s Stats) presentExact(alpha float64) Result {
 	return r
 }
 
-// widened is the interval of a group whose estimate may lie up to Bias
-// below the HT estimate (never above it): the lower bound is the
-// method's for the estimate, the upper bound for the largest possible
-// one.
+// widened is the interval of a group whose estimate may lie off the HT
+// estimate: below it by up to Bias (a dump line's least estimate, or one
+// of a range) and Spill (JFR: bytes weighed to another stack across a
+// gap in the producer's samples), above it by up to Excess. The lower
+// bound is the method's for the estimate less Excess, the upper bound
+// the method's for the estimate plus Bias and Spill.
 func widened(s Stats, m Method, alpha float64) Result {
 	lo, hi := s, s
-	hi.Estimate = s.Estimate + s.Bias
-	lo.Bias, hi.Bias = 0, 0
-	rl, rh := dispatch(lo, m, alpha), dispatch(hi, m, alpha)
-	rh.Estimate, rh.Lo = s.Estimate, math.Min(rl.Lo, s.Estimate)
-	rh.Notes = append(rh.Notes, NoteBias)
-	return rh
-}
-
-// shifted is the interval of a weighted group whose estimate may be low by
-// up to Spill or high by up to Excess (bytes weighed to the wrong stack
-// across a gap in the producer's samples): the lower bound is the
-// method's for the estimate less Excess, the upper for the estimate plus
-// Spill.
-func shifted(s Stats, m Method, alpha float64) Result {
-	lo, hi := s, s
 	lo.Estimate = math.Max(0, s.Estimate-s.Excess)
-	hi.Estimate = s.Estimate + s.Spill
-	lo.Spill, lo.Excess, hi.Spill, hi.Excess = 0, 0, 0, 0
+	hi.Estimate = s.Estimate + s.Bias + s.Spill
+	for _, t := range []*Stats{&lo, &hi} {
+		t.Bias, t.Spill, t.Excess = 0, 0, 0
+	}
 	rl, rh := dispatch(lo, m, alpha), dispatch(hi, m, alpha)
 	rh.Estimate, rh.Lo = s.Estimate, math.Min(rl.Lo, s.Estimate)
+	if s.Bias > 0 || (s.Excess > 0 && !s.Weighted) {
+		rh.Notes = append(rh.Notes, NoteBias)
+	}
 	return rh
 }
 

@@ -70,8 +70,14 @@ func (g Samples) Stats(v Value) ci.Stats {
 		if g.SampledSize > 0 {
 			zs = g.SampledSize
 		}
-		p := inclusion(zs, g.Rate, g.Geometric)
 		unit := pick(v, 1, z)
+		if g.Rate <= 1 {
+			// Every allocation recorded, whichever the sampler: a
+			// report reads such records as exact.
+			st = ci.Stats{Estimate: g.Count * unit, Samples: g.Count, Complete: true, P: 1, Unit: unit}
+			break
+		}
+		p := inclusion(zs, g.Rate, g.Geometric)
 		st = ci.Stats{Estimate: g.Count * unit / p, Var: g.Count * unit * unit * (1 - p) / (p * p),
 			Samples: g.Count, MaxWeight: unit * (1 - p) / p, P: p, Unit: unit}
 		if v.IsSpace() {

@@ -31,6 +31,12 @@ func TestSamplesStats(t *testing.T) {
 		// With sizes, a trace record is HT and still carries its offset.
 		{"size and offset", Samples{Count: 1, Rate: 102400, Size: 48, Offset: 20, HasOffset: true, OpenEnd: true}, AllocSpace,
 			48 / (1 - math.Exp(-48.0/102400)), 48 * 48 * math.Exp(-48.0/102400) / math.Pow(1-math.Exp(-48.0/102400), 2), false, true},
+		// jemalloc's trial per byte at lg_prof_sample:4.
+		{"geometric", Samples{Count: 100, Rate: 16, Size: 32, Geometric: true}, AllocSpace,
+			100 * 32 / (1 - math.Pow(15.0/16, 32)), 100 * 32 * 32 * math.Pow(15.0/16, 32) / math.Pow(1-math.Pow(15.0/16, 32), 2), false, false},
+		// At R = 1 every allocation was recorded, whichever the sampler.
+		{"period 1", Samples{Count: 10, Rate: 1, Size: 8}, AllocSpace, 80, 0, false, false},
+		{"period 1, geometric", Samples{Count: 10, Rate: 1, Size: 8, Geometric: true}, AllocObjects, 10, 0, false, false},
 		// Approach 2 is about bytes: an object value ignores the offset.
 		{"offsets, objects", Samples{Count: 8, Rate: 102400, Size: 48, Offset: 10908, HasOffset: true}, AllocObjects,
 			8 / (1 - math.Exp(-48.0/102400)), 8 * math.Exp(-48.0/102400) / math.Pow(1-math.Exp(-48.0/102400), 2), false, false},

@@ -158,12 +158,12 @@ func (m *Memo) Contribute(rec *parse.Record, v Value) Contribution {
 	switch rec.Scheme {
 	case parse.Bernoulli, parse.Geometric:
 		if rec.Rate <= 1 {
-			out = exact(c, v)
+			out = exact(m.plain(c), v)
 		} else {
 			out = m.sampled(c, v, rec.Rate, rec.Scheme == parse.Geometric)
 		}
 	case parse.Exact:
-		out = exact(c, v)
+		out = exact(m.plain(c), v)
 	case parse.Weighted:
 		out = weighted(c, v, rec)
 	default:
@@ -196,7 +196,7 @@ func pick(v Value, objects, bytes float64) float64 {
 // points of exponential gaps, 1 − (1−1/R)^z for trials of each byte
 // (geometric gaps, parse.Geometric).
 func inclusion(z, rate float64, geometric bool) float64 {
-	if geometric && rate > 1 {
+	if geometric && rate >= 1 {
 		return -math.Expm1(z * math.Log1p(-1/rate))
 	}
 	return -math.Expm1(-z / rate)
@@ -247,15 +247,15 @@ func (m *Memo) bernoulli(c parse.Counts, v Value, rate float64, geo bool) Contri
 			return single(float64(n), float64(z), 0, rate, geo, v)
 		}
 		objs, bytes := JeprofDecode(c.Objects, c.Bytes, rate)
-		if geo && objs > 0 {
-			// jemalloc weighed each sample by 1/(1−exp(−Z/R)), a little
-			// more than its trials' 1/π(Z): by a factor between 1 and
-			// 1 + 1/(2R) whatever Z. The line's mean size says which.
-			f := inclusion(bytes/objs, rate, false) / inclusion(bytes/objs, rate, true)
-			objs, bytes = objs*f, bytes*f
+		lo, hi := bytes, bytes
+		if geo {
+			objs, bytes, lo, hi = jemallocMixed(objs, bytes, rate)
 		}
 		out := mixed(c.Objects, objs, bytes, rate, v)
 		out.SamplesBound = true
+		if v.IsSpace() {
+			out.Bias, out.Excess = hi-bytes, bytes-lo
+		}
 		return out
 	case parse.Scaled:
 		if c.Size > 0 {
@@ -316,6 +316,23 @@ func rawMixedBias(n, b, est, rate float64, geo bool) float64 {
 	h := func(z float64) float64 { return z / inclusion(z, rate, geo) }
 	most := (n-1)*h(1) + h(math.Max(1, b-(n-1)))
 	return math.Max(0, most-est)
+}
+
+// plain is c with a prof_unbias pair decoded to what every allocation
+// recorded holds: jemalloc encodes its lines at lg_prof_sample:0 too,
+// with 1 − exp(−Z) for Z-byte allocations sampled surely, so 65,536
+// objects of 8 bytes are written as 65,514 and 524,112 bytes.
+func (m *Memo) plain(c parse.Counts) parse.Counts {
+	if c.Enc != parse.JemallocUnbias || c.Objects == 0 {
+		return c
+	}
+	if n, z, ok := m.invert(uint64(c.Objects), uint64(c.Bytes), 1); ok {
+		return parse.Counts{Objects: float64(n), Bytes: float64(n * z), Size: float64(z)}
+	}
+	// Mixed sizes: jeprof's scaling, whose sums are the counts (at R = 1
+	// jemalloc's table weights are the sizes themselves).
+	scale := -1 / math.Expm1(-c.Bytes/c.Objects)
+	return parse.Counts{Objects: math.Round(c.Objects * scale), Bytes: math.Round(c.Bytes * scale)}
 }
 
 // exact is a record from a profile that recorded every allocation.

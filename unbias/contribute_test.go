@@ -50,9 +50,12 @@ func TestContribute(t *testing.T) {
 			InUseObjects, 20 / g32, 20, false, false},
 		{"geometric raw mixed: average size", rec(parse.Geometric, R16, parse.Counts{Objects: 14, Bytes: 700}), InUseSpace,
 			700 / (1 - math.Pow(1-1.0/R16, 50)), 14, true, false},
-		{"geometric unbias mixed: jemalloc's sums, corrected at their mean size",
+		// jeprof's 741/(1−exp(−74.1/R)) is jemalloc's sum; its mean size
+		// 74.1 is nearest the class of 80 bytes, whose table weight is
+		// round(80/(1−exp(−80/R))) for an HT weight of 80/π.
+		{"geometric unbias mixed: jemalloc's sums, at the weight of their mean size's class",
 			rec(parse.Geometric, R16, parse.Counts{Objects: 10, Bytes: 741, Enc: parse.JemallocUnbias}), InUseSpace,
-			741 / (1 - math.Pow(1-1.0/R16, 74.1)), 10, true, true}, // jeprof's 741/(1−exp(−74.1/R)), times π_exp/π_geo at 74.1
+			741 / -math.Expm1(-74.1/R16) / (math.Round(80/-math.Expm1(-80.0/R16)) * (1 - math.Pow(1-1.0/R16, 80)) / 80), 10, true, true},
 		{"fixed stride: estimate only", rec(parse.FixedStride, 102400, parse.Counts{Objects: 0, Bytes: 102400, Enc: parse.Scaled, Samples: 1}), InUseSpace, 102400, 1, true, false},
 	}
 	for _, tt := range tests {
@@ -235,5 +238,37 @@ func TestTcmallocClassesInclusion(t *testing.T) {
 	rec.InUse.Classes = parse.Recorded
 	if got := Contribute(&rec, InUseSpace); math.Abs(got.Estimate-65/-math.Expm1(-65.0/R)) > 1e-6 {
 		t.Errorf("recorded sizes: estimate %v, want 65/π(65)", got.Estimate)
+	}
+}
+
+// TestJemallocMixedBounds sums lines of random mixed sizes as jemalloc
+// does (its rounded table weights) at small periods, and checks that the
+// HT sum of their samples under jemalloc's own sampler lies within the
+// bounds jemallocMixed gives the line. (The pair jemalloc writes rounds
+// these sums once more, a few samples' worth on short lines: the
+// variance bound of a mixed line is that wide.)
+func TestJemallocMixedBounds(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	classes := []uint64{8, 16, 32, 48, 64, 80, 96, 112, 128, 160, 192, 256, 320, 448, 640, 1024, 4096, 20480}
+	for _, lg := range []uint{1, 2, 3, 4, 6, 8, 10, 19} {
+		rate := float64(uint64(1) << lg)
+		for i := range 2000 {
+			var shifted, unbiased uint64
+			var ht float64
+			for range 2 + rng.IntN(40) {
+				z := classes[rng.IntN(len(classes))]
+				c, b := JemallocSampleWeights(z, lg)
+				shifted, unbiased = shifted+c, unbiased+b
+				ht += float64(z) / inclusion(float64(z), rate, true)
+			}
+			_, est, lo, hi := jemallocMixed(float64(shifted)/8, float64(unbiased), rate)
+			tol := 1e-12
+			if lo == hi {
+				tol = negligibleBound // dropped as negligible
+			}
+			if ht < lo*(1-tol) || ht > hi*(1+tol) || est < lo || est > hi {
+				t.Fatalf("lg %d, line %d: HT %v, estimate %v, bounds [%v, %v]", lg, i, ht, est, lo, hi)
+			}
+		}
 	}
 }

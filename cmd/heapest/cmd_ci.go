@@ -92,9 +92,9 @@ bytes.
 --sampler says how the allocator placed its sample points: exponential for
 Go, tcmalloc, gperftools, heapprofd and V8, whose gaps between them are
 exponential; geometric for jemalloc and .NET, which sample each byte with
-probability 1/R. The default is geometric with --offset-bytes (.NET's
-events), exponential otherwise. The two agree to within 1/(2R) of the
-estimate: it matters at small periods (1% at lg_prof_sample:4 for 32-byte
+probability 1/R. The default is geometric with --offset-bytes or --sizes
+(.NET's events), exponential otherwise. The two agree to within about 1/(2R)
+of the estimate: it matters at small periods (1% at lg_prof_sample:4 for 32-byte
 allocations), and with the allocator's sampler the calculator gives what a
 report row of its dump prints.
 
@@ -156,7 +156,7 @@ rows that mix sizes. See docs/statistics.md.
 	f.BoolVar(&opts.OpenEnd, "open-end", false, "calculator, with --offset-bytes: the window does not end on a sample (upper bound at S+1)")
 	f.BoolVar(&opts.OpenStart, "open-start", false, "calculator, with --offset-bytes: the window does not start on a sample (lower bound at S−1)")
 	enumVar(cmd, &opts.Sampler, "sampler", samplerChoices, true,
-		"calculator: how the sample points fall: exponential gaps (Go, tcmalloc) or a trial per byte, geometric (jemalloc, .NET; the default with --offset-bytes)")
+		"calculator: how the sample points fall: exponential gaps (Go, tcmalloc) or a trial per byte, geometric (jemalloc, .NET; the default with --offset-bytes or --sizes)")
 	return cmd
 }
 
@@ -232,8 +232,12 @@ func (o CIOptions) calculatorOnly(cmd *cobra.Command) error {
 // describe.
 func (o CIOptions) samples(cmd *cobra.Command) (unbias.Samples, error) {
 	g := unbias.Samples{Count: o.Samples, Rate: o.Rate, Geometric: o.Sampler == samplerGeometric}
-	if !cmd.Flags().Changed("sampler") {
-		g.Geometric = cmd.Flags().Changed("offset-bytes") // .NET's events: a trial per byte
+	hasDotnet := cmd.Flags().Changed("offset-bytes") || cmd.Flags().Changed("sizes") // .NET's events: a trial per byte
+	switch {
+	case !cmd.Flags().Changed("sampler"):
+		g.Geometric = hasDotnet
+	case !g.Geometric && cmd.Flags().Changed("offset-bytes"):
+		return g, errors.New("--sampler exponential: .NET's events (--offset-bytes) are sampled by a trial per byte, geometric")
 	}
 	switch {
 	case !(o.Samples >= 0) || o.Samples != math.Floor(o.Samples) || o.Samples > 1e9:

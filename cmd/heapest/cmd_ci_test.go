@@ -144,7 +144,7 @@ func TestCICalculatorOutputs(t *testing.T) {
 			ciInputs{Samples: 3, Rate: 16, Sampler: "geometric", Size: 32}},
 		{"offset", []string{"--samples", "8", "--rate", "102400", "--offset-bytes", "10908", "--open-end"},
 			ciInputs{Samples: 8, Rate: 102400, Sampler: "geometric", OffsetBytes: ptr(10908.0), OpenEnd: true}}, // .NET's: a trial per byte
-		{"sizes", []string{"--samples", "2", "--rate", "4096", "--sizes", "10,20"}, ciInputs{Samples: 2, Rate: 4096, Sampler: "exponential", Sizes: []float64{10, 20}}},
+		{"sizes", []string{"--samples", "2", "--rate", "4096", "--sizes", "10,20"}, ciInputs{Samples: 2, Rate: 4096, Sampler: "geometric", Sizes: []float64{10, 20}}}, // .NET's ObjectSize
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -421,6 +421,17 @@ func TestPprofProducers(t *testing.T) {
 	hp := mk([][2]string{{"Total malloc count", "count"}, {"Total malloc size", "bytes"},
 		{"Unreleased malloc count", "count"}, {"Unreleased malloc size", "bytes"}}, 0, "", []int64{7, 28672, 3, 12288}, nil)
 	node := mk([][2]string{{"inuse_objects", "count"}, {"inuse_space", "bytes"}}, 524288, "", []int64{5, 500}, nil)
+	// jemalloc 3's heap_v2 text (2 objects, 96 bytes at 2^19) converted
+	// to proto by pprof, which scaled it: the mapping of libjemalloc
+	// tells it from gperftools' heap sample.
+	je3Scale := 1 / -math.Expm1(-48.0/524288)
+	je3P, err := profile.Parse(bytes.NewReader(mk([][2]string{{"objects", "count"}, {"space", "bytes"}}, 524288, "",
+		[]int64{int64(math.Round(2 * je3Scale)), int64(math.Round(96 * je3Scale))}, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	je3P.Mapping = []*profile.Mapping{{ID: 1, Start: 0x7f0000000000, Limit: 0x7f0000100000, File: "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"}}
+	je3 := encode(t, je3P)
 	tests := []struct {
 		name, format string
 		data         []byte
@@ -429,6 +440,7 @@ func TestPprofProducers(t *testing.T) {
 		scheme       parse.Scheme
 		warn         string
 	}{
+		{"jemalloc 3 text converted to proto", "pprof", je3, parse.Options{}, 2, parse.Geometric, ""},
 		{"tcmalloc default rate", "pprof-tcmalloc", tc, parse.Options{}, 6400 * -math.Expm1(-61.0/(2<<20)) / 64, parse.Bernoulli, "2 MiB"},
 		{"tcmalloc --rate", "pprof-tcmalloc", tc, parse.Options{Rate: 65536}, 6400 * -math.Expm1(-61.0/65536) / 64, parse.Bernoulli, ""},
 		{"heapprofd without rate", "pprof-heapprofd", hp, parse.Options{}, 3, parse.Unknown, "--rate"},

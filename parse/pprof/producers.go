@@ -66,7 +66,11 @@ func readScaledHeap(d *decoded, t sampleTypes, opt parse.Options, format string,
 	if format != "pprof-go" {
 		io, is, ao, as = t.objects, t.space, -1, -1
 		out.Source.Detail = "legacy heap profile converted to proto, values scaled by pprof"
-		if !mapsJemalloc(d) {
+		if mapsJemalloc(d) {
+			if scheme == parse.Bernoulli {
+				scheme = parse.Geometric // jemalloc 3 draws a trial per byte
+			}
+		} else {
 			// gperftools' heap sample (pprof keeps no alloc values of
 			// it), or jemalloc 3's without prof_accum, which a mapping of
 			// libjemalloc tells apart when it is linked dynamically.

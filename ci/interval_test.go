@@ -388,28 +388,58 @@ func TestOffsetWindowInterval(t *testing.T) {
 	}
 }
 
-// TestIntervalShifted checks the gap bounds of weighted groups: the upper
-// bound is the method's at the estimate plus Spill, the lower at the
-// estimate less Excess, and the estimate is unchanged.
+// TestIntervalShifted checks estimates that may lie off the HT estimate
+// both ways: JFR's gap bounds (Spill up, Excess down) and a jemalloc line
+// of mixed sizes read from jemalloc's weights (Bias up, Excess down). The
+// upper bound is the method's at the estimate plus Spill and Bias, the
+// lower at the estimate less Excess, the estimate is unchanged, and only
+// the dump line's range is footnoted.
 func TestIntervalShifted(t *testing.T) {
-	base := Stats{N: 3, Estimate: 10e6, Var: 4e12, Samples: 3, Mixed: true, MaxWeight: 2e6, Weighted: true}
+	tests := []struct {
+		name                string
+		weighted            bool
+		spill, bias, excess float64
+		note                bool
+	}{
+		{"JFR gaps", true, 50e6, 0, 4e6, false},
+		{"jemalloc weights", false, 0, 3e5, 2e5, true},
+		{"jemalloc weights above HT only", false, 0, 0, 2e5, true},
+	}
 	conf := 0.95
-	plain, err := Interval(base, Auto, conf)
-	if err != nil {
-		t.Fatal(err)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			base := Stats{N: 3, Estimate: 10e6, Var: 4e12, Samples: 3, Mixed: true, MaxWeight: 2e6, Weighted: tt.weighted}
+			plain, err := Interval(base, Auto, conf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := base
+			s.Spill, s.Bias, s.Excess = tt.spill, tt.bias, tt.excess
+			r, err := Interval(s, Auto, conf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The method's interval (auto: gamma, with a present row's
+			// lower bound) at the shifted estimates.
+			at := func(y float64) Result {
+				b := base
+				b.Estimate = y
+				r, err := Interval(b, Auto, conf)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return r
+			}
+			up, down := at(base.Estimate+s.Spill+s.Bias), at(base.Estimate-s.Excess)
+			if r.Estimate != base.Estimate || r.Hi != up.Hi || r.Lo != down.Lo || !(r.Lo < plain.Lo && r.Hi >= plain.Hi) {
+				t.Errorf("shifted %+v; want [%v, %v] around %v (plain [%v, %v])", r, down.Lo, up.Hi, base.Estimate, plain.Lo, plain.Hi)
+			}
+			if noted := slices.Contains(r.Notes, NoteBias); noted != tt.note {
+				t.Errorf("notes %q: NoteBias %v, want %v", r.Notes, noted, tt.note)
+			}
+		})
 	}
-	s := base
-	s.Spill, s.Excess = 50e6, 4e6
-	r, err := Interval(s, Auto, conf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	up := GammaInterval(base.Estimate+s.Spill, base.Var, base.MaxWeight, 1-conf)
-	down := GammaInterval(base.Estimate-s.Excess, base.Var, base.MaxWeight, 1-conf)
-	if r.Estimate != base.Estimate || r.Hi != up.Hi || r.Lo != down.Lo || !(r.Lo < plain.Lo && r.Hi > plain.Hi) {
-		t.Errorf("shifted %+v; want [%v, %v] around %v (plain [%v, %v])", r, down.Lo, up.Hi, base.Estimate, plain.Lo, plain.Hi)
-	}
-	if _, err := Interval(Stats{N: 1, Estimate: 1, Spill: -1}, Auto, conf); err == nil {
+	if _, err := Interval(Stats{N: 1, Estimate: 1, Spill: -1}, Auto, 0.95); err == nil {
 		t.Error("a negative spill is accepted")
 	}
 }

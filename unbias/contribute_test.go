@@ -56,6 +56,12 @@ func TestContribute(t *testing.T) {
 		{"geometric unbias mixed: jemalloc's sums, at the weight of their mean size's class",
 			rec(parse.Geometric, R16, parse.Counts{Objects: 10, Bytes: 741, Enc: parse.JemallocUnbias}), InUseSpace,
 			741 / -math.Expm1(-74.1/R16) / (math.Round(80/-math.Expm1(-80.0/R16)) * (1 - math.Pow(1-1.0/R16, 80)) / 80), 10, true, true},
+		// lg_prof_sample:0: every allocation recorded, yet the pair is
+		// encoded (65,536 objects of 8 bytes written as 65,514: 524,112).
+		{"unbias pair at period 1: decoded, exact", rec(parse.Exact, 1, parse.Counts{Objects: 65514, Bytes: 524112, Enc: parse.JemallocUnbias}),
+			InUseSpace, 524288, 65536, false, false},
+		{"unbias pair at period 1, objects", rec(parse.Exact, 1, parse.Counts{Objects: 65514, Bytes: 524112, Enc: parse.JemallocUnbias}),
+			InUseObjects, 65536, 65536, false, false},
 		{"fixed stride: estimate only", rec(parse.FixedStride, 102400, parse.Counts{Objects: 0, Bytes: 102400, Enc: parse.Scaled, Samples: 1}), InUseSpace, 102400, 1, true, false},
 	}
 	for _, tt := range tests {

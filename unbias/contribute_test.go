@@ -109,21 +109,28 @@ func TestContributeNothing(t *testing.T) {
 // its bias bound: the estimate is the least HT value (Jensen), the bound
 // the most.
 func TestRawMixedBias(t *testing.T) {
-	const R = 1 << 19
 	rng := rand.New(rand.NewPCG(3, 4))
-	for _, geo := range []bool{false, true} {
+	for _, tt := range []struct {
+		geo bool
+		R   float64
+	}{{false, 1 << 19}, {true, 1 << 19}, {true, 16}, {true, 256}} {
+		geo, R := tt.geo, tt.R
 		for i := range 20000 {
 			n := 2 + rng.IntN(12)
 			var b, ht float64
 			for range n {
 				z := math.Floor(math.Exp(rng.Float64() * math.Log(64<<20)))
+				if geo {
+					// jemalloc's lines: sizes are its usable sizes, 8 at least.
+					z = float64(JemallocSizeClass(uint64(z)))
+				}
 				b += z
 				ht += z / inclusion(z, R, geo)
 			}
 			_, est := averageSize(float64(n), b, R, geo)
 			bias := rawMixedBias(float64(n), b, est, R, geo)
 			if ht < est*(1-1e-12) || ht > (est+bias)*(1+1e-12) {
-				t.Fatalf("geometric %v, draw %d: %d samples, %v bytes: HT %v outside [%v, %v]", geo, i, n, b, ht, est, est+bias)
+				t.Fatalf("geometric %v, R %v, draw %d: %d samples, %v bytes: HT %v outside [%v, %v]", geo, R, i, n, b, ht, est, est+bias)
 			}
 		}
 	}

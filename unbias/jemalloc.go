@@ -16,6 +16,9 @@ import (
 // lgTinyMin is SC_LG_TINY_MIN: counts are kept shifted by 1<<3 = 8.
 const lgTinyMin = 3
 
+// jemallocMinClass is the smallest size class: no sample is smaller.
+const jemallocMinClass = 8
+
 var sizeClasses = func() []uint64 {
 	c := []uint64{8, 16, 32, 48, 64}
 	for lg := uint(6); lg < 62; lg++ {

@@ -52,6 +52,11 @@ type node struct {
 	parent   int32
 	name     string
 	selfSize float64
+	// state marks a node of a V8 VM state ("(IDLE)", "(V8 API)",
+	// "(GC)"), no JavaScript: allocations of the profile's own writing
+	// land there after its selfSize was taken, so that it says nothing
+	// of the interval (rate.go).
+	state bool
 }
 
 // group is the samples of one value v (see rate.go) at one node.
@@ -185,7 +190,7 @@ func (rd *reader) flatten(n *jsonNode, parent int32) error {
 		// its position in its name too.
 		name = parse.LineName(cmp.Or(cf.FunctionName, "(anonymous)"), cf.URL, int64(cf.LineNumber)+1)
 	}
-	rd.nodes = append(rd.nodes, node{parent: parent, name: name, selfSize: n.SelfSize})
+	rd.nodes = append(rd.nodes, node{parent: parent, name: name, selfSize: n.SelfSize, state: vmState(n.CallFrame)})
 	for c := range n.Children {
 		if err := rd.flatten(&n.Children[c], i); err != nil {
 			return err

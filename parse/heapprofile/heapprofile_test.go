@@ -30,6 +30,9 @@ func collect(t *testing.T, data []byte, opt parse.Options) (*parse.Profile, []pa
 type simNode struct {
 	name  string
 	sizes map[int64]int64
+	// self, when not 0, is the selfSize written instead of the samples'
+	// (a node whose samples came after it was taken).
+	self int64
 }
 
 // simulate writes the JSON V8's inspector writes for nodes (each a child
@@ -58,11 +61,17 @@ func simulate(t testing.TB, rate float64, nodes []simNode) []byte {
 	var samples []js
 	for i, n := range nodes {
 		node := jn{CallFrame: cf{FunctionName: n.name, URL: "file:///app.js", LineNumber: i, ColumnNumber: 2}, ID: i + 2, Children: []jn{}}
+		if strings.HasPrefix(n.name, "(") {
+			node.CallFrame = cf{FunctionName: n.name, LineNumber: -1, ColumnNumber: -1} // a VM state's
+		}
 		for b, cnt := range n.sizes {
 			node.SelfSize += b * scaled(cnt, b, rate)
 			for range cnt {
 				samples = append(samples, js{Size: b * scaled(1, b, rate), NodeID: i + 2, Ordinal: len(samples) + 1})
 			}
+		}
+		if n.self != 0 {
+			node.SelfSize = n.self
 		}
 		root.Children = append(root.Children, node)
 	}
@@ -107,10 +116,10 @@ func TestSimulatedProfiles(t *testing.T) {
 	for _, rate := range []float64{4096, 32768, 100000, 131072, 524288, 1 << 20} {
 		t.Run(fmt.Sprint(rate), func(t *testing.T) {
 			nodes := []simNode{
-				{"small", map[int64]int64{24: 40}},
-				{"arrays", map[int64]int64{8048: 30, 8064: 25}},
-				{"big", map[int64]int64{2 << 20: 2}},
-				{"mixed", map[int64]int64{32: 7, 4096: 3}},
+				{name: "small", sizes: map[int64]int64{24: 40}},
+				{name: "arrays", sizes: map[int64]int64{8048: 30, 8064: 25}},
+				{name: "big", sizes: map[int64]int64{2 << 20: 2}},
+				{name: "mixed", sizes: map[int64]int64{32: 7, 4096: 3}},
 			}
 			p, recs, err := collect(t, simulate(t, rate, nodes), parse.Options{})
 			if err != nil {
@@ -174,7 +183,7 @@ func TestRealProfiles(t *testing.T) {
 // TestRate: --rate is used, and checked; a profile no round interval
 // explains asks for it.
 func TestRate(t *testing.T) {
-	data := simulate(t, 131072, []simNode{{"small", map[int64]int64{24: 40, 48: 3}}, {"arrays", map[int64]int64{8048: 30}}})
+	data := simulate(t, 131072, []simNode{{name: "small", sizes: map[int64]int64{24: 40, 48: 3}}, {name: "arrays", sizes: map[int64]int64{8048: 30}}})
 	p, _, err := collect(t, data, parse.Options{Rate: 131072})
 	if err != nil || strings.Contains(strings.Join(p.Warnings, "\n"), "--rate") || p.Source.Rate != 131072 {
 		t.Fatalf("--rate as sampled: %v, warnings %q", err, p.Warnings)
@@ -187,6 +196,33 @@ func TestRate(t *testing.T) {
 	bad := bytes.ReplaceAll(data, []byte(`"selfSize":`), []byte(`"selfSize":3`))
 	if _, _, err := collect(t, bad, parse.Options{}); err == nil || !strings.Contains(err.Error(), "pass it with --rate") {
 		t.Errorf("sizes no interval explains: %v", err)
+	}
+}
+
+// TestRateVMStates: at an interval of 16 bytes, node --heap-prof files
+// the allocations of its own writing under "(IDLE)" after the node's
+// selfSize was taken (96 bytes against 57 samples of 2,664). The interval
+// is found from the JavaScript nodes all the same; it had been "no round
+// interval explains it". A JavaScript node that misfits still counts.
+func TestRateVMStates(t *testing.T) {
+	js := simNode{name: "objs", sizes: map[int64]int64{24: 2000, 40: 3000}}
+	data := simulate(t, 16, []simNode{js, {name: "(IDLE)", sizes: map[int64]int64{2664: 57}, self: 96}})
+	p, _, err := collect(t, data, parse.Options{})
+	if err != nil || p.Source.Rate != 16 {
+		t.Fatalf("rate %v, err %v; want 16", p.Source.Rate, err)
+	}
+	data = simulate(t, 16, []simNode{js, {name: "idle", sizes: map[int64]int64{2664: 57}, self: 96}})
+	if _, _, err := collect(t, data, parse.Options{}); err == nil {
+		t.Error("a JavaScript node whose selfSize no interval gives was left out of the check")
+	}
+	for _, tt := range []struct {
+		name, url string
+		want      bool
+	}{{"(IDLE)", "", true}, {"(V8 API)", "", true}, {"(GC)", "", true}, {"(root)", "", false}, {"(anonymous)", "", false},
+		{"(anonymous:L#3:C#9)", "", false}, {"(IDLE)", "file:///a.js", false}, {"()", "", false}} {
+		if got := vmState(callFrame{FunctionName: tt.name, URL: tt.url}); got != tt.want {
+			t.Errorf("vmState(%q, url %q) = %v, want %v", tt.name, tt.url, got, tt.want)
+		}
 	}
 }
 
@@ -216,7 +252,7 @@ func TestBadInput(t *testing.T) {
 // TestSamplesBeforeHead: samples written before the tree are held until
 // it is read, and give the same records.
 func TestSamplesBeforeHead(t *testing.T) {
-	data := simulate(t, 32768, []simNode{{"a", map[int64]int64{64: 9}}, {"b", map[int64]int64{4096: 4}}})
+	data := simulate(t, 32768, []simNode{{name: "a", sizes: map[int64]int64{64: 9}}, {name: "b", sizes: map[int64]int64{4096: 4}}})
 	var doc map[string]json.RawMessage
 	if err := json.Unmarshal(data, &doc); err != nil {
 		t.Fatal(err)
@@ -328,7 +364,7 @@ func TestManyNodes(t *testing.T) {
 
 // A byte-order mark before the JSON, which Detect passes, is read past.
 func TestByteOrderMark(t *testing.T) {
-	data := append([]byte("\xef\xbb\xbf"), simulate(t, 32768, []simNode{{"a", map[int64]int64{64: 9}}})...)
+	data := append([]byte("\xef\xbb\xbf"), simulate(t, 32768, []simNode{{name: "a", sizes: map[int64]int64{64: 9}}})...)
 	if !Detect(data) {
 		t.Fatal("not detected")
 	}

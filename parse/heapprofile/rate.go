@@ -307,10 +307,17 @@ func check(nodes []node, byNode [][]group, rate float64, sv *solver) fit {
 }
 
 // heaviest returns the groups of at most n nodes, those with the most
-// samples first (the nodes whose selfSize says the most).
-func heaviest(groups []group, n int) [][]group {
+// samples first (the nodes whose selfSize says the most). Nodes of V8's
+// VM states are left out: at intervals of 16 bytes and less, the
+// allocations of the profile's writing filed under "(IDLE)" after its
+// selfSize was taken made every interval misfit.
+func heaviest(nodes []node, groups []group, n int) [][]group {
 	var out [][]group
-	eachNode(groups, func(gs []group) { out = append(out, gs) })
+	eachNode(groups, func(gs []group) {
+		if !nodes[gs[0].node].state {
+			out = append(out, gs)
+		}
+	})
 	weight := func(gs []group) (w int64) {
 		for _, g := range gs {
 			w += g.n
@@ -342,7 +349,7 @@ func eachNode(groups []group, fn func([]group)) {
 // that fits is taken: a smaller one reads those values as larger objects.
 func findRate(nodes []node, groups []group, opt float64) (rate float64, detail, warn string, err error) {
 	sv := newSolver(findBudget)
-	byNode := heaviest(groups, checkNodes)
+	byNode := heaviest(nodes, groups, checkNodes)
 	if opt > 0 {
 		if f := check(nodes, byNode, opt, sv); !f.ok() {
 			warn = fmt.Sprintf("--rate %s does not explain the profile (%d sample values no object size gives at it, %d nodes whose selfSize it does not give): V8 sampled at another interval; the estimates use --rate",
@@ -367,6 +374,24 @@ func findRate(nodes []node, groups []group, opt float64) (rate float64, detail, 
 	}
 	return 0, "", "", fmt.Errorf("the sampling interval is not in the file, and no round interval at or below its smallest sample value (%d) explains it: pass it with --rate (node --heap-prof-interval, %d unless set; DevTools samples every %d)",
 		vmin, nodeDefault, devtoolsDefault)
+}
+
+// vmState reports whether a call frame is one of V8's VM states, as the
+// sampling heap profiler files allocations made outside JavaScript:
+// "(IDLE)", "(V8 API)", "(GC)", "(EXTERNAL)"… A name in parentheses of
+// capitals, digits and blanks, with no script: "(anonymous)" and
+// "(root)" are not.
+func vmState(cf callFrame) bool {
+	f := cf.FunctionName
+	if cf.URL != "" || len(f) < 3 || f[0] != '(' || f[len(f)-1] != ')' {
+		return false
+	}
+	for _, c := range f[1 : len(f)-1] {
+		if !(c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == ' ' || c == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 // candidates are the round intervals in [vmin/2, vmin], largest first.

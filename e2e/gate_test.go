@@ -62,9 +62,7 @@ type gateProg struct {
 func jemallocGate(t *testing.T, lg int) gateProg {
 	t.Helper()
 	gcc, _ := needJemalloc(t)
-	bin := filepath.Join(t.TempDir(), "gate")
-	run(t, nil, gcc, "-O1", "-g", "-fno-omit-frame-pointer", "-fno-inline", "-o", bin,
-		filepath.Join(repoRoot(t), "e2e", "testdata", "gate", "gate.c"), "-ljemalloc", "-lm")
+	bin := buildC(t, gcc, t.TempDir(), "e2e/testdata/gate/gate.c", "-ljemalloc", "-lm")
 	env := []string{fmt.Sprintf("MALLOC_CONF=prof:true,prof_active:true,lg_prof_sample:%d", lg)}
 	return gateProg{
 		what:   fmt.Sprintf("jemalloc lg_prof_sample %d", lg),

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 
@@ -39,6 +40,17 @@ var (
 	buildPath string
 	buildErr  error
 )
+
+// buildC compiles the C program src (a path in the repository) into dir as
+// SPEC §8 describes (debug information, frame pointers, no inlining),
+// linked with libs, and returns the program's path: dir/src's base name.
+func buildC(t *testing.T, gcc, dir, src string, libs ...string) string {
+	t.Helper()
+	bin := filepath.Join(dir, strings.TrimSuffix(filepath.Base(src), ".c"))
+	args := []string{"-O1", "-g", "-fno-omit-frame-pointer", "-fno-inline", "-o", bin, filepath.Join(repoRoot(t), src)}
+	run(t, nil, gcc, append(args, libs...)...)
+	return bin
+}
 
 // heapestBinary builds cmd/heapest once per test run and returns its path.
 func heapestBinary(t testing.TB) string {

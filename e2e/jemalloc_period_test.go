@@ -25,9 +25,7 @@ func TestJemallocSmallPeriods(t *testing.T) {
 	gcc, _ := needJemalloc(t)
 	heapest := heapestBinary(t)
 	dir := t.TempDir()
-	prog := filepath.Join(dir, "period")
-	run(t, nil, gcc, "-O1", "-g", "-fno-omit-frame-pointer", "-fno-inline", "-o", prog,
-		filepath.Join(repoRoot(t), "e2e", "testdata", "period", "period.c"), "-ljemalloc")
+	prog := buildC(t, gcc, dir, "e2e/testdata/period/period.c", "-ljemalloc")
 	const runs = 8
 	lgs := []int{3, 4, 6}
 	sites := []string{"site_small", "site_mixed"}

@@ -77,11 +77,7 @@ func needJemalloc(t *testing.T) (gcc, jeprof string) {
 // buildProg compiles prog.c into dir the way SPEC §8 describes.
 func buildProg(t *testing.T, gcc, dir string) string {
 	t.Helper()
-	src := filepath.Join(repoRoot(t), "testdata", "realdata", "jemalloc", "prog.c")
-	bin := filepath.Join(dir, "prog")
-	run(t, nil, gcc, "-O1", "-g", "-fno-omit-frame-pointer", "-fno-inline",
-		"-o", bin, src, "-ljemalloc", "-lpthread")
-	return bin
+	return buildC(t, gcc, dir, "testdata/realdata/jemalloc/prog.c", "-ljemalloc", "-lpthread")
 }
 
 // TestJemallocRealDumps runs a program linked with Debian's jemalloc at

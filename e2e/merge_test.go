@@ -48,10 +48,7 @@ func readTruths(out []byte) ([]siteTruth, error) {
 // buildFleetProg compiles fleet.c as SPEC §8 describes.
 func buildFleetProg(t *testing.T, gcc, dir string) string {
 	t.Helper()
-	bin := filepath.Join(dir, "fleet")
-	run(t, nil, gcc, "-O1", "-g", "-fno-omit-frame-pointer", "-fno-inline", "-o", bin,
-		filepath.Join(repoRoot(t), "e2e", "testdata", "merge", "fleet.c"), "-ljemalloc")
-	return bin
+	return buildC(t, gcc, dir, "e2e/testdata/merge/fleet.c", "-ljemalloc")
 }
 
 // parallel runs f(i) for i < n on all CPUs and returns the first error.
@@ -430,9 +427,7 @@ func TestMergeForkedWorkers(t *testing.T) {
 	gcc, _ := needJemalloc(t)
 	heapest := heapestBinary(t)
 	dir := t.TempDir()
-	prog := filepath.Join(dir, "prefork")
-	run(t, nil, gcc, "-O1", "-g", "-fno-omit-frame-pointer", "-fno-inline", "-o", prog,
-		filepath.Join(repoRoot(t), "e2e", "testdata", "merge", "prefork.c"), "-ljemalloc")
+	prog := buildC(t, gcc, dir, "e2e/testdata/merge/prefork.c", "-ljemalloc")
 	const workers, runs, atLeast = 6, 30, 28 // at most 3 misses of 30 at 99%: 0.3% of the time
 	covered := 0
 	for i := range runs {

@@ -29,13 +29,7 @@ func TestJemallocSmallPeriods(t *testing.T) {
 	const runs = 8
 	lgs := []int{3, 4, 6}
 	sites := []string{"site_small", "site_mixed"}
-	type result struct {
-		lg         int
-		est, truth [2]float64
-		covered    [2]bool
-		err        error
-	}
-	results := make([]result, len(lgs)*runs)
+	results := make([]periodResult, len(lgs)*runs)
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 2)
 	for i := range results {
@@ -46,7 +40,7 @@ func TestJemallocSmallPeriods(t *testing.T) {
 			defer func() { <-sem }()
 			r := &results[i]
 			r.lg = lgs[i/runs]
-			r.err = periodRun(heapest, prog, filepath.Join(dir, fmt.Sprintf("lg%d-%d.heap", r.lg, i)), r.lg, i, sites, &r.est, &r.truth, &r.covered)
+			r.err = periodRun(heapest, prog, filepath.Join(dir, fmt.Sprintf("lg%d-%d.heap", r.lg, i)), i, sites, r)
 		}()
 	}
 	wg.Wait()
@@ -78,11 +72,19 @@ func TestJemallocSmallPeriods(t *testing.T) {
 	}
 }
 
-// periodRun runs period.c once at lg_prof_sample lg and reads each site's
-// inuse_space row of its dump: the estimate, the truth, and whether the
-// interval holds the truth.
-func periodRun(heapest, prog, dump string, lg, seed int, sites []string, est, truth *[2]float64, covered *[2]bool) error {
-	env := []string{fmt.Sprintf("MALLOC_CONF=prof:true,prof_active:true,lg_prof_sample:%d", lg)}
+// periodResult is one run of period.c at lg_prof_sample lg: per site, the
+// estimate, the truth, and whether the interval holds the truth.
+type periodResult struct {
+	lg         int
+	est, truth [2]float64
+	covered    [2]bool
+	err        error
+}
+
+// periodRun runs period.c once at r.lg and reads each site's inuse_space
+// row of its dump into r.
+func periodRun(heapest, prog, dump string, seed int, sites []string, r *periodResult) error {
+	env := []string{fmt.Sprintf("MALLOC_CONF=prof:true,prof_active:true,lg_prof_sample:%d", r.lg)}
 	out, errOut, err := runErr(env, prog, dump, strconv.Itoa(seed))
 	if err != nil {
 		return fmt.Errorf("period: %v\n%s", err, errOut)
@@ -101,8 +103,8 @@ func periodRun(heapest, prog, dump string, lg, seed int, sites []string, est, tr
 		if !ok {
 			return fmt.Errorf("%s: no %s row", dump, site)
 		}
-		est[i], truth[i] = row.Estimate, tr.Sites[site].LiveBytes
-		covered[i] = row.Lo <= truth[i] && truth[i] <= row.Hi
+		r.est[i], r.truth[i] = row.Estimate, tr.Sites[site].LiveBytes
+		r.covered[i] = row.Lo <= r.truth[i] && r.truth[i] <= row.Hi
 	}
 	return nil
 }

@@ -2,7 +2,6 @@ package fetch
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"errors"
 	"net"
@@ -12,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/heapest/heapest/internal/testfile"
 )
 
 func TestIsURL(t *testing.T) {
@@ -89,10 +90,7 @@ func serve(t *testing.T, h http.HandlerFunc) string {
 
 func TestGet(t *testing.T) {
 	profile := []byte("heap_v2/524288\n  t*: 1: 64 [0: 0]\n")
-	var zipped bytes.Buffer
-	zw := gzip.NewWriter(&zipped)
-	zw.Write(profile)
-	zw.Close()
+	zipped := testfile.Gzip(profile)
 	for _, tc := range []struct {
 		name    string
 		handler http.HandlerFunc
@@ -175,7 +173,7 @@ func TestGet(t *testing.T) {
 				}
 				w.Header().Set("Content-Encoding", "gzip")
 				w.Header().Set("Content-Type", "application/octet-stream")
-				w.Write(zipped.Bytes())
+				w.Write(zipped)
 			},
 			want: string(profile), wantCT: "application/octet-stream"},
 		{name: "html page", path: "/",

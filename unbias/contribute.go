@@ -295,10 +295,10 @@ func (m *Memo) bernoulli(c parse.Counts, v Value, rate float64, geo bool) Contri
 // bytes: both scaled by 1/π at their mean size, jeprof's per-line
 // formula where the sample points have exponential gaps.
 func averageSize(n, b, rate float64, geo bool) (objects, bytes float64) {
-	if !geo || n == 0 {
-		return JeprofDecode(n, b, rate)
+	if n == 0 || rate <= 1 {
+		return n, b
 	}
-	scale := 1 / inclusion(b/n, rate, true)
+	scale := 1 / inclusion(b/n, rate, geo)
 	return n * scale, b * scale
 }
 
@@ -338,7 +338,7 @@ func (m *Memo) plain(c parse.Counts) parse.Counts {
 	}
 	// Mixed sizes: jeprof's scaling, whose sums are the counts (at R = 1
 	// jemalloc's table weights are the sizes themselves).
-	scale := -1 / math.Expm1(-c.Bytes/c.Objects)
+	scale := 1 / inclusion(c.Bytes/c.Objects, 1, false)
 	return parse.Counts{Objects: math.Round(c.Objects * scale), Bytes: math.Round(c.Bytes * scale)}
 }
 

@@ -4,6 +4,7 @@
 package testfile
 
 import (
+	"bytes"
 	"compress/gzip"
 	"io"
 	"os"
@@ -30,6 +31,15 @@ func Gunzip(t testing.TB, path string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// Gzip is data gzip-compressed.
+func Gzip(data []byte) []byte {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	zw.Write(data)
+	zw.Close()
+	return buf.Bytes()
 }
 
 // Records is a parse.Sink that keeps a copy of every record it is sent:

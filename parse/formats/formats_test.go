@@ -2,12 +2,12 @@ package formats
 
 import (
 	"bytes"
-	"compress/gzip"
 	"errors"
 	"os"
 	"strings"
 	"testing"
 
+	"github.com/heapest/heapest/internal/testfile"
 	"github.com/heapest/heapest/parse"
 )
 
@@ -55,7 +55,7 @@ func TestBoundNamedAsCause(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		gz := gzipped(raw)
+		gz := testfile.Gzip(raw)
 		for bound := int64(1); bound < int64(len(raw)); bound += 1 + bound/8 {
 			// (A parser that stops before the bound, at the end of what
 			// it reads of the file, meets no bound.)
@@ -113,7 +113,7 @@ func TestTwoGzipLayers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	twice := gzipped(gzipped(raw))
+	twice := testfile.Gzip(testfile.Gzip(raw))
 	count := func(data []byte) int {
 		n := 0
 		if _, err := Read("t", bytes.NewReader(data), parse.Options{}, parse.SinkFunc(func(*parse.Record) { n++ })); err != nil {
@@ -133,19 +133,10 @@ func TestTruncatedGzipText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gz := gzipped(raw)
+	gz := testfile.Gzip(raw)
 	cut := gz[:len(gz)/2]
 	_, err = Read("cut.heap.gz", bytes.NewReader(cut), parse.Options{}, parse.SinkFunc(func(*parse.Record) {}))
 	if err == nil || !strings.Contains(err.Error(), "(truncated gzip input)") {
 		t.Errorf("error %v, want one saying the gzip input is truncated", err)
 	}
-}
-
-// gzipped is data gzip-compressed.
-func gzipped(data []byte) []byte {
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	zw.Write(data)
-	zw.Close()
-	return buf.Bytes()
 }

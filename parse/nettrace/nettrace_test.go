@@ -20,6 +20,7 @@ import (
 	"time"
 
 	nt "github.com/heapest/heapest/internal/nettracetest"
+	"github.com/heapest/heapest/internal/testfile"
 	"github.com/heapest/heapest/parse"
 )
 
@@ -956,15 +957,12 @@ func FuzzNettrace(f *testing.F) {
 // in other sizes than a file's, reads like the plain one.
 func TestNettraceGzip(t *testing.T) {
 	data, _ := nt.Simulate(simWorkload(9), nt.Options{Version: nt.V6})
-	var z bytes.Buffer
-	zw := gzip.NewWriter(&z)
-	zw.Write(data)
-	zw.Close()
+	z := bytes.NewReader(testfile.Gzip(data))
 	_, plain, err := parseBytes(t, "t.nettrace", data, parse.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	zr, err := gzip.NewReader(&z)
+	zr, err := gzip.NewReader(z)
 	if err != nil {
 		t.Fatal(err)
 	}

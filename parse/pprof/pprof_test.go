@@ -555,14 +555,6 @@ func TestLegacyOwnMemoryTwice(t *testing.T) {
 	}
 }
 
-func gz(b []byte) []byte {
-	var buf bytes.Buffer
-	w := gzip.NewWriter(&buf)
-	w.Write(b)
-	w.Close()
-	return buf.Bytes()
-}
-
 // TestPprofBadInput: every malformed input is an error naming the file.
 func TestPprofBadInput(t *testing.T) {
 	good := encode(t, goHeapProfile(524288, [][2]int64{{3, 64}, {1, 1 << 20}}, true))
@@ -590,8 +582,8 @@ func TestPprofBadInput(t *testing.T) {
 	// Bombs whose head looks like the format, so that detection passes and
 	// the bound is what stops them: empty protobuf samples, and a legacy
 	// header followed by blank lines.
-	bomb := gz(bytes.Repeat([]byte{0x12, 0x00}, 4<<20))
-	textBomb := gz(append([]byte("heap profile: 1: 2 [1: 2] @ heap_v2/4096\n"), bytes.Repeat([]byte("\n"), 8<<20)...))
+	bomb := testfile.Gzip(bytes.Repeat([]byte{0x12, 0x00}, 4<<20))
+	textBomb := testfile.Gzip(append([]byte("heap profile: 1: 2 [1: 2] @ heap_v2/4096\n"), bytes.Repeat([]byte("\n"), 8<<20)...))
 
 	tests := []struct {
 		name string
@@ -601,9 +593,9 @@ func TestPprofBadInput(t *testing.T) {
 	}{
 		{"truncated gzip", good[:len(good)/2], parse.Options{}, "truncated"},
 		{"gzip bomb", bomb, parse.Options{MaxDecompressed: 1 << 20}, "size limit"},
-		{"inner gzip bomb", gz(bomb), parse.Options{MaxDecompressed: 1 << 20}, "size limit"},
+		{"inner gzip bomb", testfile.Gzip(bomb), parse.Options{MaxDecompressed: 1 << 20}, "size limit"},
 		{"legacy text gzip bomb", textBomb, parse.Options{MaxDecompressed: 1 << 20}, "size limit"},
-		{"triple gzip", gz(gz(gz(proto))), parse.Options{}, "nested"},
+		{"triple gzip", testfile.Gzip(testfile.Gzip(testfile.Gzip(proto))), parse.Options{}, "nested"},
 		{"protobuf garbage", append([]byte{0x0a, 0xff, 0xff, 0x03}, bytes.Repeat([]byte{0x12, 0x80}, 50)...), parse.Options{}, "protobuf"},
 		{"truncated protobuf", proto[:len(proto)-7], parse.Options{}, "protobuf"},
 		{"duplicate sample type", encode(t, dup), parse.Options{}, "appears twice"},

@@ -163,7 +163,7 @@ func (jp *javaParser) sample(text []byte) error {
 		return &parse.Error{File: jp.name, Line: jp.line, Msg: fmt.Sprintf("expected \"BYTES COUNT @ ids\" with COUNT > 0, got %.60q", text)}
 	}
 	var bad []byte
-	if jp.stack, bad = hexFrames(jp.stack[:0], addrs); bad != nil {
+	if jp.stack, bad = hexFrames(jp.stack[:0], addrs, false); bad != nil {
 		return &parse.Error{File: jp.name, Line: jp.line, Msg: fmt.Sprintf("bad location id %.40q: expected 0x-prefixed hex", bad)}
 	}
 	jp.rec.Stack = jp.stack

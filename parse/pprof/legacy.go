@@ -410,7 +410,7 @@ func (lp *legacyParser) sample(text []byte) error {
 	// that adjusts, as for jemalloc's stacks; subtracting here too moved
 	// runtime.goexit+1 into the function before it).
 	var bad []byte
-	if lp.addrs, bad = hexFrames(lp.addrs[:0], addrs); bad != nil {
+	if lp.addrs, bad = hexFrames(lp.addrs[:0], addrs, true); bad != nil {
 		return &parse.Error{File: lp.name, Line: lp.line, Msg: fmt.Sprintf("bad address %.40q: expected 0x-prefixed hex", bad)}
 	}
 	lp.rec.Stack = lp.addrs
@@ -566,17 +566,26 @@ func (lp *legacyParser) mappings(sc *bufio.Scanner, procMaps bool) error {
 
 // hexFrames appends to dst a frame for each field of list, a
 // space-separated list of non-zero numbers (0x-prefixed hex in practice);
-// bad is the first field that is not one.
-func hexFrames(dst []parse.Frame, list []byte) (frames []parse.Frame, bad []byte) {
+// bad is the first field that is not one. With nulls, a null address
+// ("(nil)" or zero) is no frame and is skipped: gperftools writes each
+// frame with printf's %p, which glibc prints as "(nil)" for the null
+// return address its frame-pointer unwinder (TCMALLOC_STACKTRACE_METHOD=
+// generic_fp) can end a walk with, and pprof reads such a line too.
+func hexFrames(dst []parse.Frame, list []byte, nulls bool) (frames []parse.Frame, bad []byte) {
 	for rest := list; ; {
 		var f []byte
 		if f, rest = textscan.Next(rest); f == nil {
 			return dst, nil
 		}
+		if nulls && string(f) == "(nil)" {
+			continue
+		}
 		a, err := strconv.ParseUint(string(f), 0, 64)
-		if err != nil || a == 0 {
+		if err != nil || (a == 0 && !nulls) {
 			return dst, f
 		}
-		dst = append(dst, parse.Frame{Addr: a})
+		if a != 0 {
+			dst = append(dst, parse.Frame{Addr: a})
+		}
 	}
 }

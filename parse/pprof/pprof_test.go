@@ -1160,19 +1160,32 @@ func FuzzLegacy(f *testing.F) {
 // addresses as written: the namer adjusts a caller's (one byte back, into
 // its call) in one place. Subtracting here too moved a frame that ends a
 // function, runtime.goexit+1 at the bottom of every goroutine, into the
-// function before it.
+// function before it. Null frames are no frames.
 func TestLegacyAddressesAsWritten(t *testing.T) {
-	text := "heap profile: 1: 64 [1: 64] @ heap_v2/524288\n1: 64 [1: 64] @ 0x401235 0x402001\n"
-	p, err := read("t", strings.NewReader(text), parse.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []uint64
-	for _, f := range p.Records[0].Stack {
-		got = append(got, f.Addr)
-	}
-	if want := []uint64{0x401235, 0x402001}; !slices.Equal(got, want) {
-		t.Errorf("stack %#x, want %#x as written", got, want)
+	for _, c := range []struct {
+		name, stack string
+		want        []uint64
+	}{
+		{"as written", "0x401235 0x402001", []uint64{0x401235, 0x402001}},
+		// gperftools prints frames with %p: glibc writes a null one as
+		// "(nil)" (TCMALLOC_STACKTRACE_METHOD=generic_fp ends walks so).
+		{"null frames skipped", "0x401235 (nil) 0x0 0x402001", []uint64{0x401235, 0x402001}},
+		{"only a null frame", "(nil)", nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			text := "heap profile: 1: 64 [1: 64] @ heap_v2/524288\n1: 64 [1: 64] @ " + c.stack + "\n"
+			p, err := read("t", strings.NewReader(text), parse.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []uint64
+			for _, f := range p.Records[0].Stack {
+				got = append(got, f.Addr)
+			}
+			if !slices.Equal(got, c.want) {
+				t.Errorf("stack %#x, want %#x", got, c.want)
+			}
+		})
 	}
 }
 

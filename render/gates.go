@@ -37,6 +37,27 @@ func WriteGates(w io.Writer, g *Gates, f Format) error {
 	return fmt.Errorf("gates cannot be written as %s", f)
 }
 
+// WriteGatesError writes, as JUnit XML or markdown, that heapest ci
+// could not judge its gates: err says why. A CI system reads the file
+// --junit or --markdown names whatever the exit status, so a run that
+// fails must not leave the last run's verdicts there.
+func WriteGatesError(w io.Writer, f Format, err error) error {
+	switch f {
+	case JUnit:
+		c := junitCase{Classname: "heapest.error", Name: "heapest ci",
+			Error: &junitFailure{Message: err.Error(), Type: "error"}}
+		suite := junitSuite{Name: "heapest ci", Tests: 1, Errors: 1, Cases: []junitCase{c}}
+		return writeJUnit(w, junitSuites{Name: "heapest ci", Tests: 1, Errors: 1, Suites: []junitSuite{suite}})
+	case Markdown:
+		bw := &errWriter{w: w}
+		// An indented code block: no fence the message could close.
+		msg := "    " + strings.ReplaceAll(err.Error(), "\n", "\n    ")
+		fmt.Fprintf(bw, "### ❌ heapest ci — error: no gate was judged\n\n%s\n", msg)
+		return bw.err
+	}
+	return fmt.Errorf("gate errors cannot be written as %s", f)
+}
+
 // gateText is one gate in words, for every text format.
 type gateText struct {
 	verdict, name, observed, interval, limit, p string
@@ -380,6 +401,7 @@ type junitSuites struct {
 	Name     string       `xml:"name,attr"`
 	Tests    int          `xml:"tests,attr"`
 	Failures int          `xml:"failures,attr"`
+	Errors   int          `xml:"errors,attr,omitempty"`
 	Suites   []junitSuite `xml:"testsuite"`
 }
 
@@ -404,6 +426,7 @@ type junitCase struct {
 	Classname string        `xml:"classname,attr"`
 	Name      string        `xml:"name,attr"`
 	Failure   *junitFailure `xml:"failure"`
+	Error     *junitFailure `xml:"error"`
 	Skipped   *junitFailure `xml:"skipped"`
 	SystemOut string        `xml:"system-out,omitempty"`
 }
@@ -444,7 +467,11 @@ func writeGatesJUnit(w io.Writer, g *Gates) error {
 	if t := g.rowsText(); t != "" {
 		suite.SystemOut = "baseline rows: " + t
 	}
-	out := junitSuites{Name: "heapest ci", Tests: suite.Tests, Failures: suite.Failures, Suites: []junitSuite{suite}}
+	return writeJUnit(w, junitSuites{Name: "heapest ci", Tests: suite.Tests, Failures: suite.Failures, Suites: []junitSuite{suite}})
+}
+
+// writeJUnit writes out as an XML document.
+func writeJUnit(w io.Writer, out junitSuites) error {
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err
 	}

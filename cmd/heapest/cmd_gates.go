@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -49,8 +50,8 @@ func (o *GateOptions) addFlags(cmd *cobra.Command) {
 	f.StringArrayVar(&o.Baseline, "baseline", nil, "compare with the profiles `BASE` (file, directory or glob; repeatable, merged)")
 	f.StringVar(&o.Threshold, "threshold", "10%", "with --baseline: the increase a row may have, as a `PERCENT`")
 	f.StringVar(&o.MinChange, "min-change", "", "with --baseline: fail a row only when it also grew by more than `SIZE` (a count, such as 2k, for object values)")
-	f.StringVar(&o.JUnit, "junit", "", "also write the gates as JUnit XML to `FILE`")
-	f.StringVar(&o.Markdown, "markdown", "", "also write the gates as markdown to `FILE`")
+	f.StringVar(&o.JUnit, "junit", "", "also write the gates as JUnit XML to `FILE` (or, on exit status 2, the error)")
+	f.StringVar(&o.Markdown, "markdown", "", "also write the gates as markdown to `FILE` (or, on exit status 2, the error)")
 	o.Correction = "holm"
 	enumVar(cmd, &o.Correction, "correction", correctionChoices, false, "multiple-test correction over the gates and rows")
 }
@@ -181,8 +182,42 @@ func (s gateSetup) allThread() bool {
 }
 
 // runGates is heapest ci FILE...: the report of the inputs, or with
-// gates, their verdicts.
+// gates, their verdicts. A run with gates that fails before it has
+// verdicts writes its error into the --junit and --markdown files: a CI
+// system reads them whatever the exit status, and the last run's
+// verdicts must not stand for this one's.
 func runGates(cmd *cobra.Command, opts CIOptions, args []string) error {
+	err := judgeGates(cmd, opts, args)
+	if err != nil && !errors.Is(err, errGateFailed) && opts.hasGates() {
+		opts.writeGatesError(cmd.ErrOrStderr(), err)
+	}
+	return err
+}
+
+// writeGatesError writes err into the --junit and --markdown files that
+// can be written (a path that is "-" or whose directory is missing is
+// what err may be about); a file it cannot write is warned of.
+func (opts CIOptions) writeGatesError(stderr io.Writer, err error) {
+	for _, side := range []struct {
+		path   string
+		format render.Format
+	}{{opts.JUnit, render.JUnit}, {opts.Markdown, render.Markdown}} {
+		if side.path == "" || side.path == "-" {
+			continue
+		}
+		if st, serr := os.Stat(filepath.Dir(side.path)); serr != nil || !st.IsDir() {
+			continue
+		}
+		if werr := writeOutput(side.path, nil, func(w io.Writer) error {
+			return render.WriteGatesError(w, side.format, err)
+		}); werr != nil {
+			fmt.Fprintf(stderr, "heapest: warning: --%s: the error could not be written there either: %v\n", side.format, werr)
+		}
+	}
+}
+
+// judgeGates is runGates but for the files an error writes.
+func judgeGates(cmd *cobra.Command, opts CIOptions, args []string) error {
 	for _, name := range calculatorFlags {
 		if cmd.Flags().Changed(name) {
 			return usageError{fmt.Errorf("--%s is the calculator's; with input files, ci gates them", name)}

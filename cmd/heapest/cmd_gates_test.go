@@ -136,3 +136,59 @@ func TestCISideOutputs(t *testing.T) {
 		}
 	}
 }
+
+// TestCISideOutputsOnError: a run with gates that fails before its
+// verdicts (exit status 2) replaces the --junit and --markdown files of
+// an earlier run with its error, which a CI system then shows; a path
+// that cannot be written is left alone, and so is a report without
+// gates, whose --junit is the error itself.
+func TestCISideOutputsOnError(t *testing.T) {
+	missing := filepath.Join("testdata", "no-such.heap")
+	for _, c := range []struct {
+		name      string
+		args      []string
+		junit, md string // the files' contents after the run
+	}{{
+		name: "unreadable input",
+		args: []string{"--budget", "total<=1MiB", missing},
+		junit: `<?xml version="1.0" encoding="UTF-8"?>
+<testsuites name="heapest ci" tests="1" failures="0" errors="1">
+  <testsuite name="heapest ci" tests="1" failures="0" errors="1" skipped="0">
+    <properties></properties>
+    <testcase classname="heapest.error" name="heapest ci">
+      <error message="open testdata/no-such.heap: no such file or directory" type="error"></error>
+    </testcase>
+  </testsuite>
+</testsuites>
+`,
+		md: "### ❌ heapest ci — error: no gate was judged\n\n    open testdata/no-such.heap: no such file or directory\n",
+	}, {
+		name:  "no gates: --junit refused, the files kept",
+		args:  []string{mixedDump},
+		junit: "stale\n",
+		md:    "stale\n",
+	}} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			junit, md := filepath.Join(dir, "gates.xml"), filepath.Join(dir, "gates.md")
+			for _, p := range []string{junit, md} {
+				if err := os.WriteFile(p, []byte("stale\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, errOut, code := runCLI(t, append([]string{"ci", "--junit", junit, "--markdown", md}, c.args...)...)
+			if code != exitUsage {
+				t.Fatalf("exit %d, want an error's: %s", code, errOut)
+			}
+			for path, want := range map[string]string{junit: c.junit, md: c.md} {
+				got, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if string(got) != want {
+					t.Errorf("%s:\n%s\nwant:\n%s", filepath.Base(path), got, want)
+				}
+			}
+		})
+	}
+}

@@ -49,7 +49,7 @@ func TestURLInputGoServer(t *testing.T) {
 
 	url := base + "/debug/pprof/heap?gc=1"
 	out, errOut, err := runErr(nil, heapest, "report", "--format", "json", "--top", "0",
-		"--confidence", "0.999", url)
+		"--confidence", "0.9999", url)
 	if err != nil {
 		t.Fatalf("heapest report %s: %v\n%s", url, err, errOut)
 	}
@@ -65,7 +65,10 @@ func TestURLInputGoServer(t *testing.T) {
 		t.Fatalf("no main.holdBuffers row in the report of %s:\n%s", url, out)
 	}
 	// 16 MiB of buffers, plus kept's last backing array (4096 slice
-	// headers, 96 KiB): the 99.9% interval holds it.
+	// headers, 96 KiB): the 99.99% interval holds it. This checks that a
+	// URL reads as its file does; the coverage of intervals has tests of
+	// its own. At 99.9% one CI run in a few thousand fails by chance
+	// (one did: 303 samples where 248 are expected).
 	const lo, hi = 16 << 20, 16<<20 + 128<<10
 	if row.Lo > hi || row.Hi < lo {
 		t.Errorf("main.holdBuffers: %v [%v, %v] misses the %v to %v bytes it holds", row.Estimate, row.Lo, row.Hi, lo, hi)

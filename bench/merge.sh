@@ -38,7 +38,7 @@ log() { echo "bench-merge: [${SECONDS}s] $*" >&2; }
 
 mkdir -p "$DIR/bin"
 if [[ -z ${HEAPEST:-} ]]; then
-	(cd "$root" && go build -o "$DIR/bin/heapest" ./cmd/heapest)
+	(cd "$root" && CGO_ENABLED=0 go build -o "$DIR/bin/heapest" ./cmd/heapest)
 	HEAPEST=$DIR/bin/heapest
 fi
 (cd "$root" && go build -o "$DIR/bin/gendump" ./bench/gendump && go build -o "$DIR/bin/gengoheap" ./bench/gengoheap)

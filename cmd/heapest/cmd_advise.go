@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -203,6 +204,9 @@ func (o AdviseOptions) advise(b *report.Builder, rowsRE *regexp.Regexp, stderr i
 	for i, row := range v.shown {
 		keys[i] = row.Key
 	}
+	if lost := unmatchedAlternatives(o.Rows, keys); len(lost) > 0 {
+		o.warnOn(stderr, r, fmt.Sprintf("--rows: %s matches no row with an estimate of its own (the inputs hold no sample of it, or it only calls): no advice for it", strings.Join(lost, ", ")))
+	}
 	mix, err := b.SizeMix(keys)
 	if err != nil {
 		return nil, err
@@ -217,6 +221,60 @@ func (o AdviseOptions) advise(b *report.Builder, rowsRE *regexp.Regexp, stderr i
 	t := advise.Target{Precision: o.Precision, Confidence: o.Confidence, Method: o.Method, Value: r.Value}
 	v.plan, err = advise.Advise(rows, commonRate(r.Sources), t)
 	return v, err
+}
+
+// unmatchedAlternatives are the top-level alternatives of the regular
+// expression expr ("a|b|c") that match none of keys, each quoted. A user
+// who lists the rows to advise expects a line for each; one the inputs
+// have no sample of would otherwise be left out without a word. An
+// alternative that is no expression of its own is not judged.
+func unmatchedAlternatives(expr string, keys []string) []string {
+	alts := topAlternatives(expr)
+	if len(alts) < 2 {
+		return nil // one expression: matching nothing is an error
+	}
+	var lost []string
+	for _, a := range alts {
+		re, err := regexp.Compile(a)
+		if err != nil {
+			continue
+		}
+		if !slices.ContainsFunc(keys, re.MatchString) {
+			lost = append(lost, strconv.Quote(a))
+		}
+	}
+	return lost
+}
+
+// topAlternatives splits expr at the bars outside groups, classes and
+// escapes. (regexp/syntax would factor "ab|ac" into "a[bc]".)
+func topAlternatives(expr string) []string {
+	var alts []string
+	depth, class, start := 0, false, 0
+	for i := 0; i < len(expr); i++ {
+		switch c := expr[i]; {
+		case c == '\\':
+			i++
+		case class:
+			class = c != ']'
+		case c == '[':
+			class = true
+			if i+1 < len(expr) && expr[i+1] == '^' {
+				i++
+			}
+			if i+1 < len(expr) && expr[i+1] == ']' { // "[]a]", "[^]a]": a member
+				i++
+			}
+		case c == '(':
+			depth++
+		case c == ')':
+			depth--
+		case c == '|' && depth == 0:
+			alts = append(alts, expr[start:i])
+			start = i + 1
+		}
+	}
+	return append(alts, expr[start:])
 }
 
 // pickRows are the rows with an estimate of their own (not functions

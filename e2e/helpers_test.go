@@ -59,9 +59,10 @@ func heapestBinary(t testing.TB) string {
 		out := filepath.Join(buildDir, "heapest")
 		cmd := exec.Command("go", "build", "-o", out, "./cmd/heapest")
 		cmd.Dir = repoRoot(t)
-		// As README.md builds it: a static binary, which starts 4 ms sooner
-		// (no dynamic loader), in runs the tests make by the thousand.
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		// Built as go test builds (README.md builds it static, which
+		// starts 4 ms sooner): a static build shares no compiled package
+		// that imports net with the tests', and costs a cold CI cache
+		// 26 s more than those 4 ms save over the runs the tests make.
 		if msg, err := cmd.CombinedOutput(); err != nil {
 			buildErr = fmt.Errorf("go build ./cmd/heapest: %v\n%s", err, msg)
 			return

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Runs every fuzz target in the module for a short time (FUZZTIME, default
-# 5s each): enough to catch regressions on the seed corpus and a little more.
+# 3s each: from hundreds of inputs a target to tens of thousands, on 2
+# CPUs): enough to catch regressions on the seed corpus and a little more.
+# (5 s each took the CI run, with its 21 targets, to its 10-minute mark;
+# longer runs are for FUZZTIME=10m by hand.)
 # Each new input that widens coverage is minimized for at most a second
 # (Go's default is a minute): with it, a target whose first mutations find
 # new code, as the Parquet reader's do, spent its whole run minimizing and
@@ -12,7 +15,7 @@
 # more, and fails only if it fails again or writes a crasher.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-t=${FUZZTIME:-5s}
+t=${FUZZTIME:-3s}
 fuzz() { # pkg target dir
   local out
   if out=$(go test -run '^$' -fuzz "^$2\$" -fuzztime "$t" -fuzzminimizetime 1s "$1" 2>&1); then

@@ -12,7 +12,6 @@ import (
 	"github.com/heapest/heapest/fleet"
 	"github.com/heapest/heapest/parse"
 	"github.com/heapest/heapest/parse/formats"
-	"github.com/heapest/heapest/parse/jemalloc"
 	"github.com/heapest/heapest/symbolize"
 )
 
@@ -101,10 +100,8 @@ func (b *Builder) loadInput(read Reader, in Input, hint int64) (*parse.Profile, 
 	if sess != nil {
 		warns = append(warns, sess.Warnings()...)
 		p.Source.Build = sess.Build()
-		if p.Source.Format == "jemalloc" {
-			if w := jemalloc.VersionWarning(sess.JemallocVersion()); w != "" {
-				warns = append(warns, w)
-			}
+		if w := formats.VersionWarning(p.Source.Format, sess.JemallocVersion); w != "" {
+			warns = append(warns, w)
 		}
 	}
 	p.Source.Process = fleet.NamedProcess(process(p), p.Source.Path)

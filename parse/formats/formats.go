@@ -53,6 +53,19 @@ var List = []Format{
 	{Name: "pprof", Detect: pprof.Detect, Parse: pprof.Parse},
 }
 
+// VersionWarning is what an input of the named format (its
+// Profile.Source.Format) needs said of the allocator that wrote it, or
+// "". Only jemalloc's dumps have such a caveat, by the version of the
+// jemalloc mapped or linked, which jemallocVersion finds (symbolize's
+// Session.JemallocVersion: called for jemalloc dumps only, as it may
+// open a file).
+func VersionWarning(format string, jemallocVersion func() (version, file string)) string {
+	if format != "jemalloc" {
+		return ""
+	}
+	return jemalloc.VersionWarning(jemallocVersion())
+}
+
 // Recognize names the format whose magic number or header head starts
 // with, "" for none (a pprof protobuf, which has none, is never named).
 func Recognize(head []byte) string {

@@ -140,3 +140,27 @@ func TestTruncatedGzipText(t *testing.T) {
 		t.Errorf("error %v, want one saying the gzip input is truncated", err)
 	}
 }
+
+// TestVersionWarning: only a jemalloc dump asks for its jemalloc's
+// version (finding it may open a file), and 5.2's gets a warning.
+func TestVersionWarning(t *testing.T) {
+	for _, c := range []struct {
+		format, version string
+		asked, warned   bool
+	}{
+		{"jemalloc", "5.2.1", true, true},
+		{"jemalloc", "5.3.0", true, false},
+		{"jemalloc", "", true, false},
+		{"pprof-go", "5.2.1", false, false},
+		{"gperftools", "5.2.1", false, false},
+	} {
+		asked := false
+		w := VersionWarning(c.format, func() (string, string) {
+			asked = true
+			return c.version, "/lib/libjemalloc.so.2"
+		})
+		if asked != c.asked || (w != "") != c.warned {
+			t.Errorf("%s, jemalloc %q: asked %v, warning %q; want asked %v, a warning %v", c.format, c.version, asked, w, c.asked, c.warned)
+		}
+	}
+}

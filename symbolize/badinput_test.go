@@ -308,3 +308,45 @@ func TestMappingWithoutFileWarning(t *testing.T) {
 		})
 	}
 }
+
+// TestMergedMappingNonPIE: pprof merges a file's adjacent maps lines, so
+// a non-PIE program's read-only first segment and its code become one
+// mapping at file offset 0 (go tool pprof -proto of gperftools' text).
+// Its frames are named, with and without --binary, and without a
+// warning: the mapping spans the segments as the kernel maps them.
+func TestMergedMappingNonPIE(t *testing.T) {
+	bin := build(t, "gcc", t.TempDir(), "prog", cProgram, "-O0", "-fno-PIE", "-no-pie")
+	f, err := elf.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var first, code *elf.Prog
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_LOAD && first == nil {
+			first = p
+		}
+		if p.Type == elf.PT_LOAD && p.Flags&elf.PF_X != 0 && code == nil {
+			code = p
+		}
+	}
+	f.Close()
+	if first == nil || code == nil || first == code || first.Off != 0 {
+		t.Skipf("the linker laid %s out otherwise (first LOAD %+v, code %+v): no merged mapping to make", bin, first, code)
+	}
+	start := first.Vaddr &^ 0xfff
+	limit := (code.Vaddr + code.Memsz + 0xfff) &^ 0xfff
+	for _, opt := range []Options{{}, {Binary: bin}} {
+		p := &testProfile{Records: []parse.Record{{Stack: stackIn(t, bin, 0, "leaf_fn")}},
+			Mappings: []parse.Mapping{{Start: start, Limit: limit, Offset: 0, File: bin}}}
+		warnings, err := Symbolize(p, opt)
+		if err != nil {
+			t.Fatalf("%+v: %v", opt, err)
+		}
+		if len(warnings) != 0 {
+			t.Errorf("%+v: warnings %q", opt, warnings)
+		}
+		if got := p.Records[0].Stack[0].Func; got != "leaf_fn" {
+			t.Errorf("%+v: leaf %q, want leaf_fn", opt, got)
+		}
+	}
+}

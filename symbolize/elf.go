@@ -277,26 +277,51 @@ func debugOnlyText(segs []segment) (segment, bool) {
 	return text, n == 1 && text.filesz == 0 && text.memsz > 0
 }
 
-// fits reports whether a mapping at file offset mapOff can be a mapping of
-// this file's code: some executable segment starts its pages there or
-// covers it.
-func (o *object) fits(mapOff uint64) bool {
-	s, ok := o.segmentFor(mapOff, mapOff)
-	return ok && s.exec
+// fits reports whether a mapping of n bytes at file offset mapOff can be
+// a mapping of this file's code: some executable segment starts its pages
+// there or covers it, or starts within the mapping. (pprof merges a
+// file's adjacent maps lines into one mapping: a non-PIE program's
+// read-only first segment and its code after it become one mapping at
+// offset 0, which go tool pprof -proto writes for gperftools' text.)
+func (o *object) fits(mapOff, n uint64) bool {
+	if s, ok := o.segmentFor(mapOff, mapOff); ok && s.exec {
+		return true
+	}
+	_, ok := o.execWithin(mapOff, n)
+	return ok
+}
+
+// execWithin is the first executable segment that starts within the n
+// bytes at file offset mapOff.
+func (o *object) execWithin(mapOff, n uint64) (segment, bool) {
+	for _, s := range o.segs {
+		if s.exec && s.off >= mapOff && s.off-mapOff < n {
+			return s, true
+		}
+	}
+	return segment{}, false
 }
 
 // sizeMatches reports whether a mapping of length n at file offset mapOff
-// has the length the kernel gives the executable segment there, for some
-// page size from 4 KiB to 64 KiB. Another build of a file almost always
-// has code of another length, so a mismatch warns that names may be wrong.
+// has the length the kernel gives the executable segment there (or, for
+// a merged mapping, the segments from mapOff to the end of the code in
+// it), for some page size from 4 KiB to 64 KiB. Another build of a file
+// almost always has code of another length, so a mismatch warns that
+// names may be wrong.
 func (o *object) sizeMatches(mapOff, n uint64) bool {
-	s, ok := o.segmentFor(mapOff, mapOff)
+	first, ok := o.segmentFor(mapOff, mapOff)
 	if !ok {
 		return false
 	}
+	last := first
+	if !first.exec {
+		if last, ok = o.execWithin(mapOff, n); !ok {
+			last = first
+		}
+	}
 	for page := uint64(4096); page <= 65536; page *= 2 {
-		lo := s.vaddr &^ (page - 1)
-		hi := (s.vaddr + s.memsz + page - 1) &^ (page - 1)
+		lo := first.vaddr &^ (page - 1)
+		hi := (last.vaddr + last.memsz + page - 1) &^ (page - 1)
 		if hi-lo == n {
 			return true
 		}

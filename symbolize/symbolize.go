@@ -520,7 +520,7 @@ func (s *session) openBinary(mainPath string) error {
 		return s.placeWithoutMaps(o)
 	}
 	for _, m := range s.maps {
-		if m.file == fs && !o.fits(m.Offset) {
+		if m.file == fs && !o.fits(m.Offset, m.Limit-m.Start) {
 			return fmt.Errorf("--binary %s: no executable segment at file offset %#x, where the profile maps %s at %#x-%#x (expected the same build of the profiled program)",
 				path, m.Offset, m.File, m.Start, m.Limit)
 		}
@@ -631,7 +631,7 @@ func (s *session) locate(fs *fileState, m parse.Mapping) {
 			note(1, c, fmt.Sprintf("cannot open %s: %v", c, err))
 		case m.BuildID != "" && o.buildID != "" && !strings.EqualFold(m.BuildID, o.buildID):
 			note(3, c, fmt.Sprintf("%s: build-id %s does not match the profile's %s", c, o.buildID, m.BuildID))
-		case !o.fits(m.Offset):
+		case !o.fits(m.Offset, m.Limit-m.Start):
 			note(3, c, fmt.Sprintf("%s: no executable segment at file offset %#x as the profile's mapping needs (a different build?)", c, m.Offset))
 		default:
 			s.addDebugFile(o)

@@ -24,7 +24,27 @@ import (
 const maxLegacyLine = 16 << 20
 
 // DetectLegacy accepts the legacy text heap profiles' header.
-func DetectLegacy(head []byte) bool { return parse.HasPrefix(head, "heap profile:") }
+func DetectLegacy(head []byte) bool {
+	return parse.HasPrefix(skipWarnLines(head), "heap profile:")
+}
+
+// skipWarnLines is head after its leading "%warn" lines: gperftools'
+// GetHeapSample writes a few before its header when sampling is off.
+func skipWarnLines(head []byte) []byte {
+	for bytes.HasPrefix(head, []byte("%warn")) {
+		_, rest, ok := bytes.Cut(head, []byte("\n"))
+		if !ok {
+			return nil
+		}
+		head = rest
+	}
+	return head
+}
+
+// samplingOff is the error of a heap sample taken with sampling off.
+const samplingOff = "the heap sample was taken with tcmalloc's sampling off (heap_v2/0, and gperftools' note that it holds no data): " +
+	"TCMALLOC_SAMPLE_PARAMETER was unset or 0, or the program links libtcmalloc_minimal, which never samples; " +
+	"set TCMALLOC_SAMPLE_PARAMETER (524288, say) and link libtcmalloc"
 
 // gperftoolsWarning is emitted for every heap_v2 file (gperftools'
 // GetHeapSample; jemalloc 3 wrote the same header). See docs/gperftools.md
@@ -54,18 +74,28 @@ func ParseLegacy(name string, r *bufio.Reader, opt parse.Options, sink parse.Sin
 	sc.Buffer(make([]byte, 0, 64<<10), maxLegacyLine)
 	ends := &lineEnds{}
 	sc.Split(ends.split)
-	if !sc.Scan() {
-		return nil, scanError(name, 1, sc.Err(), "a \"heap profile:\" header")
+	line, warned := 1, false
+	for ; ; line++ {
+		if !sc.Scan() {
+			return nil, scanError(name, line, sc.Err(), "a \"heap profile:\" header")
+		}
+		if !strings.HasPrefix(sc.Text(), "%warn") {
+			break
+		}
+		warned = true
 	}
 	h, err := parseLegacyHeader(strings.TrimPrefix(sc.Text(), "\ufeff"))
 	if err != nil {
-		return nil, &parse.Error{File: name, Line: 1, Msg: err.Error()}
+		return nil, &parse.Error{File: name, Line: line, Msg: err.Error()}
+	}
+	if warned && h.rate <= 0 && h.kind == "heap_v2" {
+		return nil, &parse.Error{File: name, Line: line, Msg: samplingOff}
 	}
 	out := &parse.Profile{HasInUse: true, HasAlloc: h.hasAlloc, ReturnAddrs: true}
 	if err := legacyRate(name, &h, opt, out); err != nil {
 		return nil, err
 	}
-	lp := legacyParser{name: name, lines: opt.Lines, keepGoing: opt.KeepGoing, h: h, out: out, sink: sink, funcs: map[string]string{}, ends: ends}
+	lp := legacyParser{name: name, line: line, lines: opt.Lines, keepGoing: opt.KeepGoing, h: h, out: out, sink: sink, funcs: map[string]string{}, ends: ends}
 	lp.rec = parse.Record{Scheme: parse.Bernoulli, Rate: h.rate}
 	switch {
 	case h.complete:
@@ -311,8 +341,8 @@ func (lp *legacyParser) checkTotals(opt parse.Options) error {
 	return &parse.Error{File: lp.name, Line: lp.line, Msg: msg}
 }
 
+// body reads the lines after the header, which is lp.line.
 func (lp *legacyParser) body(sc *bufio.Scanner) error {
-	lp.line = 1
 	for sc.Scan() {
 		lp.line++
 		text := bytes.TrimSpace(sc.Bytes())

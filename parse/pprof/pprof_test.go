@@ -613,6 +613,14 @@ func TestPprofBadInput(t *testing.T) {
 		{"legacy zero count", []byte("heap profile: 1: 2 [1: 2] @ heap_v2/4096\n0: 2 [1: 2] @ 0x1\n"), parse.Options{}, "count 0"},
 		{"legacy negative", []byte("heap profile: 1: 2 [1: 2] @ heap_v2/4096\n-1: 2 [1: 2] @ 0x1\n"), parse.Options{}, "bad count"},
 		{"legacy bad address", []byte("heap profile: 1: 2 [1: 2] @ heap_v2/4096\n1: 2 [1: 2] @ 0xzz\n"), parse.Options{}, "bad address"},
+		// gperftools' GetHeapSample with TCMALLOC_SAMPLE_PARAMETER unset or
+		// 0, or libtcmalloc_minimal: as Debian's gperftools 2.10 writes it.
+		{"sampling off", []byte("%warn\n%warn This heap profile does not have any data in it, because\n" +
+			"%warn the application was run with heap sampling turned off.\n%warn\n" +
+			"heap profile:      0:        0 [     0:        0] @ heap_v2/0\n\nMAPPED_LIBRARIES:\n"), parse.Options{},
+			":5: the heap sample was taken with tcmalloc's sampling off"},
+		{"lines counted after %warn lines", []byte("%warn a note\nheap profile: 1: 2 [1: 2] @ heap_v2/4096\n1: 2 [1: 2] @ 0xzz\n"),
+			parse.Options{}, ":3: bad address"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -111,6 +111,10 @@ func ParseLegacy(name string, r *bufio.Reader, opt parse.Options, sink parse.Sin
 	}
 	out.Source.Rate = h.rate
 	out.Source.Samples = lp.samples
+	if lp.noStack > 0 && lp.noStack == out.Records {
+		out.Warnings = append(out.Warnings, "no line of the file has a stack (every row is \"(no stack)\"): the unwinder recorded no frame "+
+			"(gperftools' TCMALLOC_STACKTRACE_METHOD=x86 records none with Debian's libtcmalloc, nor do libtcmalloc_minimal's growth stacks; its default method, libunwind or libgcc, does)")
+	}
 	// The heap profiler's header counts the mallocs: with some, records
 	// beyond them are the mmap and sbrk calls HEAP_PROFILE_MMAP adds.
 	out.OwnMemoryTwice = h.kind == "heapprofile" && h.inN+h.allocN > 0 && lp.sums[1] > h.inB
@@ -305,6 +309,8 @@ type legacyParser struct {
 	sink      parse.Sink
 	line      int
 	samples   float64
+	// noStack counts the records with no frame.
+	noStack int
 	// rec is the record of the last stack line, held until the lines after
 	// it are known not to name its frames.
 	rec   parse.Record
@@ -533,6 +539,9 @@ func (lp *legacyParser) flush() {
 		lp.rec.Stack = lp.goFrames
 	}
 	lp.samples += lp.rec.InUse.Samples
+	if len(lp.rec.Stack) == 0 {
+		lp.noStack++
+	}
 	lp.out.Records++
 	lp.sink.Record(&lp.rec)
 	lp.held = false

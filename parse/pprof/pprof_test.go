@@ -1453,3 +1453,25 @@ func TestHeapestCombinedHeader(t *testing.T) {
 		}
 	}
 }
+
+// TestLegacyNoStackAtAll warns when no line has a frame (gperftools'
+// x86 unwinder, libtcmalloc_minimal's growth stacks), and not when one
+// line has.
+func TestLegacyNoStackAtAll(t *testing.T) {
+	for _, c := range []struct {
+		name, lines string
+		warn        bool
+	}{
+		{"none", "1: 64 [1: 64] @\n1: 128 [1: 128] @ (nil)\n", true},
+		{"one", "1: 64 [1: 64] @\n1: 128 [1: 128] @ 0x401000\n", false},
+	} {
+		p, err := read("t", strings.NewReader("heap profile: 2: 192 [2: 192] @ heap_v2/524288\n"+c.lines), parse.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		warned := slices.ContainsFunc(p.Profile.Warnings, func(w string) bool { return strings.Contains(w, "no line of the file has a stack") })
+		if warned != c.warn {
+			t.Errorf("%s: warnings %q; want the no-stack one: %v", c.name, p.Profile.Warnings, c.warn)
+		}
+	}
+}

@@ -215,7 +215,7 @@ func TestAllocatorLibraryNotRead(t *testing.T) {
 	}
 	profile := func() *testProfile {
 		return &testProfile{
-			Records:  []parse.Record{{Stack: []parse.Frame{{Addr: 0x7f0000000010}, {Addr: 0x7f0000000020}, {Addr: 0x1234}}}},
+			Records:  []parse.Record{{Stack: []parse.Frame{{Addr: 0x7f0000000010}, {Addr: 0x7f0000000020}, {Addr: 0x401234}}}},
 			MapsText: []byte("7f0000000000-7f0000100000 r-xp 00000000 fe:00 1 " + lib + "\n"),
 		}
 	}
@@ -224,8 +224,8 @@ func TestAllocatorLibraryNotRead(t *testing.T) {
 	if err != nil {
 		t.Fatalf("dropped frames read %s: %v", lib, err)
 	}
-	if got := describe(p.Records[0].Stack); got != "@1234" {
-		t.Errorf("stack %q, want @1234", got)
+	if got := describe(p.Records[0].Stack); got != "@401234" {
+		t.Errorf("stack %q, want @401234", got)
 	}
 	if len(warnings) != 1 || !strings.Contains(warnings[0], "1 address outside") {
 		t.Errorf("warnings %q: want one for the address outside every mapping", warnings)

@@ -99,6 +99,29 @@ func TestOutsideEveryMapping(t *testing.T) {
 	}
 }
 
+// TestGarbageAddresses: addresses no code can be at (an unwinder's
+// garbage: gperftools' generic_fp without frame pointers) are told apart
+// from code outside every mapping, in a warning of their own.
+func TestGarbageAddresses(t *testing.T) {
+	p := &testProfile{
+		Records: []parse.Record{{Stack: []parse.Frame{{Addr: 0x42}}}, {Stack: []parse.Frame{{Addr: 0xfffffffffffffff0}}},
+			{Stack: []parse.Frame{{Addr: 0xffff}, {Addr: 0x7fde27613138}}}, {Stack: []parse.Frame{{Addr: 0x10000}}}},
+		MapsText: []byte(mapsLine(filepath.Join(t.TempDir(), "gone"))),
+	}
+	warnings, err := Symbolize(p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"3 addresses no code can be at (below 64 KiB, or above user space): the stack unwinder returned garbage",
+		"2 addresses outside every executable mapping",
+	} {
+		if !slices.ContainsFunc(warnings, func(w string) bool { return strings.HasPrefix(w, want) }) {
+			t.Errorf("warnings %q: want one starting %q", warnings, want)
+		}
+	}
+}
+
 func TestUnreadableFile(t *testing.T) {
 	if os.Geteuid() == 0 {
 		t.Skip("skipping: running as root, file permissions do not stop reads")

@@ -320,12 +320,23 @@ func (ss *Session) Unresolved(addr uint64) {
 	if addr == 0 {
 		return
 	}
-	if m := ss.s.mappingFor(addr); m != nil {
+	switch m := ss.s.mappingFor(addr); {
+	case m != nil:
 		m.file.unresolved++
-	} else {
+	case impossibleCode(addr):
+		ss.s.garbage++
+	default:
 		ss.s.outside++
 	}
 }
+
+// impossibleCode reports whether no code can be at addr in a user
+// process: below 64 KiB (Linux's mmap_min_addr) or above 2^56 (the
+// largest user address space, x86-64's with five-level paging). An
+// unwinder that walks frames without frame pointers returns such
+// addresses (0x1, 0x42, 0xfffffffffffffff0: gperftools' generic_fp in a
+// libtcmalloc built without them).
+func impossibleCode(addr uint64) bool { return addr < 1<<16 || addr >= 1<<56 }
 
 // Warnings says, per file, why addresses stayed unresolved.
 func (ss *Session) Warnings() []string {
@@ -360,8 +371,9 @@ type session struct {
 	inlined map[int32]inlinedCalls
 	// inlinesOf caches inlines per file.
 	inlinesOf map[*object]bool
-	// outside counts unresolved addresses in no mapping.
-	outside int
+	// outside counts unresolved addresses in no mapping; garbage those
+	// of them no code can be at (impossibleCode).
+	outside, garbage int
 	// fatal is set when a mapped file exists but is unusable.
 	fatal error
 	// dwarf holds the DWARF loaded by this call, by file path (nil when
@@ -1080,6 +1092,10 @@ func (s *session) warnings() []string {
 	}
 	if w := s.unlinedWarning(paths); w != "" {
 		out = append(out, w)
+	}
+	if s.garbage > 0 {
+		out = append(out, fmt.Sprintf("%s no code can be at (below 64 KiB, or above user space): the stack unwinder returned garbage, "+
+			"as gperftools' TCMALLOC_STACKTRACE_METHOD=generic_fp does in a libtcmalloc built without frame pointers; the stacks holding them are not the program's", addresses(s.garbage)))
 	}
 	if s.outside > 0 {
 		n := addresses(s.outside)

@@ -21,9 +21,14 @@ func (ss *Session) JemallocVersion() (version, file string) {
 	s := ss.s
 	for i := range s.maps {
 		m := &s.maps[i]
-		if m.allocator && strings.HasPrefix(filepath.Base(m.File), "libjemalloc") && usablePath(m.File) {
-			if v := jemallocVersionOf(m.File); v != "" {
-				return v, m.File
+		if !m.allocator || !strings.HasPrefix(filepath.Base(m.File), "libjemalloc") || !usablePath(m.File) {
+			continue
+		}
+		// Where --symbol-path (or the build ID) finds the library first,
+		// as for any mapped file: a dump read on another machine.
+		for _, c := range s.candidates(m.Mapping) {
+			if v := jemallocVersionOf(c); v != "" {
+				return v, c
 			}
 		}
 	}

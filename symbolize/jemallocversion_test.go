@@ -120,3 +120,30 @@ func TestJemallocVersionStatic(t *testing.T) {
 		t.Errorf("JemallocVersion() = %q, %q; want the archive's version, in %s", v, file, prog)
 	}
 }
+
+// TestJemallocVersionSymbolPath finds the library where --symbol-path
+// puts it, for a dump read on another machine than the one it came from.
+func TestJemallocVersionSymbolPath(t *testing.T) {
+	lib := "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"
+	data, err := os.ReadFile(lib)
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("libjemalloc is required under CI=true (scripts/install-deps.sh installs libjemalloc-dev): %v", err)
+		}
+		t.Skipf("skipping: %v (install libjemalloc-dev)", err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "libjemalloc.so.2"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := &parse.Profile{Mappings: []parse.Mapping{
+		{Start: 0x7f0000000000, Limit: 0x7f0000100000, File: "/opt/elsewhere/lib/libjemalloc.so.2"},
+	}}
+	s, err := Open(p, Options{SymbolPath: []string{dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, file := s.JemallocVersion(); v == "" || file != filepath.Join(dir, "libjemalloc.so.2") {
+		t.Errorf("JemallocVersion() = %q, %q; want the version of the copy in %s", v, file, dir)
+	}
+}

@@ -13,6 +13,21 @@ import (
 
 const jeVersion52 = "5.2.1-0-gea6b3e973b477b8061e0076bb257dbd7f3faa756"
 
+// needJemalloc is the path of name, a file of Debian's libjemalloc-dev.
+// A missing file skips the test, except under CI=true, where it fails
+// it (scripts/install-deps.sh installs the package).
+func needJemalloc(t *testing.T, name string) string {
+	t.Helper()
+	path := filepath.Join("/usr/lib/x86_64-linux-gnu", name)
+	if _, err := os.Stat(path); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s is required under CI=true (scripts/install-deps.sh installs libjemalloc-dev): %v", path, err)
+		}
+		t.Skipf("skipping: %v (install libjemalloc-dev)", err)
+	}
+	return path
+}
+
 // TestFindJemallocVersion finds jemalloc's version string as its
 // library's read-only data holds it (a NUL-ended string of its own), and
 // nothing that only looks like one.
@@ -56,13 +71,10 @@ func TestScanJemallocVersionChunks(t *testing.T) {
 // TestJemallocVersionOfLibrary reads the version of a real libjemalloc
 // mapped by a profile, and of a copy whose version string says 5.2.1.
 func TestJemallocVersionOfLibrary(t *testing.T) {
-	lib := "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"
+	lib := needJemalloc(t, "libjemalloc.so.2")
 	data, err := os.ReadFile(lib)
 	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("libjemalloc is required under CI=true (scripts/install-deps.sh installs libjemalloc-dev): %v", err)
-		}
-		t.Skipf("skipping: %v (install libjemalloc-dev)", err)
+		t.Fatal(err)
 	}
 	real := regexp.MustCompile(`\x00(\d+\.\d+\.\d+)-\d+-g[0-9a-f]{40}\x00`).FindSubmatchIndex(data)
 	if real == nil {
@@ -96,13 +108,7 @@ func TestJemallocVersionOfLibrary(t *testing.T) {
 // the program (as Rust's tikv-jemallocator links it), once the program's
 // frames were looked up.
 func TestJemallocVersionStatic(t *testing.T) {
-	const archive = "/usr/lib/x86_64-linux-gnu/libjemalloc.a"
-	if _, err := os.Stat(archive); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is required under CI=true (scripts/install-deps.sh installs libjemalloc-dev): %v", archive, err)
-		}
-		t.Skipf("skipping: %v (install libjemalloc-dev)", err)
-	}
+	archive := needJemalloc(t, "libjemalloc.a")
 	dir := t.TempDir()
 	prog := build(t, "gcc", dir, "static", "#include <stdlib.h>\nint main(void) { return malloc(1) == 0; }\n",
 		"-no-pie", "-x", "c")
@@ -124,13 +130,10 @@ func TestJemallocVersionStatic(t *testing.T) {
 // TestJemallocVersionSymbolPath finds the library where --symbol-path
 // puts it, for a dump read on another machine than the one it came from.
 func TestJemallocVersionSymbolPath(t *testing.T) {
-	lib := "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"
+	lib := needJemalloc(t, "libjemalloc.so.2")
 	data, err := os.ReadFile(lib)
 	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("libjemalloc is required under CI=true (scripts/install-deps.sh installs libjemalloc-dev): %v", err)
-		}
-		t.Skipf("skipping: %v (install libjemalloc-dev)", err)
+		t.Fatal(err)
 	}
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "libjemalloc.so.2"), data, 0o644); err != nil {

@@ -33,6 +33,32 @@ type GateOptions struct {
 	JUnit, Markdown string
 }
 
+// sideFile is a file --junit or --markdown names, in its format.
+type sideFile struct {
+	path   string
+	format render.Format
+}
+
+// sideFiles are the files --junit and --markdown name ("" when not given).
+func (o *GateOptions) sideFiles() []sideFile {
+	return []sideFile{{o.JUnit, render.JUnit}, {o.Markdown, render.Markdown}}
+}
+
+// problem is why f cannot be written, checked before anything is read:
+// found missing only after the report was printed, a bad path failed a
+// run whose output looked whole.
+func (f sideFile) problem() error {
+	if f.path == "-" {
+		return fmt.Errorf("--%s -: standard output carries the --format output; give a file", f.format)
+	}
+	if dir := filepath.Dir(f.path); f.path != "" {
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			return fmt.Errorf("--%s %s: no directory %s to write it in", f.format, f.path, dir)
+		}
+	}
+	return nil
+}
+
 // correction is --correction's value.
 type correction string
 
@@ -107,16 +133,9 @@ func (o *GateOptions) setup(cmd *cobra.Command) (gateSetup, error) {
 		}
 		s.minChangeText = o.MinChange
 	}
-	for _, f := range []struct{ name, path string }{{"junit", o.JUnit}, {"markdown", o.Markdown}} {
-		if f.path == "-" {
-			return s, fmt.Errorf("--%s -: standard output carries the --format output; give a file", f.name)
-		}
-		// Found missing only after the report was printed, a bad path
-		// failed a run whose output looked whole.
-		if dir := filepath.Dir(f.path); f.path != "" {
-			if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-				return s, fmt.Errorf("--%s %s: no directory %s to write it in", f.name, f.path, dir)
-			}
+	for _, f := range o.sideFiles() {
+		if err := f.problem(); err != nil {
+			return s, err
 		}
 	}
 	seen := map[string]bool{}
@@ -195,17 +214,11 @@ func runGates(cmd *cobra.Command, opts CIOptions, args []string) error {
 }
 
 // writeGatesError writes err into the --junit and --markdown files that
-// can be written (a path that is "-" or whose directory is missing is
-// what err may be about); a file it cannot write is warned of.
+// can be written (a file with a problem is what err may be about); a
+// file it cannot write is warned of.
 func (opts CIOptions) writeGatesError(stderr io.Writer, err error) {
-	for _, side := range []struct {
-		path   string
-		format render.Format
-	}{{opts.JUnit, render.JUnit}, {opts.Markdown, render.Markdown}} {
-		if side.path == "" || side.path == "-" {
-			continue
-		}
-		if st, serr := os.Stat(filepath.Dir(side.path)); serr != nil || !st.IsDir() {
+	for _, side := range opts.sideFiles() {
+		if side.path == "" || side.problem() != nil {
 			continue
 		}
 		if werr := writeOutput(side.path, nil, func(w io.Writer) error {
@@ -307,10 +320,7 @@ func judgeGates(cmd *cobra.Command, opts CIOptions, args []string) error {
 	}); err != nil {
 		return err
 	}
-	for _, side := range []struct {
-		path   string
-		format render.Format
-	}{{opts.JUnit, render.JUnit}, {opts.Markdown, render.Markdown}} {
+	for _, side := range opts.sideFiles() {
 		if side.path == "" {
 			continue
 		}
